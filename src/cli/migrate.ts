@@ -1,0 +1,16 @@
+import { loadConfig } from '../config.js';
+import { openDatabase } from '../db/database.js';
+
+// `npm run db:migrate`: applies pending migrations to DATABASE_URL, or to the embedded database.
+const config = loadConfig();
+const db = await openDatabase(
+  config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir },
+);
+try {
+  const applied = await db.migrate();
+  console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'The database is up to date.');
+} finally {
+  await db.close();
+}
+// The wasm schema engine keeps a timer alive for a few seconds after its work is done.
+process.exit(0);

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+
+// Every setting comes from the environment and is checked once, at start, with one message per bad value.
+
+const boolean = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, { error: `must be a whole number from ${min} to ${max}` })
+    .transform(Number)
+    .pipe(z.number().min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` }));
+
+const envSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test'], { error: 'must be development, production or test' }).default('development'),
+    HOST: z.string().min(1).default('0.0.0.0'),
+    PORT: integer(0, 65535).default(4000),
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// connection string' })
+      .optional(),
+    DATA_DIR: z.string().min(1).default('./.data'),
+    JWT_SECRET: z.string().min(32, { error: 'must be at least 32 characters long' }).optional(),
+    JWT_JWKS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    JWT_ISSUER: z.string().min(1).optional(),
+    JWT_AUDIENCE: z.string().min(1).optional(),
+    GRAPHQL_INTROSPECTION: boolean.optional(),
+    GRAPHIQL: boolean.optional(),
+    SEED_DEMO: boolean.optional(),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    MAX_BODY_BYTES: integer(1024, 1024 * 1024 * 1024).default(20 * 1024 * 1024),
+  })
+  .superRefine((env, ctx) => {
+    if (env.JWT_SECRET && env.JWT_JWKS_URL) {
+      ctx.addIssue({ code: 'custom', path: ['JWT_JWKS_URL'], message: 'set JWT_SECRET or JWT_JWKS_URL, not both' });
+    }
+    if (env.NODE_ENV === 'production' && !env.JWT_SECRET && !env.JWT_JWKS_URL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JWT_SECRET'],
+        message: 'is required in production (or set JWT_JWKS_URL)',
+      });
+    }
+  });
+
+export type Env = z.output<typeof envSchema>;
+
+export interface Config {
+  env: Env['NODE_ENV'];
+  host: string;
+  port: number;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  jwt: {
+    /** HS256 secret; in development without configuration, one is generated and kept in the data folder. */
+    secret: string | undefined;
+    jwksUrl: string | undefined;
+    issuer: string | undefined;
+    audience: string | undefined;
+  };
+  graphql: { introspection: boolean; graphiql: boolean };
+  seedDemo: boolean;
+  logLevel: Env['LOG_LEVEL'];
+  maxBodyBytes: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  // An empty variable means "not set", as most shells and orchestrators write it.
+  const present = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const name = String(issue.path[0] ?? 'environment');
+        const given = name in present && !/SECRET/.test(name) ? ` (got ${JSON.stringify(present[name])})` : '';
+        return `${name} ${issue.message}${given}`;
+      }),
+    );
+  }
+  const env = parsed.data;
+  const production = env.NODE_ENV === 'production';
+  return {
+    env: env.NODE_ENV,
+    host: env.HOST,
+    port: env.PORT,
+    databaseUrl: env.DATABASE_URL,
+    dataDir: env.DATA_DIR,
+    jwt: { secret: env.JWT_SECRET, jwksUrl: env.JWT_JWKS_URL, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE },
+    graphql: {
+      introspection: env.GRAPHQL_INTROSPECTION ?? !production,
+      graphiql: env.GRAPHIQL ?? !production,
+    },
+    seedDemo: env.SEED_DEMO ?? !production,
+    logLevel: env.LOG_LEVEL,
+    maxBodyBytes: env.MAX_BODY_BYTES,
+  };
+}

@@ -1,0 +1,64 @@
+import { useDisableIntrospection } from '@envelop/disable-introspection';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { GraphQLError } from 'graphql';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { GraphQLContext } from '../schema/context.js';
+import { maskGraphQLError } from '../schema/errors.js';
+import { buildSchema } from '../schema/index.js';
+import type { Authenticator } from '../services/auth.js';
+import type { Clock } from '../services/context.js';
+import { AuthenticationError } from '../services/errors.js';
+import { WWW_AUTHENTICATE } from '../rest/errors.js';
+
+export interface GraphQLDeps {
+  db: PrismaClient;
+  authenticator: Authenticator;
+  clock: Clock;
+  log: Logger;
+  introspection: boolean;
+  graphiql: boolean;
+}
+
+/** Limits on what one operation may ask for, against abusive or accidental giant queries. */
+export const QUERY_LIMITS = { maxDepth: 10, maxAliases: 20, maxCost: 20_000, maxTokens: 2_000, maxDirectives: 20 };
+
+export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Record<string, never>, GraphQLContext> {
+  return createYoga<Record<string, never>, GraphQLContext>({
+    schema: buildSchema(),
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: deps.graphiql ? { title: 'Campaigns GraphQL' } : false,
+    renderGraphiQL,
+    logging: false,
+    maskedErrors: { maskError: maskGraphQLError(deps.log) },
+    plugins: [
+      EnvelopArmorPlugin({
+        maxDepth: { n: QUERY_LIMITS.maxDepth },
+        maxAliases: { n: QUERY_LIMITS.maxAliases },
+        costLimit: { maxCost: QUERY_LIMITS.maxCost },
+        maxTokens: { n: QUERY_LIMITS.maxTokens },
+        maxDirectives: { n: QUERY_LIMITS.maxDirectives },
+        blockFieldSuggestion: { enabled: !deps.introspection },
+      }),
+      ...(deps.introspection ? [] : [useDisableIntrospection()]),
+    ],
+    context: async ({ request }): Promise<GraphQLContext> => {
+      try {
+        const user = await deps.authenticator.authenticate(request.headers.get('authorization'));
+        const service = { user, db: deps.db, clock: deps.clock, log: deps.log.child({ userId: user.id }) };
+        return { user, prisma: deps.db, service };
+      } catch (error) {
+        if (!(error instanceof AuthenticationError)) throw error;
+        throw new GraphQLError(error.message, {
+          extensions: {
+            code: 'UNAUTHENTICATED',
+            http: { status: 401, headers: { 'WWW-Authenticate': WWW_AUTHENTICATE } },
+          },
+        });
+      }
+    },
+  });
+}

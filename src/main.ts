@@ -1,0 +1,56 @@
+import { ConfigError, loadConfig } from './config.js';
+import { DEMO_USER_ID } from './db/seed.js';
+import { createLogger } from './logger.js';
+import { startRuntime } from './runtime.js';
+import { signToken } from './services/auth.js';
+
+// `npm start`: the whole service in one process. With no configuration at all it runs on the embedded
+// database in ./.data with demo data, and prints a token to try it with.
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
+
+const log = createLogger(config.logLevel);
+const runtime = await startRuntime(config, log);
+log.info({ url: runtime.url, database: runtime.db.kind }, 'listening');
+
+const lines = [
+  '',
+  `  Service ready (${runtime.db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
+  `  GraphQL:        ${runtime.url}/graphql${config.graphql.graphiql ? '  (GraphiQL in a browser)' : ''}`,
+  `  REST v1:        ${runtime.url}/api/v1/`,
+  `  REST v1 docs:   ${runtime.url}/api/v1/docs/`,
+];
+if (runtime.jwtSecret && config.env !== 'production' && config.seedDemo) {
+  const token = await signToken(runtime.jwtSecret, {
+    sub: DEMO_USER_ID,
+    ttlSeconds: 7 * 24 * 3600,
+    issuer: config.jwt.issuer,
+    audience: config.jwt.audience,
+  });
+  lines.push(
+    `  Demo token (7 days, user ${DEMO_USER_ID}):`,
+    `    ${token}`,
+    `  Try: curl -H "Authorization: Bearer ${token}" ${runtime.url}/api/v1/agents/templates/`,
+  );
+}
+console.log(`${lines.join('\n')}\n`);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    await runtime.close();
+    process.exit(0);
+  });
+}

@@ -1,0 +1,67 @@
+import { isInteger, isSafeNumber, parse as parseLosslessJson } from 'lossless-json';
+import { PayloadTooLargeError, UnsupportedMediaTypeError } from '../services/errors.js';
+
+// Request bodies as DRF parses them: JSON, urlencoded forms and multipart forms; anything else is a 415.
+
+export class JsonParseError extends Error {}
+
+/** JSON numbers that are integers beyond 2^53 become bigint, so no value is silently rounded. */
+function parseNumber(text: string): number | bigint {
+  return isInteger(text) && !isSafeNumber(text) ? BigInt(text) : Number(text);
+}
+
+export async function readBody(request: Request, maxBytes: number): Promise<unknown> {
+  const contentType = request.headers.get('content-type') ?? '';
+  const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  if (declared > maxBytes) throw new PayloadTooLargeError(maxBytes);
+
+  if (!request.body) return {};
+  if (mediaType === 'multipart/form-data') {
+    const form = await new Request(request.url, {
+      method: 'POST',
+      headers: { 'content-type': contentType },
+      body: new Uint8Array(await readLimited(request, maxBytes)),
+    }).formData();
+    return formToObject(form);
+  }
+  const bytes = await readLimited(request, maxBytes);
+  if (bytes.byteLength === 0) return {};
+  const text = new TextDecoder().decode(bytes);
+  if (mediaType === 'application/json' || mediaType.endsWith('+json')) {
+    try {
+      return parseLosslessJson(text, undefined, parseNumber);
+    } catch (error) {
+      throw new JsonParseError(`JSON parse error - ${(error as Error).message}`);
+    }
+  }
+  if (mediaType === 'application/x-www-form-urlencoded') return formToObject(new URLSearchParams(text));
+  throw new UnsupportedMediaTypeError(mediaType || 'none');
+}
+
+/** A repeated key becomes a list; a single one stays a string (or File). */
+function formToObject(form: URLSearchParams | FormData): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of new Set(form.keys())) {
+    const values = form.getAll(key);
+    out[key] = values.length === 1 ? values[0] : values;
+  }
+  return out;
+}
+
+async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array<ArrayBuffer>> {
+  const reader = request.body!.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw new PayloadTooLargeError(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return new Uint8Array(Buffer.concat(chunks));
+}

@@ -1,0 +1,57 @@
+import type { Logger } from 'pino';
+import {
+  AppError,
+  AuthenticationError,
+  ConflictError,
+  NON_FIELD,
+  RateLimitedError,
+  ValidationError,
+  type ErrorCode,
+} from '../services/errors.js';
+
+// The service error catalogue as Django REST Framework bodies, which v1 clients were written against.
+
+const STATUS: Record<ErrorCode, number> = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  BAD_USER_INPUT: 400,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+};
+
+export const WWW_AUTHENTICATE = 'Bearer realm="api"';
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+}
+
+export function errorResponse(error: unknown, log: Logger): Response {
+  if (!(error instanceof AppError)) {
+    log.error({ err: error }, 'unexpected error in REST handler');
+    return json(500, { detail: 'A server error occurred.' });
+  }
+  const status = STATUS[error.code];
+  if (error instanceof ValidationError) return json(status, error.fieldErrors);
+  if (error instanceof AuthenticationError) {
+    const body =
+      error.reason === 'missing' ? { detail: error.message } : { detail: error.message, code: 'token_not_valid' };
+    return json(status, body, { 'www-authenticate': WWW_AUTHENTICATE });
+  }
+  if (error instanceof RateLimitedError) {
+    return json(status, { detail: error.message }, { 'retry-after': String(error.retryAfterSeconds) });
+  }
+  if (error instanceof ConflictError && error.reason) {
+    return json(status, { detail: error.message, reason: error.reason });
+  }
+  return json(status, { detail: error.message });
+}
+
+export function badRequest(detail: string): Response {
+  return json(400, { [NON_FIELD]: [detail] });
+}

@@ -1,0 +1,46 @@
+import type { z } from 'zod';
+import type { ServiceContext } from '../services/context.js';
+
+// A v1 endpoint is declared once, as data: the router serves it and the OpenAPI document is printed
+// from the same declaration, so the two cannot disagree.
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+}
+
+export interface RouteDefinition<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+  R extends z.ZodType = z.ZodType,
+> {
+  method: Method;
+  /** OpenAPI-style path below /api/v1, with a trailing slash: `/agents/{id}/`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Success status and the v1 shape it returns (none for 204). */
+  status: number;
+  response?: R;
+  /** Refusals this endpoint documents besides the ones every endpoint has (400, 401, 404, ...). */
+  errors?: Record<number, string>;
+  handler: (
+    input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>,
+    ctx: ServiceContext,
+  ) => Promise<R extends z.ZodType ? z.input<R> : void>;
+}
+
+/** Declares a route; the generic parameters let the handler's input and result be checked. */
+export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>(
+  route: RouteDefinition<P, Q, B, R>,
+): RouteDefinition {
+  return route as unknown as RouteDefinition;
+}

@@ -1,0 +1,107 @@
+import { Hono, type Context } from 'hono';
+import type { Logger } from 'pino';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Authenticator } from '../services/auth.js';
+import type { Clock, ServiceContext } from '../services/context.js';
+import { NotFoundError, ValidationError } from '../services/errors.js';
+import { fieldErrorsOf } from '../services/validation.js';
+import { JsonParseError, readBody } from './body.js';
+import { errorResponse, json } from './errors.js';
+import { docsAssetsPath, docsPage, serveDocsAsset } from './docs.js';
+import { buildOpenApiDocument } from './openapi.js';
+import type { RouteDefinition } from './route.js';
+import { v1Routes } from './routes/index.js';
+
+export interface RestDeps {
+  db: PrismaClient;
+  authenticator: Authenticator;
+  clock: Clock;
+  log: Logger;
+  maxBodyBytes: number;
+  routes?: RouteDefinition[];
+}
+
+export const V1_PREFIX = '/api/v1';
+
+const toHonoPath = (path: string) => V1_PREFIX + path.replace(/\{(\w+)\}/g, ':$1');
+
+/** The v1 REST surface: thin handlers over the service layer, with DRF's conventions. */
+export function createRestApp(deps: RestDeps): Hono {
+  const routes = deps.routes ?? v1Routes;
+  const app = new Hono({ strict: true });
+  const openapi = buildOpenApiDocument(routes);
+
+  // A path without its trailing slash answers 308 to the slashed one, keeping method and body.
+  app.use(`${V1_PREFIX}/*`, async (c, next) => {
+    const url = new URL(c.req.url);
+    if (!url.pathname.endsWith('/')) {
+      url.pathname += '/';
+      return c.redirect(url.pathname + url.search, 308);
+    }
+    await next();
+  });
+
+  app.get(`${V1_PREFIX}/schema/`, (c) => c.json(openapi));
+  app.get(`${V1_PREFIX}/docs/`, (c) => c.html(docsPage(`${V1_PREFIX}/schema/`)));
+  app.get(`${docsAssetsPath}:file`, (c) => serveDocsAsset(c.req.param('file')));
+
+  for (const route of routes) {
+    app.on(route.method, toHonoPath(route.path), (c) => handle(c, route, deps));
+  }
+
+  // Any other method on a known path: 405 with the methods that path has. Static paths are registered
+  // first so that `/agents/templates/` is not taken for `/agents/{id}/`.
+  const methodsByPath = new Map<string, string[]>();
+  for (const route of routes) methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
+  const byStaticness = [...methodsByPath.keys()].sort((a, b) => paramCount(a) - paramCount(b));
+  for (const path of byStaticness) {
+    const allowed = methodsByPath.get(path)!;
+    app.all(toHonoPath(path), (c) => {
+      const params = c.req.param() as Record<string, string>;
+      if (!paramsLookValid(params)) return json(404, { detail: 'Not found.' });
+      return json(405, { detail: `Method "${c.req.method}" not allowed.` }, { allow: allowed.join(', ') });
+    });
+  }
+
+  app.all(`${V1_PREFIX}/*`, () => json(404, { detail: 'Not found.' }));
+  return app;
+}
+
+const paramCount = (path: string) => (path.match(/\{/g) ?? []).length;
+
+const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Path ids are UUIDs, as in DRF's `<uuid:pk>`: any other value does not name a resource at all. */
+function paramsLookValid(params: Record<string, string>): boolean {
+  return Object.values(params).every((value) => UUID_SHAPE.test(value));
+}
+
+async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promise<Response> {
+  try {
+    const rawParams = c.req.param() as Record<string, string>;
+    if (!paramsLookValid(rawParams)) throw new NotFoundError();
+    const user = await deps.authenticator.authenticate(c.req.header('authorization'));
+    const ctx: ServiceContext = { user, db: deps.db, clock: deps.clock, log: deps.log.child({ userId: user.id }) };
+
+    const params = route.params ? route.params.parse(rawParams) : {};
+    const query = route.query ? parseOrThrow(route.query, firstValues(c.req.queries())) : {};
+    const body = route.body ? parseOrThrow(route.body, await readBody(c.req.raw, deps.maxBodyBytes)) : {};
+
+    const result = await route.handler({ params, query, body }, ctx);
+    if (route.status === 204 || result === undefined) return new Response(null, { status: route.status });
+    return json(route.status, result);
+  } catch (error) {
+    if (error instanceof JsonParseError) return json(400, { detail: error.message });
+    return errorResponse(error, deps.log);
+  }
+}
+
+function parseOrThrow(schema: NonNullable<RouteDefinition['body']>, input: unknown): unknown {
+  const result = schema.safeParse(input);
+  if (!result.success) throw new ValidationError(fieldErrorsOf(result.error));
+  return result.data;
+}
+
+function firstValues(queries: Record<string, string[]>): Record<string, string> {
+  return Object.fromEntries(Object.entries(queries).map(([key, values]) => [key, values[0] ?? '']));
+}

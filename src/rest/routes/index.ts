@@ -1,0 +1,5 @@
+import type { RouteDefinition } from '../route.js';
+import { agentRoutes } from './agents.js';
+
+/** Every v1 endpoint, in the order the OpenAPI document lists them. */
+export const v1Routes: RouteDefinition[] = [...agentRoutes];

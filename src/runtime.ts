@@ -1,0 +1,66 @@
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { openDatabase, type Database } from './db/database.js';
+import { resolveJwtSecret } from './db/dev-secret.js';
+import { seedAgentTemplates, seedDemo } from './db/seed.js';
+import { createApp } from './http/app.js';
+import { createAuthenticator, UserRegistry } from './services/auth.js';
+import { systemClock, type Clock } from './services/context.js';
+
+export interface Runtime {
+  url: string;
+  db: Database;
+  jwtSecret: string | undefined;
+  demoSeeded: boolean;
+  close(): Promise<void>;
+}
+
+/** Opens the database, applies migrations, seeds, and serves HTTP until closed. */
+export async function startRuntime(config: Config, log: Logger, clock: Clock = systemClock): Promise<Runtime> {
+  const db = await openDatabase(
+    config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir },
+  );
+  try {
+    const applied = await db.migrate();
+    if (applied.length) log.info({ migrations: applied }, 'applied migrations');
+    await seedAgentTemplates(db.prisma);
+    const demoSeeded = config.seedDemo ? await seedDemo(db.prisma, log) : false;
+
+    const jwtSecret = await resolveJwtSecret(config);
+    const authenticator = createAuthenticator({ ...config.jwt, secret: jwtSecret }, new UserRegistry(db.prisma));
+    const app = createApp({
+      db: db.prisma,
+      authenticator,
+      clock,
+      log,
+      maxBodyBytes: config.maxBodyBytes,
+      graphql: config.graphql,
+    });
+
+    const server = await listen(app.fetch, config.host, config.port);
+    const { port } = server.address() as AddressInfo;
+    const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+    return {
+      url: `http://${host}:${port}`,
+      db,
+      jwtSecret,
+      demoSeeded,
+      async close() {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await db.close();
+      },
+    };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}
+
+function listen(fetch: (request: Request) => Response | Promise<Response>, hostname: string, port: number) {
+  return new Promise<ServerType & { address(): AddressInfo | string | null }>((resolve, reject) => {
+    const server = serve({ fetch, hostname, port }, () => resolve(server as never));
+    server.once('error', reject);
+  });
+}

@@ -1,0 +1,48 @@
+import SchemaBuilder from '@pothos/core';
+import PrismaPlugin from '@pothos/plugin-prisma';
+import RelayPlugin from '@pothos/plugin-relay';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import { DateTimeResolver, JSONResolver, UUIDResolver } from 'graphql-scalars';
+import type PrismaTypes from '../generated/pothos-types.js';
+import { getDatamodel } from '../generated/pothos-types.js';
+import { ForbiddenError } from '../services/errors.js';
+import type { GraphQLContext } from './context.js';
+
+export const builder = new SchemaBuilder<{
+  Context: GraphQLContext;
+  PrismaTypes: PrismaTypes;
+  AuthScopes: { authenticated: boolean; admin: boolean };
+  DefaultFieldNullability: false;
+  Scalars: {
+    UUID: { Input: string; Output: string };
+    DateTime: { Input: Date; Output: Date | string };
+    JSON: { Input: unknown; Output: unknown };
+  };
+}>({
+  plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authScopes: (ctx) => ({ authenticated: Boolean(ctx.user), admin: ctx.user?.isAdmin === true }),
+    unauthorizedError: () => new ForbiddenError(),
+  },
+  prisma: {
+    client: (ctx) => ctx.prisma,
+    dmmf: getDatamodel(),
+    filterConnectionTotalCount: true,
+    onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'warn',
+  },
+  relay: {
+    clientMutationId: 'omit',
+    cursorType: 'String',
+    // Ids are plain UUIDs shared with v1, so there is no global `node` lookup to authorize.
+    nodeQueryOptions: false,
+    nodesQueryOptions: false,
+  },
+});
+
+builder.addScalarType('UUID', UUIDResolver);
+builder.addScalarType('DateTime', DateTimeResolver);
+builder.addScalarType('JSON', JSONResolver);
+
+builder.queryType({});
+builder.mutationType({});

@@ -1,0 +1,23 @@
+import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { assertRootFieldsDeclareAuthorization } from './authorization.js';
+import { builder } from './builder.js';
+import './types/agent-templates.js';
+import './types/agents.js';
+import './types/campaigns.js';
+import './types/phone-numbers.js';
+
+let built: GraphQLSchema | undefined;
+
+/** The canonical GraphQL schema; building it fails if a root field declares no authorization. */
+export function buildSchema(): GraphQLSchema {
+  if (!built) {
+    built = builder.toSchema();
+    assertRootFieldsDeclareAuthorization(built);
+  }
+  return built;
+}
+
+/** The SDL committed as schema.graphql and published to codegen consumers. */
+export function printSchemaSDL(): string {
+  return `${printSchema(lexicographicSortSchema(buildSchema()))}\n`;
+}

@@ -1,0 +1,81 @@
+import * as agents from '../../services/agents.js';
+import { builder } from '../builder.js';
+import { withoutNulls } from './agent-templates.js';
+
+export const AgentStatus = builder.enumType('AgentStatus', { values: ['active', 'archived'] as const });
+
+export const Agent = builder.prismaObject('Agent', {
+  description: "An AI caller made from a template, with the user's variables rendered into its prompt.",
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    name: t.exposeString('name'),
+    status: t.expose('status', { type: AgentStatus }),
+    isActive: t.exposeBoolean('isActive'),
+    responseEngineType: t.exposeString('responseEngineType'),
+    llmWebsocketUrl: t.exposeString('llmWebsocketUrl', { nullable: true }),
+    systemPrompt: t.exposeString('systemPrompt'),
+    agentConfig: t.expose('agentConfig', { type: 'JSON' }),
+    agentProfile: t.expose('agentProfile', { type: 'JSON' }),
+    agentVariables: t.expose('agentVariables', { type: 'JSON' }),
+    llmRuntimeOverrides: t.expose('llmRuntimeOverrides', { type: 'JSON' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    template: t.relation('template'),
+    primaryPhoneNumber: t.relation('primaryPhoneNumber', { nullable: true }),
+    phoneNumbers: t.relation('phoneNumbers', { query: { orderBy: [{ isPrimary: 'desc' }, { createdAt: 'asc' }] } }),
+    campaigns: t.relatedConnection('campaigns', {
+      cursor: 'id',
+      totalCount: true,
+      query: { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  agents: t.prismaConnection({
+    type: 'Agent',
+    cursor: 'id',
+    authScopes: { authenticated: true },
+    args: { status: t.arg({ type: AgentStatus, description: 'Only active or only archived agents.' }) },
+    totalCount: (_parent, args, ctx) => ctx.prisma.agent.count({ where: agents.agentFilter(ctx.service, args.status) }),
+    resolve: (query, _root, args, ctx) =>
+      ctx.prisma.agent.findMany({
+        ...query,
+        where: agents.agentFilter(ctx.service, args.status),
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      }),
+  }),
+  agent: t.prismaField({
+    type: 'Agent',
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (query, _root, args, ctx) => agents.getAgent(ctx.service, args.id, query),
+  }),
+}));
+
+const CreateAgentInput = builder.inputType('CreateAgentInput', {
+  fields: (t) => ({
+    templateId: t.field({ type: 'UUID', required: true }),
+    name: t.string({ required: true }),
+    phoneNumber: t.string({ required: true, description: 'The outbound number, in E.164 (e.g. +14155552671).' }),
+    phoneNumberLabel: t.string(),
+    variables: t.field({ type: 'JSON', description: "Values for the template's placeholder schema." }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createAgent: t.prismaField({
+    type: 'Agent',
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: CreateAgentInput, required: true }) },
+    resolve: (query, _root, args, ctx) => agents.createAgent(ctx.service, withoutNulls(args.input), query),
+  }),
+  archiveAgent: t.prismaField({
+    type: 'Agent',
+    description: 'Archives the agent; its running campaigns pause with the reason agent_archived.',
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (query, _root, args, ctx) => agents.archiveAgent(ctx.service, args.id, query),
+  }),
+}));

@@ -1,0 +1,96 @@
+// The one catalogue of errors the service layer raises. src/rest/errors.ts maps each to a v1 (DRF-style)
+// response and src/schema/errors.ts to a GraphQL `extensions.code`; nothing else decides status codes.
+
+export type ErrorCode =
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'BAD_USER_INPUT'
+  | 'CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'RATE_LIMITED';
+
+/** Messages keyed by field path (`name`, `variables.company_name`); `non_field_errors` for the whole input. */
+export type FieldErrors = Record<string, string[]>;
+
+export const NON_FIELD = 'non_field_errors';
+
+export abstract class AppError extends Error {
+  abstract readonly code: ErrorCode;
+}
+
+export class AuthenticationError extends AppError {
+  readonly code = 'UNAUTHENTICATED';
+  /** `missing`: no bearer credentials at all; `invalid`: a token that did not verify. */
+  constructor(readonly reason: 'missing' | 'invalid') {
+    super(
+      reason === 'missing' ? 'Authentication credentials were not provided.' : 'Given token not valid for any token type',
+    );
+  }
+}
+
+export class ForbiddenError extends AppError {
+  readonly code = 'FORBIDDEN';
+  constructor(message = 'You do not have permission to perform this action.') {
+    super(message);
+  }
+}
+
+/** Also what another user's resource looks like: it does not exist for you. */
+export class NotFoundError extends AppError {
+  readonly code = 'NOT_FOUND';
+  constructor(readonly resource = 'Resource') {
+    super('Not found.');
+  }
+}
+
+export class ValidationError extends AppError {
+  readonly code = 'BAD_USER_INPUT';
+  constructor(readonly fieldErrors: FieldErrors) {
+    super(summarize(fieldErrors));
+  }
+
+  static field(path: string, message: string): ValidationError {
+    return new ValidationError({ [path]: [message] });
+  }
+}
+
+export class ConflictError extends AppError {
+  readonly code = 'CONFLICT';
+  /** `reason` is a stable machine word (e.g. `campaign_completed`); the message is for people. */
+  constructor(
+    message: string,
+    readonly reason?: string,
+  ) {
+    super(message);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  readonly code = 'PAYLOAD_TOO_LARGE';
+  constructor(readonly limitBytes: number) {
+    super(`Request body is larger than the limit of ${limitBytes} bytes.`);
+  }
+}
+
+export class UnsupportedMediaTypeError extends AppError {
+  readonly code = 'UNSUPPORTED_MEDIA_TYPE';
+  constructor(readonly mediaType: string) {
+    super(`Unsupported media type "${mediaType}" in request.`);
+  }
+}
+
+export class RateLimitedError extends AppError {
+  readonly code = 'RATE_LIMITED';
+  constructor(readonly retryAfterSeconds: number) {
+    super(`Request was throttled. Expected available in ${retryAfterSeconds} seconds.`);
+  }
+}
+
+function summarize(fieldErrors: FieldErrors): string {
+  const parts = Object.entries(fieldErrors).map(([field, messages]) =>
+    field === NON_FIELD ? messages.join(' ') : `${field}: ${messages.join(' ')}`,
+  );
+  return `Invalid input. ${parts.join('; ')}`;
+}
