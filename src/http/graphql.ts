@@ -23,7 +23,7 @@ export interface GraphQLDeps {
 }
 
 /** Limits on what one operation may ask for, against abusive or accidental giant queries. */
-export const QUERY_LIMITS = { maxDepth: 10, maxAliases: 20, maxCost: 20_000, maxTokens: 2_000, maxDirectives: 20 };
+export const QUERY_LIMITS = { maxDepth: 10, maxAliases: 20, maxCost: 100_000, maxTokens: 2_000, maxDirectives: 20 };
 
 export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Record<string, never>, GraphQLContext> {
   return createYoga<Record<string, never>, GraphQLContext>({

@@ -34,7 +34,7 @@ export function createRestApp(deps: RestDeps): Hono {
   // A path without its trailing slash answers 308 to the slashed one, keeping method and body.
   app.use(`${V1_PREFIX}/*`, async (c, next) => {
     const url = new URL(c.req.url);
-    if (!url.pathname.endsWith('/')) {
+    if (!url.pathname.endsWith('/') && !url.pathname.startsWith(docsAssetsPath)) {
       url.pathname += '/';
       return c.redirect(url.pathname + url.search, 308);
     }

@@ -17,7 +17,7 @@ function messageFor(issue: z.core.$ZodRawIssue): string | undefined {
         return 'A valid integer is required.';
       if (issue.expected === 'boolean') return 'Must be a valid boolean.';
       if (issue.expected === 'array') return `Expected a list of items but got type "${jsonTypeOf(issue.input)}".`;
-      if (issue.expected === 'object') return `Expected a dictionary of items but got type "${jsonTypeOf(issue.input)}".`;
+      if (issue.expected === 'object' || issue.expected === 'record') return `Expected a dictionary of items but got type "${jsonTypeOf(issue.input)}".`;
       return undefined;
     case 'too_big':
       if (issue.origin === 'string') return `Ensure this field has no more than ${issue.maximum} characters.`;

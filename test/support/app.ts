@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { pino } from 'pino';
+import type { Database } from '../../src/db/database.js';
+import { seedAgentTemplates } from '../../src/db/seed.js';
+import { createApp } from '../../src/http/app.js';
+import type { RouteDefinition } from '../../src/rest/route.js';
+import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from '../../src/services/auth.js';
+import { systemClock, type Clock } from '../../src/services/context.js';
+import { openTestDatabase } from './database.js';
+
+export const TEST_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
+
+export interface TestAppOptions {
+  auth?: AuthSettings;
+  clock?: Clock;
+  maxBodyBytes?: number;
+  introspection?: boolean;
+  routes?: RouteDefinition[];
+}
+
+export interface RequestOptions {
+  token?: string | null;
+  headers?: Record<string, string>;
+  body?: unknown;
+  /** A raw body sent as given (with its own content-type header). */
+  raw?: BodyInit;
+}
+
+export interface GraphQLResult<T = any> {
+  status: number;
+  data?: T;
+  errors?: { message: string; path?: string[]; extensions?: Record<string, any> }[];
+}
+
+/** The whole HTTP application on a real socket, over a database of this test file's own. */
+export async function startTestApp(options: TestAppOptions = {}) {
+  const db: Database = await openTestDatabase();
+  await seedAgentTemplates(db.prisma);
+  const auth = options.auth ?? { secret: TEST_SECRET };
+  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const app = createApp({
+    db: db.prisma,
+    authenticator: createAuthenticator(auth, new UserRegistry(db.prisma)),
+    clock: options.clock ?? systemClock,
+    log,
+    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    graphql: { introspection: options.introspection ?? true, graphiql: true },
+    ...(options.routes ? { routes: options.routes } : {}),
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const token = (sub: string = randomUUID(), role?: 'admin') =>
+    signToken(auth.secret ?? TEST_SECRET, { sub, role, issuer: auth.issuer, audience: auth.audience });
+
+  async function request(method: string, path: string, opts: RequestOptions = {}) {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let body: BodyInit | undefined = opts.raw;
+    if (opts.body !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      body = JSON.stringify(opts.body);
+    }
+    const response = await fetch(url + path, { method, headers, body, redirect: 'manual' });
+    const text = await response.text();
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: response.status, headers: response.headers, text, json };
+  }
+
+  async function gql<T = any>(query: string, variables: Record<string, unknown> = {}, tokenValue?: string | null): Promise<GraphQLResult<T>> {
+    const response = await request('POST', '/graphql', { token: tokenValue, body: { query, variables } });
+    return { status: response.status, ...response.json };
+  }
+
+  return {
+    url,
+    db,
+    prisma: db.prisma,
+    token,
+    request,
+    gql,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await db.close();
+    },
+  };
+}
+
+export type TestApp = Awaited<ReturnType<typeof startTestApp>>;

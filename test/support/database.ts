@@ -1,0 +1,44 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/database.js';
+
+export type TestDatabaseSource =
+  | { kind: 'postgres'; serverUrl: string; template: string }
+  | { kind: 'pglite'; dumpPath: string };
+
+export function databaseUrl(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** A migrated database of this test file's own, dropped again by `close()`. */
+export async function openTestDatabase(): Promise<Database> {
+  const source = inject('testDatabase');
+  if (source.kind === 'pglite') {
+    const dump = new Blob([await readFile(source.dumpPath)]);
+    return openDatabase({ kind: 'pglite', instance: new PGlite({ loadDataDir: dump }) });
+  }
+  const name = `callflow_test_${randomUUID().replace(/-/g, '')}`;
+  const admin = new pg.Client({ connectionString: source.serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${source.template}"`);
+  } finally {
+    await admin.end();
+  }
+  const db = await openDatabase({ kind: 'postgres', url: databaseUrl(source.serverUrl, name) });
+  return {
+    ...db,
+    async close() {
+      await db.close();
+      const dropper = new pg.Client({ connectionString: source.serverUrl });
+      await dropper.connect();
+      await dropper.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await dropper.end();
+    },
+  };
+}
