@@ -22,7 +22,7 @@ function hs256(claims: Record<string, unknown>, secret: Uint8Array = secretKey) 
 }
 
 async function expectRejected(app: TestApp, authorization: string | undefined, body: object) {
-  const headers = authorization === undefined ? {} : { authorization };
+  const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
   const rest = await app.request('GET', REST_PATH, { headers });
   expect(rest.status).toBe(401);
   expect(rest.json).toEqual(body);

@@ -1,0 +1,118 @@
+import { readFile } from 'node:fs/promises';
+import SchemaBuilder from '@pothos/core';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import { GraphQLError } from 'graphql';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertRootFieldsDeclareAuthorization } from '../src/schema/authorization.js';
+import { maskGraphQLError } from '../src/schema/errors.js';
+import { buildSchema, printSchemaSDL } from '../src/schema/index.js';
+import { NotFoundError, ValidationError } from '../src/services/errors.js';
+import { startTestApp, type TestApp } from './support/app.js';
+
+describe('schema.graphql', () => {
+  it('is the schema the code builds (run npm run schema:print after a change)', async () => {
+    const committed = await readFile(new URL('../schema.graphql', import.meta.url), 'utf8');
+    expect(committed).toBe(printSchemaSDL());
+  });
+});
+
+describe('authorization is declared on every root field', () => {
+  it('holds for the real schema', () => {
+    expect(() => assertRootFieldsDeclareAuthorization(buildSchema())).not.toThrow();
+  });
+
+  it('fails closed when a root field declares none', () => {
+    const builder = new SchemaBuilder<{ AuthScopes: { authenticated: boolean } }>({
+      plugins: [ScopeAuthPlugin],
+      scopeAuth: { authScopes: () => ({ authenticated: true }) },
+    });
+    builder.queryType({
+      fields: (t) => ({
+        guarded: t.string({ authScopes: { authenticated: true }, resolve: () => 'ok' }),
+        forgotten: t.string({ resolve: () => 'leak' }),
+      }),
+    });
+    builder.mutationType({ fields: (t) => ({ alsoForgotten: t.boolean({ resolve: () => true }) }) });
+    expect(() => assertRootFieldsDeclareAuthorization(builder.toSchema())).toThrow(/Query\.forgotten, Mutation\.alsoForgotten/);
+  });
+});
+
+describe('error masking', () => {
+  const log = pino({ level: 'silent' });
+  const mask = maskGraphQLError(log);
+  const wrap = (original: Error) => new GraphQLError(original.message, { originalError: original, path: ['agent'] });
+
+  it('turns service errors into extensions.code', () => {
+    const notFound = mask(wrap(new NotFoundError())) as GraphQLError;
+    expect(notFound.extensions).toEqual({ code: 'NOT_FOUND' });
+    const invalid = mask(wrap(ValidationError.field('name', 'This field is required.'))) as GraphQLError;
+    expect(invalid.extensions).toEqual({ code: 'BAD_USER_INPUT', fieldErrors: { name: ['This field is required.'] } });
+  });
+
+  it('masks anything unexpected', () => {
+    const masked = mask(wrap(new Error('password=hunter2 at db.internal'))) as GraphQLError;
+    expect(masked.message).toBe('Unexpected error.');
+    expect(masked.extensions).toEqual({ code: 'INTERNAL_SERVER_ERROR' });
+    expect(masked.path).toEqual(['agent']);
+  });
+});
+
+describe('over HTTP', () => {
+  let app: TestApp;
+  let locked: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+    locked = await startTestApp({ introspection: false });
+  });
+  afterAll(async () => {
+    await app.close();
+    await locked.close();
+  });
+
+  it('accepts an ordinary nested query', async () => {
+    const result = await app.gql(
+      '{ agents(first: 1) { edges { node { template { id } campaigns(first: 1) { edges { node { id } } } } } } }',
+      {},
+      await app.token(),
+    );
+    expect(result.errors).toBeUndefined();
+  });
+
+  it('refuses too many aliases', async () => {
+    const aliases = Array.from({ length: 25 }, (_, i) => `t${i}: agentTemplates { id }`).join(' ');
+    const result = await app.gql(`{ ${aliases} }`, {}, await app.token());
+    expect(result.data ?? null).toBeNull();
+    expect(result.errors?.[0]?.message).toMatch(/alias/i);
+  });
+
+  it('refuses a query with too many tokens', async () => {
+    const fields = Array.from({ length: 2500 }, () => 'id').join(' ');
+    const result = await app.gql(`{ agentTemplates { ${fields} } }`, {}, await app.token());
+    expect(result.errors?.[0]?.message).toMatch(/token/i);
+  });
+
+  it('refuses a query over the depth limit', async () => {
+    let selection = 'id';
+    for (let i = 0; i < 6; i += 1) selection = `campaigns(first: 1) { edges { node { ${selection} } } }`;
+    const result = await app.gql(`{ agents(first: 1) { edges { node { ${selection} } } } }`, {}, await app.token());
+    expect(result.errors?.[0]?.message).toMatch(/depth/i);
+  });
+
+  it('answers introspection when enabled and refuses it when switched off', async () => {
+    const query = '{ __schema { queryType { name } } }';
+    expect((await app.gql(query, {}, await app.token())).data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+    const refused = await locked.gql(query, {}, await locked.token());
+    expect(refused.data ?? null).toBeNull();
+    expect(refused.errors?.[0]?.message).toMatch(/introspection/i);
+  });
+
+  it('serves GraphiQL with every asset inline, so it loads with no network', async () => {
+    const page = await app.request('GET', '/graphql', { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(page.text).toContain('GraphiQL');
+    const external = [...page.text.matchAll(/<(?:script|link)[^>]+(?:src|href)="(https?:)?\/\/[^"]*"/g)];
+    expect(external).toEqual([]);
+  });
+});
