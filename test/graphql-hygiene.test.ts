@@ -1,7 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import SchemaBuilder from '@pothos/core';
-import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
-import { GraphQLError } from 'graphql';
+import { GraphQLBoolean, GraphQLError, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertRootFieldsDeclareAuthorization } from '../src/schema/authorization.js';
@@ -23,18 +21,21 @@ describe('authorization is declared on every root field', () => {
   });
 
   it('fails closed when a root field declares none', () => {
-    const builder = new SchemaBuilder<{ AuthScopes: { authenticated: boolean } }>({
-      plugins: [ScopeAuthPlugin],
-      scopeAuth: { authScopes: () => ({ authenticated: true }) },
-    });
-    builder.queryType({
-      fields: (t) => ({
-        guarded: t.string({ authScopes: { authenticated: true }, resolve: () => 'ok' }),
-        forgotten: t.string({ resolve: () => 'leak' }),
+    const declared = { pothosOptions: { authScopes: { authenticated: true } } };
+    const schema = new GraphQLSchema({
+      query: new GraphQLObjectType({
+        name: 'Query',
+        fields: {
+          guarded: { type: GraphQLString, extensions: declared },
+          forgotten: { type: GraphQLString },
+        },
+      }),
+      mutation: new GraphQLObjectType({
+        name: 'Mutation',
+        fields: { alsoForgotten: { type: GraphQLBoolean, extensions: { pothosOptions: {} } } },
       }),
     });
-    builder.mutationType({ fields: (t) => ({ alsoForgotten: t.boolean({ resolve: () => true }) }) });
-    expect(() => assertRootFieldsDeclareAuthorization(builder.toSchema())).toThrow(/Query\.forgotten, Mutation\.alsoForgotten/);
+    expect(() => assertRootFieldsDeclareAuthorization(schema)).toThrow(/Query\.forgotten, Mutation\.alsoForgotten/);
   });
 });
 

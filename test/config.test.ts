@@ -1,0 +1,81 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { resolveJwtSecret } from '../src/db/dev-secret.js';
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('configuration', () => {
+  it('boots with nothing set: development, port 4000, embedded database in ./.data', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      env: 'development',
+      port: 4000,
+      databaseUrl: undefined,
+      dataDir: './.data',
+      seedDemo: true,
+      graphql: { introspection: true, graphiql: true },
+    });
+  });
+
+  it('reports one clear message per bad value, all at once', () => {
+    const found = problems({ PORT: 'eighty', DATABASE_URL: 'mysql://x', JWT_SECRET: 'short', LOG_LEVEL: 'loud' });
+    expect(found).toHaveLength(4);
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^PORT must be a whole number from 0 to 65535 \(got "eighty"\)$/),
+        expect.stringMatching(/^DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ connection string/),
+        expect.stringMatching(/^JWT_SECRET must be at least 32 characters long$/),
+        expect.stringMatching(/^LOG_LEVEL /),
+      ]),
+    );
+    // A secret is never echoed back.
+    expect(found.join('\n')).not.toContain('short');
+  });
+
+  it('refuses production without JWT_SECRET or JWT_JWKS_URL', () => {
+    expect(problems({ NODE_ENV: 'production' })).toEqual(['JWT_SECRET is required in production (or set JWT_JWKS_URL)']);
+    expect(problems({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) })).toEqual([]);
+    expect(problems({ NODE_ENV: 'production', JWT_JWKS_URL: 'https://id.example.test/.well-known/jwks.json' })).toEqual([]);
+  });
+
+  it('turns introspection, GraphiQL and demo data off in production unless asked for', () => {
+    const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) });
+    expect(config.graphql).toEqual({ introspection: false, graphiql: false });
+    expect(config.seedDemo).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), GRAPHQL_INTROSPECTION: 'true' }).graphql.introspection).toBe(true);
+  });
+
+  it('refuses a secret and a JWKS at once', () => {
+    expect(problems({ JWT_SECRET: 'x'.repeat(32), JWT_JWKS_URL: 'https://id.example.test/jwks' })).toEqual([
+      'JWT_JWKS_URL set JWT_SECRET or JWT_JWKS_URL, not both (got "https://id.example.test/jwks")',
+    ]);
+  });
+
+  it('generates a development secret once and keeps it in the data folder', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'callflow-config-'));
+    try {
+      const config = loadConfig({ DATA_DIR: join(dir, 'nested', 'data') });
+      const first = await resolveJwtSecret(config);
+      const second = await resolveJwtSecret(config);
+      expect(first).toHaveLength(64);
+      expect(second).toBe(first);
+      const file = join(dir, 'nested', 'data', 'jwt-secret');
+      expect((await readFile(file, 'utf8')).trim()).toBe(first);
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      expect(await resolveJwtSecret(loadConfig({ DATA_DIR: dir, JWT_SECRET: 'y'.repeat(40) }))).toBe('y'.repeat(40));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

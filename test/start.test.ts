@@ -1,0 +1,94 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// `npm start` exactly as a newcomer runs it: no configuration, an empty data folder, the embedded
+// database. It must serve v1 with the token it prints, and GraphiQL, with no network.
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  token: string;
+}
+
+function start(dataDir: string): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: new URL('..', import.meta.url).pathname,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no start within 90 s:\n${output}`)), 90_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const url = output.match(/REST v1:\s+(http:\/\/\S+)\/api\/v1\//)?.[1];
+      const token = output.match(/Demo token[^\n]*\n\s+(\S+)/)?.[1];
+      if (url && token) {
+        clearTimeout(timer);
+        resolve({ child, url, token });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.removeAllListeners('exit');
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+describe('npm start on a fresh checkout', () => {
+  let dataDir: string;
+  let first: Started;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'callflow-start-'));
+    first = await start(join(dataDir, 'data'));
+  }, 120_000);
+  afterAll(async () => {
+    if (first.child.exitCode === null) await stop(first.child);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('serves the agent templates with the printed demo token', async () => {
+    const res = await fetch(`${first.url}/api/v1/agents/templates/`, { headers: { authorization: `Bearer ${first.token}` } });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as unknown[]).length).toBe(5);
+  });
+
+  it('has demo data: an active agent with a number and a campaign', async () => {
+    const res = await fetch(`${first.url}/api/v1/agents/active/`, { headers: { authorization: `Bearer ${first.token}` } });
+    const agents = (await res.json()) as any[];
+    expect(agents).toHaveLength(1);
+    expect(agents[0].phone_numbers).toHaveLength(1);
+    expect(agents[0].campaigns).toEqual([expect.objectContaining({ status: 'draft' })]);
+  });
+
+  it('serves GraphiQL with no external assets', async () => {
+    const res = await fetch(`${first.url}/graphql`, { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('GraphiQL');
+    expect(html).not.toMatch(/<(script|link)[^>]+(src|href)="(https?:)?\/\//);
+  });
+
+  it('restarts on the same data: the token still works and the demo is not seeded twice', async () => {
+    expect(await stop(first.child)).toBe(0);
+    const second = await start(join(dataDir, 'data'));
+    try {
+      const res = await fetch(`${second.url}/api/v1/agents/active/`, { headers: { authorization: `Bearer ${first.token}` } });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as unknown[]).length).toBe(1);
+    } finally {
+      expect(await stop(second.child)).toBe(0);
+    }
+  }, 120_000);
+});
