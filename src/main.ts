@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from './config.js';
+import { DataDirInUseError } from './db/data-dir-lock.js';
 import { DEMO_USER_ID } from './db/seed.js';
 import { createLogger } from './logger.js';
 import { startRuntime } from './runtime.js';
@@ -19,7 +20,13 @@ try {
 }
 
 const log = createLogger(config.logLevel);
-const runtime = await startRuntime(config, log);
+const runtime = await startRuntime(config, log).catch((error: unknown) => {
+  if (error instanceof DataDirInUseError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+});
 log.info({ url: runtime.url, database: runtime.db.kind }, 'listening');
 
 const lines = [

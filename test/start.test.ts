@@ -1,8 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = new URL('..', import.meta.url).pathname;
 
 // `npm start` exactly as a newcomer runs it: no configuration, an empty data folder, the embedded
 // database. It must serve v1 with the token it prints, and GraphiQL, with no network.
@@ -15,7 +19,7 @@ interface Started {
 
 function start(dataDir: string): Promise<Started> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: new URL('..', import.meta.url).pathname,
+    cwd: root,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -78,6 +82,37 @@ describe('npm start on a fresh checkout', () => {
     const html = await res.text();
     expect(html).toContain('GraphiQL');
     expect(html).not.toMatch(/<(script|link)[^>]+(src|href)="(https?:)?\/\//);
+  });
+
+  it('refuses a second process on the same data folder while the first runs', async () => {
+    const second = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: root,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: join(dataDir, 'data'), PORT: '0', HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    second.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/is in use by process \d+/);
+  });
+
+  it('npm run token signs tokens the running server accepts, admin role included', async () => {
+    const sub = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/token.ts', '--sub', sub, '--role', 'admin'], {
+      cwd: root,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: join(dataDir, 'data') },
+    });
+    const token = stdout.trim();
+    const res = await fetch(`${first.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        query: 'mutation { updateAgentTemplate(id: "00000000-0000-4000-8000-000000000000", input: { name: "x" }) { id } }',
+      }),
+    });
+    // An admin gets past authorization to the lookup; a customer would be FORBIDDEN.
+    expect(((await res.json()) as any).errors[0].extensions.code).toBe('NOT_FOUND');
   });
 
   it('restarts on the same data: the token still works and the demo is not seeded twice', async () => {

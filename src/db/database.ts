@@ -5,6 +5,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { applyMigrations } from './schema-engine.js';
 
 export type Prisma = PrismaClient;
@@ -30,19 +31,23 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let closeDriver: () => Promise<void> = async () => {};
   if (target.kind === 'postgres') {
     factory = new PrismaPg({ connectionString: target.url, max: 10 });
-  } else {
-    let pglite: PGlite;
-    if ('instance' in target) {
-      pglite = target.instance;
-    } else {
-      // PGlite does not create the parent folders of its data directory.
-      const dir = resolve(target.dataDir, 'pgdata');
-      await mkdir(dir, { recursive: true });
-      pglite = new PGlite(dir);
-    }
+  } else if ('instance' in target) {
+    const pglite = target.instance;
     await pglite.waitReady;
     factory = new PrismaPGlite(pglite);
     closeDriver = () => pglite.close();
+  } else {
+    const unlock = await lockDataDir(resolve(target.dataDir));
+    // PGlite does not create the parent folders of its data directory.
+    const dir = resolve(target.dataDir, 'pgdata');
+    await mkdir(dir, { recursive: true });
+    const pglite = new PGlite(dir);
+    await pglite.waitReady;
+    factory = new PrismaPGlite(pglite);
+    closeDriver = async () => {
+      await pglite.close();
+      await unlock();
+    };
   }
 
   const prisma = new PrismaClient({ adapter: factory, log: [{ emit: 'event', level: 'query' }] });
