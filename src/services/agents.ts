@@ -13,17 +13,24 @@ function owned(ctx: ServiceContext, where: Prisma.AgentWhereInput = {}): Prisma.
   return { ...where, userId: ctx.user.id };
 }
 
-export function agentFilter(ctx: ServiceContext, status?: AgentStatusFilter | null): Prisma.AgentWhereInput {
-  return owned(ctx, status ? { status } : {});
-}
-
-/** The caller's agents still in use, newest first (v1 `GET /agents/active/`). */
-export function listActiveAgents<Q extends AgentQuery = {}>(ctx: ServiceContext, query: Q = {} as Q): Promise<Prisma.AgentGetPayload<Q>[]> {
+/**
+ * The caller's agents, newest first (`active` is v1's `GET /agents/active/`); `query` carries paging
+ * and the relations a caller wants joined.
+ */
+export function listAgents<Q extends AgentQuery & Pick<Prisma.AgentFindManyArgs, 'take' | 'skip' | 'cursor'> = {}>(
+  ctx: ServiceContext,
+  status: AgentStatusFilter | null | undefined,
+  query: Q = {} as Q,
+): Promise<Prisma.AgentGetPayload<Q>[]> {
   return ctx.db.agent.findMany({
     ...query,
-    where: owned(ctx, { isActive: true }),
+    where: owned(ctx, status ? { status } : {}),
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
   }) as Promise<Prisma.AgentGetPayload<Q>[]>;
+}
+
+export function countAgents(ctx: ServiceContext, status: AgentStatusFilter | null | undefined): Promise<number> {
+  return ctx.db.agent.count({ where: owned(ctx, status ? { status } : {}) });
 }
 
 export async function getAgent<Q extends AgentQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.AgentGetPayload<Q>> {

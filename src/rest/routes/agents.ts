@@ -37,7 +37,7 @@ export const agentRoutes = [
     tag: 'Agents',
     status: 200,
     response: z.array(v1Agent),
-    handler: async (_input, ctx) => (await agents.listActiveAgents(ctx, { include: v1AgentInclude })).map(toV1Agent),
+    handler: async (_input, ctx) => (await agents.listAgents(ctx, 'active', { include: v1AgentInclude })).map(toV1Agent),
   }),
   defineRoute({
     method: 'DELETE',

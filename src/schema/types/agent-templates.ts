@@ -1,5 +1,6 @@
 import * as templates from '../../services/agent-templates.js';
 import { builder } from '../builder.js';
+import { withoutNulls } from '../inputs.js';
 
 export const AgentTemplate = builder.prismaObject('AgentTemplate', {
   description: 'A global blueprint agents are made from; its placeholder schema says which variables an agent needs.',
@@ -81,8 +82,3 @@ builder.mutationFields((t) => ({
       templates.updateTemplate(ctx.service, args.id, withoutNulls(args.input), query),
   }),
 }));
-
-/** GraphQL lets a client send null for an optional field; for these inputs it means "not given". */
-export function withoutNulls<T extends Record<string, unknown>>(input: T): { [K in keyof T]: Exclude<T[K], null> } {
-  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null)) as { [K in keyof T]: Exclude<T[K], null> };
-}

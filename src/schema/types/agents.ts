@@ -1,6 +1,6 @@
 import * as agents from '../../services/agents.js';
 import { builder } from '../builder.js';
-import { withoutNulls } from './agent-templates.js';
+import { withoutNulls } from '../inputs.js';
 
 export const AgentStatus = builder.enumType('AgentStatus', { values: ['active', 'archived'] as const });
 
@@ -37,13 +37,8 @@ builder.queryFields((t) => ({
     cursor: 'id',
     authScopes: { authenticated: true },
     args: { status: t.arg({ type: AgentStatus, description: 'Only active or only archived agents.' }) },
-    totalCount: (_parent, args, ctx) => ctx.prisma.agent.count({ where: agents.agentFilter(ctx.service, args.status) }),
-    resolve: (query, _root, args, ctx) =>
-      ctx.prisma.agent.findMany({
-        ...query,
-        where: agents.agentFilter(ctx.service, args.status),
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      }),
+    totalCount: (_parent, args, ctx) => agents.countAgents(ctx.service, args.status),
+    resolve: (query, _root, args, ctx) => agents.listAgents(ctx.service, args.status, query),
   }),
   agent: t.prismaField({
     type: 'Agent',
