@@ -1,4 +1,11 @@
 import { z } from 'zod';
+import type { Settings } from './services/settings.js';
+
+/** Largest request bodies: most endpoints, and contact imports, which carry whole files. */
+export interface BodyLimits {
+  maxBodyBytes: number;
+  maxImportBodyBytes: number;
+}
 
 // Every setting comes from the environment and is checked once, at start, with one message per bad value.
 
@@ -31,7 +38,9 @@ const envSchema = z
     GRAPHIQL: boolean.optional(),
     SEED_DEMO: boolean.optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    MAX_BODY_BYTES: integer(1024, 1024 * 1024 * 1024).default(20 * 1024 * 1024),
+    MAX_BODY_BYTES: integer(1024, 1024 * 1024 * 1024).default(1024 * 1024),
+    MAX_IMPORT_BODY_BYTES: integer(1024, 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+    IMPORT_MAX_ROWS: integer(1, 10_000_000).default(100_000),
   })
   .superRefine((env, ctx) => {
     if (env.JWT_SECRET && env.JWT_JWKS_URL) {
@@ -64,7 +73,8 @@ export interface Config {
   graphql: { introspection: boolean; graphiql: boolean };
   seedDemo: boolean;
   logLevel: Env['LOG_LEVEL'];
-  maxBodyBytes: number;
+  limits: BodyLimits;
+  settings: Settings;
 }
 
 export class ConfigError extends Error {
@@ -102,6 +112,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     seedDemo: env.SEED_DEMO ?? !production,
     logLevel: env.LOG_LEVEL,
-    maxBodyBytes: env.MAX_BODY_BYTES,
+    limits: { maxBodyBytes: env.MAX_BODY_BYTES, maxImportBodyBytes: env.MAX_IMPORT_BODY_BYTES },
+    settings: { importMaxRows: env.IMPORT_MAX_ROWS },
   };
 }

@@ -26,16 +26,14 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
     const applied = await db.migrate();
     if (applied.length) log.info({ migrations: applied }, 'applied migrations');
     await seedAgentTemplates(db.prisma);
-    const demoSeeded = config.seedDemo ? await seedDemo(db.prisma, log) : false;
+    const demoSeeded = config.seedDemo ? await seedDemo({ db: db.prisma, clock, log, settings: config.settings }) : false;
 
     const jwtSecret = await resolveJwtSecret(config);
     const authenticator = createAuthenticator({ ...config.jwt, secret: jwtSecret }, new UserRegistry(db.prisma));
     const app = createApp({
-      db: db.prisma,
+      env: { db: db.prisma, clock, log, settings: config.settings },
       authenticator,
-      clock,
-      log,
-      maxBodyBytes: config.maxBodyBytes,
+      limits: config.limits,
       graphql: config.graphql,
     });
 

@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from 'pino';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { createAgent } from '../services/agents.js';
-import { systemClock, type ServiceContext } from '../services/context.js';
+import { serviceContext, type ServiceEnv } from '../services/context.js';
 import { toE164 } from '../services/phone.js';
 import { projectRoot } from './schema-engine.js';
 
@@ -32,10 +31,11 @@ const DEMO_CONTACTS = [
  * Demo data for a first look, created once: a demo user with credits, an agent with a number, a contact
  * group and a draft campaign. Returns false when it was already there.
  */
-export async function seedDemo(db: PrismaClient, log: Logger): Promise<boolean> {
+export async function seedDemo(env: ServiceEnv): Promise<boolean> {
+  const { db } = env;
   if (await db.user.findUnique({ where: { id: DEMO_USER_ID }, select: { id: true } })) return false;
   await db.user.create({ data: { id: DEMO_USER_ID } });
-  const ctx: ServiceContext = { user: { id: DEMO_USER_ID, isAdmin: false }, db, clock: systemClock, log };
+  const ctx = serviceContext(env, { id: DEMO_USER_ID, isAdmin: false });
 
   const template = await db.agentTemplate.findUniqueOrThrow({ where: { templateKey: 'appointment_setter' } });
   const agent = await createAgent(ctx, {

@@ -1,19 +1,19 @@
 import { Hono } from 'hono';
-import type { Logger } from 'pino';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { BodyLimits } from '../config.js';
 import { json } from '../rest/errors.js';
+import type { RouteDefinition } from '../rest/route.js';
 import { createRestApp } from '../rest/router.js';
 import type { Authenticator } from '../services/auth.js';
-import type { Clock } from '../services/context.js';
+import type { ServiceEnv } from '../services/context.js';
 import { createGraphQLServer } from './graphql.js';
 
 export interface AppDeps {
-  db: PrismaClient;
+  env: ServiceEnv;
   authenticator: Authenticator;
-  clock: Clock;
-  log: Logger;
-  maxBodyBytes: number;
+  limits: BodyLimits;
   graphql: { introspection: boolean; graphiql: boolean };
+  /** The v1 routes to serve; tests mount probe routes beside the real ones. */
+  routes?: RouteDefinition[];
 }
 
 /** One HTTP application: GraphQL at /graphql and v1 REST under /api/v1/. */
@@ -26,7 +26,7 @@ export function createApp(deps: AppDeps): Hono {
   app.route('/', createRestApp(deps));
   app.notFound(() => json(404, { detail: 'Not found.' }));
   app.onError((error) => {
-    deps.log.error({ err: error }, 'unhandled error');
+    deps.env.log.error({ err: error }, 'unhandled error');
     return json(500, { detail: 'A server error occurred.' });
   });
   return app;

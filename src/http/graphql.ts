@@ -3,21 +3,17 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { Logger } from 'pino';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import type { GraphQLContext } from '../schema/context.js';
 import { maskGraphQLError } from '../schema/errors.js';
 import { buildSchema } from '../schema/index.js';
 import type { Authenticator } from '../services/auth.js';
-import type { Clock } from '../services/context.js';
+import { serviceContext, type ServiceEnv } from '../services/context.js';
 import { AuthenticationError } from '../services/errors.js';
 import { WWW_AUTHENTICATE } from '../rest/errors.js';
 
 export interface GraphQLDeps {
-  db: PrismaClient;
+  env: ServiceEnv;
   authenticator: Authenticator;
-  clock: Clock;
-  log: Logger;
   introspection: boolean;
   graphiql: boolean;
 }
@@ -33,7 +29,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Recor
     graphiql: deps.graphiql ? { title: 'Campaigns GraphQL' } : false,
     renderGraphiQL,
     logging: false,
-    maskedErrors: { maskError: maskGraphQLError(deps.log) },
+    maskedErrors: { maskError: maskGraphQLError(deps.env.log) },
     plugins: [
       EnvelopArmorPlugin({
         maxDepth: { n: QUERY_LIMITS.maxDepth },
@@ -48,8 +44,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Recor
     context: async ({ request }): Promise<GraphQLContext> => {
       try {
         const user = await deps.authenticator.authenticate(request.headers.get('authorization'));
-        const service = { user, db: deps.db, clock: deps.clock, log: deps.log.child({ userId: user.id }) };
-        return { user, prisma: deps.db, service };
+        return { user, prisma: deps.env.db, service: serviceContext(deps.env, user) };
       } catch (error) {
         if (!(error instanceof AuthenticationError)) throw error;
         throw new GraphQLError(error.message, {

@@ -27,6 +27,8 @@ export interface RouteDefinition<
   params?: P;
   query?: Q;
   body?: B;
+  /** Takes the larger import body limit (whole files) instead of the ordinary one. */
+  largeBody?: boolean;
   /** Success status and the v1 shape it returns (none for 204). */
   status: number;
   response?: R;

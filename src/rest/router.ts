@@ -1,8 +1,7 @@
 import { Hono, type Context } from 'hono';
-import type { Logger } from 'pino';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Authenticator } from '../services/auth.js';
-import type { Clock, ServiceContext } from '../services/context.js';
+import { serviceContext, type ServiceEnv } from '../services/context.js';
+import type { BodyLimits } from '../config.js';
 import { NotFoundError, ValidationError } from '../services/errors.js';
 import { fieldErrorsOf } from '../services/validation.js';
 import { JsonParseError, readBody } from './body.js';
@@ -13,11 +12,9 @@ import type { RouteDefinition } from './route.js';
 import { v1Routes } from './routes/index.js';
 
 export interface RestDeps {
-  db: PrismaClient;
+  env: ServiceEnv;
   authenticator: Authenticator;
-  clock: Clock;
-  log: Logger;
-  maxBodyBytes: number;
+  limits: BodyLimits;
   routes?: RouteDefinition[];
 }
 
@@ -81,18 +78,19 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     const rawParams = c.req.param() as Record<string, string>;
     if (!paramsLookValid(rawParams)) throw new NotFoundError();
     const user = await deps.authenticator.authenticate(c.req.header('authorization'));
-    const ctx: ServiceContext = { user, db: deps.db, clock: deps.clock, log: deps.log.child({ userId: user.id }) };
+    const ctx = serviceContext(deps.env, user);
 
     const params = route.params ? route.params.parse(rawParams) : {};
     const query = route.query ? parseOrThrow(route.query, firstValues(c.req.queries())) : {};
-    const body = route.body ? parseOrThrow(route.body, await readBody(c.req.raw, deps.maxBodyBytes)) : {};
+    const limit = route.largeBody ? deps.limits.maxImportBodyBytes : deps.limits.maxBodyBytes;
+    const body = route.body ? parseOrThrow(route.body, await readBody(c.req.raw, limit)) : {};
 
     const result = await route.handler({ params, query, body }, ctx);
     if (route.status === 204 || result === undefined) return new Response(null, { status: route.status });
     return json(route.status, result);
   } catch (error) {
     if (error instanceof JsonParseError) return json(400, { detail: error.message });
-    return errorResponse(error, deps.log);
+    return errorResponse(error, deps.env.log);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Settings } from './settings.js';
 
 export interface Principal {
   /** The token's `sub`: the customer's user id. */
@@ -13,10 +14,19 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
-/** What every service call receives; it knows nothing of HTTP or GraphQL. */
-export interface ServiceContext {
-  user: Principal;
+/** What the service layer runs on, the same for every caller. */
+export interface ServiceEnv {
   db: PrismaClient;
   clock: Clock;
   log: Logger;
+  settings: Settings;
+}
+
+/** What every service call receives; it knows nothing of HTTP or GraphQL. */
+export interface ServiceContext extends ServiceEnv {
+  user: Principal;
+}
+
+export function serviceContext(env: ServiceEnv, user: Principal): ServiceContext {
+  return { ...env, user, log: env.log.child({ userId: user.id }) };
 }

@@ -8,6 +8,7 @@ import { createApp } from '../../src/http/app.js';
 import type { RouteDefinition } from '../../src/rest/route.js';
 import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from '../../src/services/auth.js';
 import { systemClock, type Clock } from '../../src/services/context.js';
+import { defaultSettings, type Settings } from '../../src/services/settings.js';
 import { openTestDatabase } from './database.js';
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
@@ -16,6 +17,8 @@ export interface TestAppOptions {
   auth?: AuthSettings;
   clock?: Clock;
   maxBodyBytes?: number;
+  maxImportBodyBytes?: number;
+  settings?: Partial<Settings>;
   introspection?: boolean;
   routes?: RouteDefinition[];
 }
@@ -41,11 +44,12 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const auth = options.auth ?? { secret: TEST_SECRET };
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const app = createApp({
-    db: db.prisma,
+    env: { db: db.prisma, clock: options.clock ?? systemClock, log, settings: { ...defaultSettings, ...options.settings } },
     authenticator: createAuthenticator(auth, new UserRegistry(db.prisma)),
-    clock: options.clock ?? systemClock,
-    log,
-    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    limits: {
+      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+      maxImportBodyBytes: options.maxImportBodyBytes ?? 64 * 1024 * 1024,
+    },
     graphql: { introspection: options.introspection ?? true, graphiql: true },
     ...(options.routes ? { routes: options.routes } : {}),
   });

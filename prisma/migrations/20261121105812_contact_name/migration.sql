@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "contacts" ADD COLUMN     "name" VARCHAR(512) NOT NULL DEFAULT '';

@@ -1,0 +1,133 @@
+import { toE164 } from '../phone.js';
+
+// How a row of any shape becomes a contact: header names are matched to the standard fields case- and
+// punctuation-insensitively ("Phone Number", "mobile", "First Name", ...); everything else is a custom
+// field. Contacts keep their data in this canonical form, so every reader sees the same fields.
+
+export type StandardField = 'first_name' | 'last_name' | 'full_name' | 'email' | 'address' | 'phone_number' | 'phone_numbers' | 'timezone';
+
+const ALIASES: Record<StandardField, string[]> = {
+  first_name: ['firstname', 'first', 'givenname', 'fname', 'forename'],
+  last_name: ['lastname', 'last', 'surname', 'familyname', 'lname'],
+  full_name: ['name', 'fullname', 'contactname', 'contact'],
+  email: ['email', 'emailaddress', 'mail', 'emailid'],
+  address: ['address', 'streetaddress', 'street', 'mailingaddress', 'addr', 'fulladdress'],
+  phone_number: [
+    'phone', 'phonenumber', 'phoneno', 'mobile', 'mobilephone', 'mobilenumber', 'cell', 'cellphone', 'cellnumber',
+    'telephone', 'tel', 'telephonenumber', 'number', 'contactnumber', 'primaryphone', 'msisdn',
+  ],
+  phone_numbers: [
+    'phonenumbers', 'phones', 'otherphone', 'otherphones', 'secondaryphone', 'alternatephone', 'altphone',
+    'additionalphone', 'additionalphones', 'workphone', 'homephone', 'phone2', 'phone3', 'mobile2',
+  ],
+  timezone: ['timezone', 'tz', 'timezonename', 'zone'],
+};
+
+const BY_ALIAS = new Map<string, StandardField>(
+  Object.entries(ALIASES).flatMap(([field, aliases]) => aliases.map((a) => [a, field as StandardField])),
+);
+
+export const normalizeHeader = (header: string) => header.toLowerCase().replace(/[^a-z0-9]/g, '');
+
+/** What each column of a file means: a standard field, or a custom field under its own name. */
+export interface ColumnPlan {
+  header: string;
+  field: StandardField | 'custom';
+}
+
+/** Assigns columns to fields: the first column of a field wins; later phone columns become extra numbers. */
+export function planColumns(headers: string[]): ColumnPlan[] {
+  const taken = new Set<StandardField>();
+  const plan = headers.map((header): ColumnPlan => {
+    const field = BY_ALIAS.get(normalizeHeader(header));
+    if (!field) return { header, field: 'custom' };
+    if (field === 'phone_numbers') return { header, field };
+    if (taken.has(field)) return { header, field: field === 'phone_number' ? 'phone_numbers' : 'custom' };
+    taken.add(field);
+    return { header, field };
+  });
+  // A single "Name" column only stands for first and last name when there are no such columns.
+  if (taken.has('first_name') || taken.has('last_name')) {
+    return plan.map((c) => (c.field === 'full_name' ? { ...c, field: 'custom' } : c));
+  }
+  return plan;
+}
+
+export const hasPhoneColumn = (plan: ColumnPlan[]) => plan.some((c) => c.field === 'phone_number');
+
+export interface PhoneEntry {
+  number: string;
+  label: string;
+}
+
+/** A contact's `data`: standard fields under canonical names, the other columns under `custom_fields`. */
+export interface ContactData {
+  first_name?: string;
+  last_name?: string;
+  email?: string;
+  address?: string;
+  /** The primary number as it was given. */
+  phone_number?: string;
+  phone_numbers?: PhoneEntry[];
+  timezone?: string;
+  custom_fields: Record<string, string>;
+}
+
+const TIMEZONES = new Set(Intl.supportedValuesOf('timeZone'));
+TIMEZONES.add('UTC');
+
+export const isTimeZone = (zone: string) => TIMEZONES.has(zone);
+
+/** Builds the canonical data of one row. Values are already strings; blanks are left out. */
+export function canonicalData(plan: ColumnPlan[], row: Record<string, string>, country: string): ContactData {
+  const data: ContactData = { custom_fields: {} };
+  for (const { header, field } of plan) {
+    const value = (row[header] ?? '').trim();
+    if (!value) continue;
+    switch (field) {
+      case 'custom':
+        data.custom_fields[header] = value;
+        break;
+      case 'full_name': {
+        const [first, ...rest] = value.split(/\s+/);
+        data.first_name = first;
+        if (rest.length) data.last_name = rest.join(' ');
+        break;
+      }
+      case 'phone_numbers':
+        for (const raw of value.split(/[;,|]/).map((v) => v.trim()).filter(Boolean)) {
+          (data.phone_numbers ??= []).push({ number: toE164(raw, country) ?? raw, label: header });
+        }
+        break;
+      default:
+        data[field] = value;
+    }
+  }
+  return data;
+}
+
+/** Merges `patch` into `base`: later non-blank values win, extra numbers and custom fields accumulate. */
+export function mergeData(base: ContactData, patch: ContactData): ContactData {
+  const numbers = [...(base.phone_numbers ?? [])];
+  for (const entry of patch.phone_numbers ?? []) {
+    if (!numbers.some((n) => n.number === entry.number)) numbers.push(entry);
+  }
+  const { custom_fields: _base, phone_numbers: _n1, ...baseStandard } = base;
+  const { custom_fields: _patch, phone_numbers: _n2, ...patchStandard } = patch;
+  return {
+    ...baseStandard,
+    ...patchStandard,
+    ...(numbers.length ? { phone_numbers: numbers } : {}),
+    custom_fields: { ...base.custom_fields, ...patch.custom_fields },
+  };
+}
+
+export function displayName(data: ContactData): string {
+  return [data.first_name, data.last_name].filter(Boolean).join(' ').slice(0, 512);
+}
+
+/** Reads stored data defensively: rows written by older code or by hand may lack fields. */
+export function readData(stored: unknown): ContactData {
+  const data = (stored && typeof stored === 'object' ? stored : {}) as Partial<ContactData>;
+  return { ...data, custom_fields: data.custom_fields ?? {} } as ContactData;
+}
