@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { BodyLimits } from '../config.js';
 import { json } from '../rest/errors.js';
 import type { RouteDefinition } from '../rest/route.js';
@@ -22,6 +23,14 @@ export function createApp(deps: AppDeps): Hono {
   const yoga = createGraphQLServer({ ...deps, ...deps.graphql });
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  // GraphQL requests may carry a CSV upload (importContacts), so they get the import body limit.
+  app.use(
+    '/graphql',
+    bodyLimit({
+      maxSize: deps.limits.maxImportBodyBytes,
+      onError: () => json(413, { errors: [{ message: 'Request body is too large.', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] }),
+    }),
+  );
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw));
   app.route('/', createRestApp(deps));
   app.notFound(() => json(404, { detail: 'Not found.' }));

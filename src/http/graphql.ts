@@ -2,13 +2,14 @@ import { useDisableIntrospection } from '@envelop/disable-introspection';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../schema/context.js';
 import { maskGraphQLError } from '../schema/errors.js';
 import { buildSchema } from '../schema/index.js';
 import type { Authenticator } from '../services/auth.js';
 import { serviceContext, type ServiceEnv } from '../services/context.js';
 import { AuthenticationError } from '../services/errors.js';
+import { findNullCharacter, NULL_CHARACTER_MESSAGE } from '../services/validation.js';
 import { WWW_AUTHENTICATE } from '../rest/errors.js';
 
 export interface GraphQLDeps {
@@ -20,6 +21,23 @@ export interface GraphQLDeps {
 
 /** Limits on what one operation may ask for, against abusive or accidental giant queries. */
 export const QUERY_LIMITS = { maxDepth: 10, maxAliases: 20, maxCost: 100_000, maxTokens: 2_000, maxDirectives: 20 };
+
+/** PostgreSQL cannot store NUL characters; refuse them in the document or the variables up front. */
+const refuseNullCharacters: Plugin = {
+  onParams({ params }) {
+    const inDocument = params.query?.includes('\u0000') || params.query?.includes('\\u0000');
+    const inVariables = findNullCharacter(params.variables ?? {});
+    if (inDocument || inVariables !== null) {
+      throw new GraphQLError(NULL_CHARACTER_MESSAGE, {
+        extensions: {
+          code: 'BAD_USER_INPUT',
+          ...(inVariables !== null ? { fieldErrors: { [inVariables]: [NULL_CHARACTER_MESSAGE] } } : {}),
+          http: { status: 400 },
+        },
+      });
+    }
+  },
+};
 
 export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Record<string, never>, GraphQLContext> {
   return createYoga<Record<string, never>, GraphQLContext>({
@@ -40,6 +58,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Recor
         blockFieldSuggestion: { enabled: !deps.introspection },
       }),
       ...(deps.introspection ? [] : [useDisableIntrospection()]),
+      refuseNullCharacters,
     ],
     context: async ({ request }): Promise<GraphQLContext> => {
       try {

@@ -29,6 +29,11 @@ export interface RouteDefinition<
   body?: B;
   /** Takes the larger import body limit (whole files) instead of the ordinary one. */
   largeBody?: boolean;
+  /**
+   * How field errors from the service layer are named on the wire: v1 mostly uses snake_case
+   * (`contact_group_id`), but some endpoints take camelCase bodies (`groupName`).
+   */
+  fieldCase?: 'snake' | 'camel';
   /** Success status and the v1 shape it returns (none for 204). */
   status: number;
   response?: R;

@@ -2,8 +2,8 @@ import { Hono, type Context } from 'hono';
 import type { Authenticator } from '../services/auth.js';
 import { serviceContext, type ServiceEnv } from '../services/context.js';
 import type { BodyLimits } from '../config.js';
-import { NotFoundError, ValidationError } from '../services/errors.js';
-import { fieldErrorsOf } from '../services/validation.js';
+import { NON_FIELD, NotFoundError, ValidationError, type FieldErrors } from '../services/errors.js';
+import { fieldErrorsOf, findNullCharacter, NULL_CHARACTER_MESSAGE } from '../services/validation.js';
 import { JsonParseError, readBody } from './body.js';
 import { errorResponse, json } from './errors.js';
 import { docsAssetsPath, docsPage, serveDocsAsset } from './docs.js';
@@ -80,18 +80,37 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     const user = await deps.authenticator.authenticate(c.req.header('authorization'));
     const ctx = serviceContext(deps.env, user);
 
-    const params = route.params ? route.params.parse(rawParams) : {};
-    const query = route.query ? parseOrThrow(route.query, firstValues(c.req.queries())) : {};
     const limit = route.largeBody ? deps.limits.maxImportBodyBytes : deps.limits.maxBodyBytes;
-    const body = route.body ? parseOrThrow(route.body, await readBody(c.req.raw, limit)) : {};
+    const rawQuery = firstValues(c.req.queries());
+    const rawBody = route.body ? await readBody(c.req.raw, limit) : {};
+    const nul = findNullCharacter({ ...rawQuery, ...(rawBody as object) });
+    if (nul !== null) throw ValidationError.field(nul || NON_FIELD, NULL_CHARACTER_MESSAGE);
+
+    const params = route.params ? route.params.parse(rawParams) : {};
+    const query = route.query ? parseOrThrow(route.query, rawQuery) : {};
+    const body = route.body ? parseOrThrow(route.body, rawBody) : {};
 
     const result = await route.handler({ params, query, body }, ctx);
     if (route.status === 204 || result === undefined) return new Response(null, { status: route.status });
     return json(route.status, result);
   } catch (error) {
     if (error instanceof JsonParseError) return json(400, { detail: error.message });
+    if (error instanceof ValidationError && route.fieldCase !== 'camel') {
+      return errorResponse(new ValidationError(snakeCaseFields(error.fieldErrors)), deps.env.log);
+    }
     return errorResponse(error, deps.env.log);
   }
+}
+
+/** `contactGroupId.x` -> `contact_group_id.x`: the service names fields in camelCase. */
+function snakeCaseFields(errors: FieldErrors): FieldErrors {
+  const out: FieldErrors = {};
+  for (const [path, messages] of Object.entries(errors)) {
+    const [head, ...rest] = path.split('.');
+    const key = [head!.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), ...rest].join('.');
+    (out[key] ??= []).push(...messages);
+  }
+  return out;
 }
 
 function parseOrThrow(schema: NonNullable<RouteDefinition['body']>, input: unknown): unknown {

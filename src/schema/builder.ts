@@ -17,6 +17,7 @@ export const builder = new SchemaBuilder<{
     UUID: { Input: string; Output: string };
     DateTime: { Input: Date; Output: Date | string };
     JSON: { Input: unknown; Output: unknown };
+    File: { Input: File; Output: never };
   };
 }>({
   plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin],
@@ -43,6 +44,12 @@ export const builder = new SchemaBuilder<{
 builder.addScalarType('UUID', UUIDResolver);
 builder.addScalarType('DateTime', DateTimeResolver);
 builder.addScalarType('JSON', JSONResolver);
+builder.scalarType('File', {
+  description: 'A file sent with a GraphQL multipart request (graphql-multipart-request-spec).',
+  serialize: () => {
+    throw new Error('File is an input-only scalar');
+  },
+});
 
 builder.queryType({});
 builder.mutationType({});

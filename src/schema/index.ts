@@ -4,6 +4,7 @@ import { builder } from './builder.js';
 import './types/agent-templates.js';
 import './types/agents.js';
 import './types/campaigns.js';
+import './types/contacts.js';
 import './types/phone-numbers.js';
 
 let built: GraphQLSchema | undefined;

@@ -98,6 +98,32 @@ export const int64 = z
     return big;
   });
 
+export const NULL_CHARACTER_MESSAGE = 'Null characters are not allowed.';
+
+/**
+ * The path of the first string (or key) holding a NUL character, which PostgreSQL cannot store, or
+ * null. Both surfaces refuse such input up front, as DRF does.
+ */
+export function findNullCharacter(value: unknown, path = ''): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i += 1) {
+      const found = findNullCharacter(value[i], path ? `${path}.${i}` : String(i));
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (value && typeof value === 'object' && !(value instanceof Blob)) {
+    for (const [key, inner] of Object.entries(value)) {
+      const here = path ? `${path}.${key}` : key;
+      if (key.includes('\u0000')) return here;
+      const found = findNullCharacter(inner, here);
+      if (found !== null) return found;
+    }
+  }
+  return null;
+}
+
 /** Any RFC 4122-shaped id; PostgreSQL's uuid type accepts every version, so we do too. */
 export const uuid = z.guid();
 

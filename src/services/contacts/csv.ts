@@ -32,5 +32,5 @@ export function parseCsv(text: string, maxRows: number): ParsedTable {
 
 /** Spreadsheets, images and other binaries carry NUL bytes or a zip signature; text files do not. */
 function looksBinary(text: string): boolean {
-  return text.startsWith('PK\u0003\u0004') || text.slice(0, 8192).includes('\u0000') || text.slice(0, 8192).includes('\ufffd');
+  return text.startsWith('PK\u0003\u0004') || text.includes('\u0000') || text.slice(0, 8192).includes('\ufffd');
 }

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import * as contacts from '../../services/contacts/contacts.js';
+import * as groups from '../../services/contacts/groups.js';
+import { importContacts } from '../../services/contacts/import.js';
+import { ValidationError } from '../../services/errors.js';
+import { defineRoute } from '../route.js';
+import { id } from '../serializers/common.js';
+import { toV1Contact, toV1ImportResult, v1Contact, v1ContactInclude, v1ImportResult } from '../serializers/contacts.js';
+
+const byId = z.object({ id });
+
+/** Form bodies carry lists and objects as JSON text; JSON bodies carry them as they are. */
+const fromJsonText = <S extends z.ZodType>(schema: S) =>
+  z.preprocess((value, ctx) => {
+    if (typeof value !== 'string' || !/^\s*[[{]/.test(value)) return value;
+    try {
+      return JSON.parse(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'Value must be valid JSON.' });
+      return z.NEVER;
+    }
+  }, schema);
+
+/** A list field of a form: repeated fields, one field holding a JSON list, or one plain value. */
+const formList = z.union([fromJsonText(z.array(z.string())), z.string().transform((value) => [value])]);
+
+const importBody = z.object({
+  groupName: z.string().describe('Name of the contact group the import creates.'),
+  description: z.string().optional(),
+  csvData: fromJsonText(z.array(z.record(z.string(), z.unknown()))).optional().describe('Rows as objects keyed by column name.'),
+  selectedHeaders: formList.optional().describe('Columns to keep; all when absent.'),
+  defaultCountry: z.string().optional().describe('ISO country for numbers without a country code (default US).'),
+  file: z
+    .instanceof(File)
+    .optional()
+    .meta({ type: 'string', format: 'binary', description: 'A CSV file (multipart/form-data), instead of csvData.' }),
+});
+
+const patchBody = z.object({
+  phone_number: z.string().max(32),
+  data: fromJsonText(z.record(z.string(), z.unknown())).optional(),
+  contact_group_id: id.nullish(),
+});
+
+export const contactRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/contacts/import/',
+    operationId: 'importContacts',
+    summary: 'Import contacts into a new contact group (rows as JSON, or a CSV file)',
+    tag: 'Contacts',
+    body: importBody,
+    largeBody: true,
+    fieldCase: 'camel',
+    status: 201,
+    response: v1ImportResult,
+    handler: async ({ body }, ctx) => {
+      const { file, ...rest } = body;
+      if (file && file.size === 0) throw ValidationError.field('file', 'The submitted file is empty.');
+      const csvText = file ? await file.text() : undefined;
+      return toV1ImportResult(await importContacts(ctx, { ...rest, csvText }));
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/contacts/contacts/{id}/',
+    operationId: 'getContact',
+    summary: 'Get a contact',
+    tag: 'Contacts',
+    params: byId,
+    status: 200,
+    response: v1Contact,
+    handler: async ({ params }, ctx) => toV1Contact(await contacts.getContact(ctx, params.id, { include: v1ContactInclude })),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/contacts/contacts/{id}/',
+    operationId: 'deleteContact',
+    summary: 'Delete a contact',
+    tag: 'Contacts',
+    params: byId,
+    status: 204,
+    handler: async ({ params }, ctx) => contacts.deleteContact(ctx, params.id),
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/contacts/groups/{id}/',
+    operationId: 'upsertContactInGroup',
+    summary: 'Create or update one contact of the group by phone number, or move it to another group',
+    tag: 'Contacts',
+    params: byId,
+    body: patchBody,
+    status: 200,
+    response: v1Contact,
+    handler: async ({ params, body }, ctx) =>
+      toV1Contact(
+        await contacts.upsertContactInGroup(
+          ctx,
+          params.id,
+          { phoneNumber: body.phone_number, data: body.data, contactGroupId: body.contact_group_id },
+          { include: v1ContactInclude },
+        ),
+      ),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/contacts/groups/{id}/',
+    operationId: 'deleteContactGroup',
+    summary: 'Delete a contact group and its contacts',
+    tag: 'Contacts',
+    params: byId,
+    status: 204,
+    errors: { 409: 'A campaign that may still dial uses the group.' },
+    handler: async ({ params }, ctx) => groups.deleteGroup(ctx, params.id),
+  }),
+];

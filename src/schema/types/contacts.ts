@@ -1,0 +1,228 @@
+import * as contacts from '../../services/contacts/contacts.js';
+import * as dnc from '../../services/contacts/do-not-call.js';
+import { readData } from '../../services/contacts/fields.js';
+import * as groups from '../../services/contacts/groups.js';
+import { importContacts } from '../../services/contacts/import.js';
+import { ValidationError } from '../../services/errors.js';
+import { builder } from '../builder.js';
+import { withoutNulls } from '../inputs.js';
+
+export const ContactStatus = builder.enumType('ContactStatus', { values: ['active', 'invalid', 'do_not_call'] as const });
+
+export const ContactGroup = builder.prismaObject('ContactGroup', {
+  description: 'Contacts imported together; a campaign calls one group.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    name: t.exposeString('name'),
+    description: t.exposeString('description'),
+    total: t.exposeInt('total', { description: 'Number of contacts in the group, whatever their status.' }),
+    csvHeaders: t.stringList({ description: 'Columns of the import, in file order.', resolve: (g) => g.csvHeaders as string[] }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    contacts: t.relatedConnection('contacts', {
+      cursor: 'id',
+      totalCount: true,
+      args: {
+        status: t.arg({ type: ContactStatus }),
+        search: t.arg.string({ description: 'Part of the name (any case) or of the number.' }),
+      },
+      query: (args) => ({
+        where: contacts.contactFilterWhere(args),
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      }),
+    }),
+  }),
+});
+
+const ContactPhoneNumber = builder.objectRef<{ number: string; label: string }>('ContactPhoneNumber').implement({
+  fields: (t) => ({ number: t.exposeString('number'), label: t.exposeString('label') }),
+});
+
+export const Contact = builder.prismaObject('Contact', {
+  description: "One person to call: the imported row's standard fields, custom fields and a normalized number.",
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    group: t.relation('group'),
+    phoneNumber: t.exposeString('phoneNumber', { nullable: true, description: 'E.164 when valid, else as given.' }),
+    status: t.expose('status', { type: ContactStatus }),
+    name: t.exposeString('name'),
+    firstName: t.string({ nullable: true, resolve: (c) => readData(c.data).first_name ?? null }),
+    lastName: t.string({ nullable: true, resolve: (c) => readData(c.data).last_name ?? null }),
+    email: t.string({ nullable: true, resolve: (c) => readData(c.data).email ?? null }),
+    address: t.string({ nullable: true, resolve: (c) => readData(c.data).address ?? null }),
+    phoneNumbers: t.field({ type: [ContactPhoneNumber], resolve: (c) => readData(c.data).phone_numbers ?? [] }),
+    customFields: t.field({ type: 'JSON', resolve: (c) => readData(c.data).custom_fields }),
+    timezone: t.exposeString('timezone', { nullable: true }),
+    data: t.expose('data', { type: 'JSON' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+export const DoNotCallEntry = builder.prismaObject('DoNotCallEntry', {
+  description: 'A number never to be called, in any group.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    phoneNumber: t.exposeString('phoneNumber'),
+    source: t.exposeString('source', { description: 'manual, contact (marked on a contact) or call (the callee asked).' }),
+    reason: t.exposeString('reason'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  contactGroups: t.prismaConnection({
+    type: 'ContactGroup',
+    cursor: 'id',
+    authScopes: { authenticated: true },
+    totalCount: (_parent, _args, ctx) => groups.countGroups(ctx.service),
+    resolve: (query, _root, _args, ctx) => groups.listGroups(ctx.service, query),
+  }),
+  contactGroup: t.prismaField({
+    type: 'ContactGroup',
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (query, _root, args, ctx) => groups.getGroup(ctx.service, args.id, query),
+  }),
+  contact: t.prismaField({
+    type: 'Contact',
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (query, _root, args, ctx) => contacts.getContact(ctx.service, args.id, query),
+  }),
+  doNotCallEntries: t.prismaConnection({
+    type: 'DoNotCallEntry',
+    cursor: 'id',
+    authScopes: { authenticated: true },
+    totalCount: (_parent, _args, ctx) => dnc.countDoNotCall(ctx.service),
+    resolve: (query, _root, _args, ctx) => dnc.listDoNotCall(ctx.service, query),
+  }),
+}));
+
+const ImportContactsInput = builder.inputType('ImportContactsInput', {
+  fields: (t) => ({
+    groupName: t.string({ required: true }),
+    description: t.string(),
+    rows: t.field({ type: ['JSON'], description: 'Rows as objects keyed by column name (or send `file`).' }),
+    file: t.field({ type: 'File', description: 'A CSV file (or send `rows`).' }),
+    selectedHeaders: t.stringList({ description: 'Columns to keep; all when absent.' }),
+    defaultCountry: t.string({ description: 'ISO country for numbers without a country code (default US).' }),
+  }),
+});
+
+const ImportContactsResult = builder
+  .objectRef<Awaited<ReturnType<typeof importContacts>>>('ImportContactsResult')
+  .implement({
+    fields: (t) => ({
+      success: t.exposeBoolean('success'),
+      groupId: t.expose('groupId', { type: 'UUID' }),
+      group: t.prismaField({
+        type: 'ContactGroup',
+        resolve: (query, result, _args, ctx) => groups.getGroup(ctx.service, result.groupId, query),
+      }),
+      totalImported: t.exposeInt('totalImported'),
+      totalInvalid: t.exposeInt('totalInvalid'),
+      totalDuplicates: t.exposeInt('totalDuplicates'),
+      totalDoNotCall: t.exposeInt('totalDoNotCall'),
+    }),
+  });
+
+const UpdateContactGroupInput = builder.inputType('UpdateContactGroupInput', {
+  fields: (t) => ({ name: t.string(), description: t.string() }),
+});
+
+const UpsertContactInput = builder.inputType('UpsertContactInput', {
+  fields: (t) => ({
+    phoneNumber: t.string({ required: true, description: 'Finds the contact in the group; creates it when absent.' }),
+    data: t.field({ type: 'JSON', description: 'Fields to merge into the contact (standard or custom).' }),
+    moveToGroupId: t.field({ type: 'UUID', description: "Another of the user's groups to move the contact to." }),
+  }),
+});
+
+const UpdateContactInput = builder.inputType('UpdateContactInput', {
+  fields: (t) => ({
+    data: t.field({ type: 'JSON', description: 'Fields to merge into the contact (standard or custom).' }),
+    status: t.field({ type: ContactStatus, description: 'do_not_call puts the number on the do-not-call list.' }),
+  }),
+});
+
+const AddDoNotCallInput = builder.inputType('AddDoNotCallInput', {
+  fields: (t) => ({ phoneNumber: t.string({ required: true }), reason: t.string() }),
+});
+
+const Deleted = builder.objectRef<{ id: string }>('Deleted').implement({
+  fields: (t) => ({ id: t.expose('id', { type: 'UUID' }) }),
+});
+
+builder.mutationFields((t) => ({
+  importContacts: t.field({
+    type: ImportContactsResult,
+    description: 'Creates a contact group from rows or a CSV file; nothing is written unless all of it is.',
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: ImportContactsInput, required: true }) },
+    resolve: async (_root, args, ctx) => {
+      const { file, rows, ...rest } = withoutNulls(args.input);
+      if (file && file.size === 0) throw ValidationError.field('file', 'The submitted file is empty.');
+      return importContacts(ctx.service, { ...rest, csvData: rows, csvText: file ? await file.text() : undefined });
+    },
+  }),
+  updateContactGroup: t.prismaField({
+    type: 'ContactGroup',
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }), input: t.arg({ type: UpdateContactGroupInput, required: true }) },
+    resolve: (query, _root, args, ctx) => groups.updateGroup(ctx.service, args.id, withoutNulls(args.input), query),
+  }),
+  deleteContactGroup: t.field({
+    type: Deleted,
+    description: 'Deletes the group and its contacts; refused (CONFLICT) while a campaign that may still dial uses it.',
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: async (_root, args, ctx) => {
+      await groups.deleteGroup(ctx.service, args.id);
+      return { id: args.id };
+    },
+  }),
+  upsertContact: t.prismaField({
+    type: 'Contact',
+    authScopes: { authenticated: true },
+    args: { groupId: t.arg({ type: 'UUID', required: true }), input: t.arg({ type: UpsertContactInput, required: true }) },
+    resolve: (query, _root, args, ctx) => {
+      const { moveToGroupId, ...rest } = withoutNulls(args.input);
+      return contacts.upsertContactInGroup(ctx.service, args.groupId, { ...rest, contactGroupId: moveToGroupId }, query);
+    },
+  }),
+  updateContact: t.prismaField({
+    type: 'Contact',
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }), input: t.arg({ type: UpdateContactInput, required: true }) },
+    resolve: (query, _root, args, ctx) => contacts.updateContact(ctx.service, args.id, withoutNulls(args.input), query),
+  }),
+  deleteContact: t.field({
+    type: Deleted,
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: async (_root, args, ctx) => {
+      await contacts.deleteContact(ctx.service, args.id);
+      return { id: args.id };
+    },
+  }),
+  addDoNotCall: t.prismaField({
+    type: 'DoNotCallEntry',
+    description: "Puts a number on the do-not-call list; its contacts become do_not_call in every group.",
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: AddDoNotCallInput, required: true }) },
+    resolve: (query, _root, args, ctx) =>
+      dnc.addDoNotCall(ctx.service, withoutNulls(args.input)).then((entry) =>
+        ctx.prisma.doNotCallEntry.findUniqueOrThrow({ ...query, where: { id: entry.id } }),
+      ),
+  }),
+  removeDoNotCall: t.field({
+    type: DoNotCallEntry,
+    description: 'Takes a number off the do-not-call list; its contacts become callable again.',
+    authScopes: { authenticated: true },
+    args: { phoneNumber: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => dnc.removeDoNotCall(ctx.service, { phoneNumber: args.phoneNumber }),
+  }),
+}));

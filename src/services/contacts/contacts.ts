@@ -1,0 +1,214 @@
+import { z } from 'zod';
+import type { ContactStatus, Prisma } from '../../generated/prisma/client.js';
+import type { ServiceContext } from '../context.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+import { toE164 } from '../phone.js';
+import { jsonObject, parseInput, uuid, type RawInput } from '../validation.js';
+import { isOnDoNotCallList, putOnList, takeOffList } from './do-not-call.js';
+import { canonicalData, displayName, isTimeZone, mergeData, planColumns, readData, type ContactData } from './fields.js';
+import { getGroup, refreshTotals } from './groups.js';
+
+export type ContactQuery = { include?: Prisma.ContactInclude; select?: Prisma.ContactSelect };
+
+export interface ContactFilter {
+  status?: ContactStatus | null | undefined;
+  /** Matches the name (any case) or the digits of the number. */
+  search?: string | null | undefined;
+}
+
+function contactWhere(ctx: ServiceContext, groupId: string, filter: ContactFilter): Prisma.ContactWhereInput {
+  return { userId: ctx.user.id, groupId, ...contactFilterWhere(filter) };
+}
+
+/** The filter alone, for reads that reach contacts through a group the caller already owns. */
+export function contactFilterWhere(filter: ContactFilter): Prisma.ContactWhereInput {
+  const search = filter.search?.trim();
+  const digits = search?.replace(/\D/g, '');
+  return {
+    ...(filter.status ? { status: filter.status } : {}),
+    ...(search
+      ? {
+          OR: [
+            { name: { contains: search, mode: 'insensitive' as const } },
+            ...(digits ? [{ phoneNumber: { contains: digits } }] : []),
+          ],
+        }
+      : {}),
+  };
+}
+
+/** A group's contacts in the order they were added. */
+export function listContacts<Q extends ContactQuery & Pick<Prisma.ContactFindManyArgs, 'take' | 'skip' | 'cursor'> = {}>(
+  ctx: ServiceContext,
+  groupId: string,
+  filter: ContactFilter,
+  query: Q = {} as Q,
+): Promise<Prisma.ContactGetPayload<Q>[]> {
+  return ctx.db.contact.findMany({
+    ...query,
+    where: contactWhere(ctx, groupId, filter),
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  }) as Promise<Prisma.ContactGetPayload<Q>[]>;
+}
+
+export function countContacts(ctx: ServiceContext, groupId: string, filter: ContactFilter): Promise<number> {
+  return ctx.db.contact.count({ where: contactWhere(ctx, groupId, filter) });
+}
+
+export async function getContact<Q extends ContactQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q = {} as Q,
+): Promise<Prisma.ContactGetPayload<Q>> {
+  if (!uuid.safeParse(id).success) throw new NotFoundError('Contact');
+  const contact = await ctx.db.contact.findFirst({ ...query, where: { id, userId: ctx.user.id } });
+  if (!contact) throw new NotFoundError('Contact');
+  return contact as Prisma.ContactGetPayload<Q>;
+}
+
+export async function deleteContact(ctx: ServiceContext, id: string): Promise<void> {
+  const contact = await getContact(ctx, id, { select: { id: true, groupId: true } });
+  await ctx.db.$transaction(async (tx) => {
+    await tx.contact.delete({ where: { id: contact.id } });
+    await refreshTotals(tx, [contact.groupId]);
+  });
+}
+
+/** A `data` object as a client sends it: keys are matched to standard fields like file headers. */
+function dataFromObject(object: Record<string, unknown>, country: string): ContactData {
+  const row: Record<string, string> = {};
+  for (const [key, value] of Object.entries(object)) {
+    if (value !== null && typeof value === 'object') {
+      if (key === 'custom_fields') Object.assign(row, stringValues(value as Record<string, unknown>, 'data.custom_fields'));
+      else throw ValidationError.field(`data.${key}`, 'Expected a text, number or boolean value.');
+      continue;
+    }
+    row[key] = value === null || value === undefined ? '' : String(value);
+  }
+  return canonicalData(planColumns(Object.keys(row)), row, country);
+}
+
+function stringValues(object: Record<string, unknown>, path: string): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(object).map(([key, value]) => {
+      if (value !== null && typeof value === 'object') throw ValidationError.field(`${path}.${key}`, 'Expected a text, number or boolean value.');
+      return [key, value === null || value === undefined ? '' : String(value)];
+    }),
+  );
+}
+
+async function countryOf(ctx: ServiceContext): Promise<string> {
+  const user = await ctx.db.user.findUniqueOrThrow({ where: { id: ctx.user.id }, select: { defaultCountry: true } });
+  return user.defaultCountry;
+}
+
+const stored = (data: ContactData) => ({
+  data: data as unknown as Prisma.InputJsonObject,
+  name: displayName(data),
+  timezone: data.timezone && isTimeZone(data.timezone) ? data.timezone : null,
+});
+
+export const upsertInput = z.object({
+  phoneNumber: z.string().trim().min(1).max(32),
+  data: jsonObject.default({}),
+  /** Another of the user's groups to move the contact to. */
+  contactGroupId: uuid.nullish(),
+});
+
+/**
+ * v1 `PATCH /contacts/groups/{id}/`: the contact with this number in the group is created, or its data
+ * merged, and moved to `contactGroupId` when that names another group. A contact moved onto a number
+ * the target group already has is merged into that one. Both groups' totals are recounted.
+ */
+export async function upsertContactInGroup<Q extends ContactQuery = {}>(
+  ctx: ServiceContext,
+  groupId: string,
+  raw: RawInput<typeof upsertInput>,
+  query: Q = {} as Q,
+): Promise<Prisma.ContactGetPayload<Q>> {
+  await getGroup(ctx, groupId, { select: { id: true } });
+  const input = parseInput(upsertInput, raw);
+  const target = input.contactGroupId && input.contactGroupId !== groupId ? input.contactGroupId : groupId;
+  if (target !== groupId) {
+    await getGroup(ctx, target, { select: { id: true } }).catch((error) => {
+      if (error instanceof NotFoundError) throw ValidationError.field('contactGroupId', 'No contact group with this id.');
+      throw error;
+    });
+  }
+  const country = await countryOf(ctx);
+  const e164 = toE164(input.phoneNumber, country);
+  const key = e164 ?? input.phoneNumber.slice(0, 32);
+  const patch = { ...dataFromObject(input.data, country), phone_number: input.phoneNumber };
+
+  const id = await ctx.db.$transaction(async (tx) => {
+    const blocked = e164 ? await isOnDoNotCallList(tx, ctx.user.id, e164) : false;
+    const status: ContactStatus = !e164 ? 'invalid' : blocked ? 'do_not_call' : 'active';
+    const existing = await tx.contact.findUnique({ where: { groupId_phoneNumber: { groupId, phoneNumber: key } } });
+    const clash =
+      target !== groupId ? await tx.contact.findUnique({ where: { groupId_phoneNumber: { groupId: target, phoneNumber: key } } }) : null;
+
+    let resultId: string;
+    if (clash) {
+      const base = existing ? mergeData(readData(clash.data), readData(existing.data)) : readData(clash.data);
+      await tx.contact.update({ where: { id: clash.id }, data: { ...stored(mergeData(base, patch)), status } });
+      if (existing) await tx.contact.delete({ where: { id: existing.id } });
+      resultId = clash.id;
+    } else if (existing) {
+      await tx.contact.update({
+        where: { id: existing.id },
+        data: { ...stored(mergeData(readData(existing.data), patch)), status, groupId: target },
+      });
+      resultId = existing.id;
+    } else {
+      const created = await tx.contact.create({
+        data: { ...stored(patch), userId: ctx.user.id, groupId: target, phoneNumber: key, status },
+        select: { id: true },
+      });
+      resultId = created.id;
+    }
+    await refreshTotals(tx, [groupId, target]);
+    return resultId;
+  });
+  return getContact(ctx, id, query);
+}
+
+export const updateContactInput = z.object({
+  data: jsonObject.optional(),
+  status: z.enum(['active', 'invalid', 'do_not_call']).optional(),
+});
+
+/**
+ * Merges data into a contact and changes its status. `do_not_call` puts the number on the user's list
+ * (so it holds in every group); leaving it takes the number off the list again.
+ */
+export async function updateContact<Q extends ContactQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  raw: RawInput<typeof updateContactInput>,
+  query: Q = {} as Q,
+): Promise<Prisma.ContactGetPayload<Q>> {
+  const contact = await getContact(ctx, id);
+  const input = parseInput(updateContactInput, raw);
+  const country = await countryOf(ctx);
+  const e164 = contact.phoneNumber ? toE164(contact.phoneNumber, country) : null;
+  if (input.status && input.status !== 'invalid' && !e164) {
+    throw ValidationError.field('status', 'This contact has no valid phone number.');
+  }
+
+  await ctx.db.$transaction(async (tx) => {
+    if (input.data) {
+      // The number is changed through upsert, not through data.
+      const { phone_number: _ignored, ...patch } = dataFromObject(input.data, country);
+      const merged = mergeData(readData(contact.data), patch);
+      await tx.contact.update({ where: { id }, data: stored(merged) });
+    }
+    if (!input.status || input.status === contact.status) return;
+    if (input.status === 'do_not_call') {
+      await putOnList(tx, ctx.user.id, e164!, 'Marked on a contact', 'contact');
+    } else if (contact.status === 'do_not_call') {
+      await takeOffList(tx, ctx.user.id, e164!);
+    }
+    await tx.contact.update({ where: { id }, data: { status: input.status } });
+  });
+  return getContact(ctx, id, query);
+}
