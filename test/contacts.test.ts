@@ -336,3 +336,21 @@ describe('the do-not-call list', () => {
     expect(insertCampaign).toBeDefined();
   });
 });
+
+describe('a large import', () => {
+  it('merges a duplicate that arrives after its first row was already written', async () => {
+    const token = await app.token();
+    const rows: Record<string, string>[] = Array.from({ length: 6000 }, (_, i) => ({
+      Name: `Person ${i}`,
+      Phone: `+1415${String(2000000 + i)}`,
+    }));
+    rows.push({ Name: 'Person Zero again', Phone: '(415) 200-0000', Company: 'Late Co' });
+    const res = await app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'big', csvData: rows } });
+    expect(res.status).toBe(201);
+    expect(res.json).toMatchObject({ totalImported: 6000, totalDuplicates: 1 });
+    const first = await app.prisma.contact.findFirstOrThrow({ where: { groupId: res.json.groupId, phoneNumber: '+14152000000' } });
+    expect(first.name).toBe('Person 0');
+    expect(first.data).toMatchObject({ first_name: 'Person', last_name: '0', custom_fields: { Company: 'Late Co' } });
+    expect(await total(res.json.groupId)).toBe(6000);
+  });
+});

@@ -1,9 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { applyMigrations } from './schema-engine.js';
@@ -15,7 +14,7 @@ export interface Database {
   prisma: PrismaClient;
   /** Applies pending migrations; returns the names applied. */
   migrate(): Promise<string[]>;
-  /** Counts the SQL statements Prisma sends, for tests and benchmarks. */
+  /** The SQL statements Prisma sent, when opened with `countStatements` (tests); 0 otherwise. */
   statementCount(): number;
   close(): Promise<void>;
 }
@@ -25,18 +24,26 @@ export type DatabaseTarget =
   | { kind: 'pglite'; dataDir: string }
   | { kind: 'pglite'; instance: PGlite };
 
+export interface OpenOptions {
+  /** Counts statements through Prisma's query events, which copy every statement's parameters. */
+  countStatements?: boolean;
+}
+
 /** With a PostgreSQL URL, a real server through node-postgres; otherwise PGlite in a local folder. */
-export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+export async function openDatabase(target: DatabaseTarget, options: OpenOptions = {}): Promise<Database> {
   let factory: SqlMigrationAwareDriverAdapterFactory;
   let closeDriver: () => Promise<void> = async () => {};
   if (target.kind === 'postgres') {
     factory = new PrismaPg({ connectionString: target.url, max: 10 });
   } else if ('instance' in target) {
+    const { PrismaPGlite } = await import('pglite-prisma-adapter');
     const pglite = target.instance;
     await pglite.waitReady;
     factory = new PrismaPGlite(pglite);
     closeDriver = () => pglite.close();
   } else {
+    // Loaded only in embedded mode: PGlite costs some 50 MB of memory a server on PostgreSQL does not need.
+    const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter')]);
     const unlock = await lockDataDir(resolve(target.dataDir));
     // PGlite does not create the parent folders of its data directory.
     const dir = resolve(target.dataDir, 'pgdata');
@@ -50,11 +57,15 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     };
   }
 
-  const prisma = new PrismaClient({ adapter: factory, log: [{ emit: 'event', level: 'query' }] });
   let statements = 0;
-  prisma.$on('query', () => {
-    statements += 1;
-  });
+  const prisma = options.countStatements
+    ? new PrismaClient({ adapter: factory, log: [{ emit: 'event', level: 'query' }] })
+    : new PrismaClient({ adapter: factory });
+  if (options.countStatements) {
+    (prisma as PrismaClient<'query'>).$on('query', () => {
+      statements += 1;
+    });
+  }
 
   return {
     kind: target.kind,

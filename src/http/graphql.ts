@@ -1,6 +1,5 @@
 import { useDisableIntrospection } from '@envelop/disable-introspection';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../schema/context.js';
@@ -45,7 +44,9 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Recor
     graphqlEndpoint: '/graphql',
     landingPage: false,
     graphiql: deps.graphiql ? { title: 'Campaigns GraphQL' } : false,
-    renderGraphiQL,
+    // GraphiQL inlines all of its assets (no CDN); that page weighs some 80 MB in memory, so it is
+    // loaded on the first request for it rather than at start.
+    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     logging: false,
     maskedErrors: { maskError: maskGraphQLError(deps.env.log) },
     plugins: [

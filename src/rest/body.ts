@@ -30,7 +30,9 @@ export async function readBody(request: Request, maxBytes: number): Promise<unkn
   const text = new TextDecoder().decode(bytes);
   if (mediaType === 'application/json' || mediaType.endsWith('+json')) {
     try {
-      return parseLosslessJson(text, undefined, parseNumber);
+      // Only a run of 16+ digits can be an integer that JSON.parse would round; the common body
+      // takes the native parser, which is several times faster on large imports.
+      return /\d{16}/.test(text) ? parseLosslessJson(text, undefined, parseNumber) : JSON.parse(text);
     } catch (error) {
       throw new JsonParseError(`JSON parse error - ${(error as Error).message}`);
     }

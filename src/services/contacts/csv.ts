@@ -5,7 +5,8 @@ import Papa from 'papaparse';
 
 export interface ParsedTable {
   headers: string[];
-  rows: Record<string, string>[];
+  /** Values are strings from a file; numbers and booleans too when the rows came as JSON. */
+  rows: Record<string, unknown>[];
 }
 
 export class NotCsvError extends Error {}

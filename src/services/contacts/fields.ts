@@ -78,11 +78,12 @@ TIMEZONES.add('UTC');
 
 export const isTimeZone = (zone: string) => TIMEZONES.has(zone);
 
-/** Builds the canonical data of one row. Values are already strings; blanks are left out. */
-export function canonicalData(plan: ColumnPlan[], row: Record<string, string>, country: string): ContactData {
+/** Builds the canonical data of one row; blanks are left out. */
+export function canonicalData(plan: ColumnPlan[], row: Record<string, unknown>, country: string): ContactData {
   const data: ContactData = { custom_fields: {} };
   for (const { header, field } of plan) {
-    const value = (row[header] ?? '').trim();
+    const raw = row[header];
+    const value = raw === null || raw === undefined ? '' : String(raw).trim();
     if (!value) continue;
     switch (field) {
       case 'custom':

@@ -1,0 +1,24 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { benchImport } from './import.js';
+
+// `npm run bench`: every benchmark on PostgreSQL (BENCH_DATABASE_URL, default the local server), a table
+// on stdout and the figures as JSON in bench-results/. Pick some with `npm run bench -- import`.
+
+const all = { import: benchImport } as const;
+const wanted = process.argv.slice(2).filter((a) => a in all) as (keyof typeof all)[];
+const names = wanted.length ? wanted : (Object.keys(all) as (keyof typeof all)[]);
+
+const results: Record<string, unknown>[] = [];
+for (const name of names) {
+  console.log(`running ${name} ...`);
+  const result = await all[name]();
+  results.push(result);
+  console.table(result);
+}
+await mkdir('bench-results', { recursive: true });
+const file = `bench-results/${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+const report = { machine: { node: process.version, cpus: (await import('node:os')).cpus().length }, results };
+await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+await writeFile('bench-results/latest.json', `${JSON.stringify(report, null, 2)}\n`);
+console.log(`wrote ${file}`);
+process.exit(0);

@@ -1,0 +1,96 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import pg from 'pg';
+import { signToken } from '../src/services/auth.js';
+
+// What every benchmark needs: its own PostgreSQL database, the server started as production starts
+// it, a token, and the server's memory read from /proc.
+
+export const BENCH_SECRET = 'bench-secret-that-is-long-enough-for-hs256-0123456789';
+export const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const root = new URL('..', import.meta.url).pathname;
+
+export function databaseUrl(database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+export async function withDatabase<T>(run: (url: string) => Promise<T>): Promise<T> {
+  const name = `callflow_bench_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  try {
+    return await run(databaseUrl(name));
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+export interface Server {
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** `npm start` in production mode on the given database. */
+export function startServer(databaseUrlValue: string, extraEnv: Record<string, string> = {}): Promise<Server> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrlValue,
+      JWT_SECRET: BENCH_SECRET,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      ...extraEnv,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const url = output.match(/REST v1:\s+(http:\/\/\S+)\/api\/v1\//)?.[1];
+      if (url) {
+        child.stdout!.off('data', onData);
+        resolve({
+          url,
+          pid: child.pid!,
+          child,
+          stop: () =>
+            new Promise((done) => {
+              child.once('exit', () => done());
+              child.kill('SIGTERM');
+            }),
+        });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
+  });
+}
+
+export const tokenFor = (sub: string) => signToken(BENCH_SECRET, { sub, ttlSeconds: 3600 });
+
+/** Resident memory of a process in MB, and its peak since it started (VmHWM). */
+export async function memoryOf(pid: number): Promise<{ rssMb: number; peakMb: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(status.match(new RegExp(`${name}:\\s+(\\d+) kB`))?.[1] ?? 0);
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
