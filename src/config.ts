@@ -32,6 +32,8 @@ const envSchema = z
     SEED_DEMO: boolean.optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     MAX_BODY_BYTES: integer(1024, 1024 * 1024 * 1024).default(20 * 1024 * 1024),
+    CALL_RATE_CENTS_PER_MINUTE: integer(1, 100_000).default(10),
+    STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\S+$/, { error: 'must be a Stripe signing secret (whsec_...)' }).optional(),
   })
   .superRefine((env, ctx) => {
     if (env.JWT_SECRET && env.JWT_JWKS_URL) {
@@ -65,6 +67,12 @@ export interface Config {
   seedDemo: boolean;
   logLevel: Env['LOG_LEVEL'];
   maxBodyBytes: number;
+  billing: {
+    /** Price of a call minute; calls are billed per second, rounded up to a whole cent. */
+    callRateCentsPerMinute: number;
+    /** Signing secret of the Stripe webhook endpoint; without it /webhooks/stripe answers 503. */
+    stripeWebhookSecret: string | undefined;
+  };
 }
 
 export class ConfigError extends Error {
@@ -103,5 +111,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     seedDemo: env.SEED_DEMO ?? !production,
     logLevel: env.LOG_LEVEL,
     maxBodyBytes: env.MAX_BODY_BYTES,
+    billing: { callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE, stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET },
   };
 }
