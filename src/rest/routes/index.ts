@@ -1,5 +1,6 @@
 import type { RouteDefinition } from '../route.js';
 import { agentRoutes } from './agents.js';
+import { billingRoutes } from './billing.js';
 
 /** Every v1 endpoint, in the order the OpenAPI document lists them. */
-export const v1Routes: RouteDefinition[] = [...agentRoutes];
+export const v1Routes: RouteDefinition[] = [...agentRoutes, ...billingRoutes];
