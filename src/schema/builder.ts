@@ -6,6 +6,7 @@ import { DateTimeResolver, JSONResolver, UUIDResolver } from 'graphql-scalars';
 import type PrismaTypes from '../generated/pothos-types.js';
 import { getDatamodel } from '../generated/pothos-types.js';
 import { ForbiddenError } from '../services/errors.js';
+import { BigIntScalar } from './bigint.js';
 import type { GraphQLContext } from './context.js';
 
 export const builder = new SchemaBuilder<{
@@ -17,6 +18,8 @@ export const builder = new SchemaBuilder<{
     UUID: { Input: string; Output: string };
     DateTime: { Input: Date; Output: Date | string };
     JSON: { Input: unknown; Output: unknown };
+    /** Money in cents: 64-bit, sent as a JSON number (the ledger keeps amounts within 2^53 - 1). */
+    BigInt: { Input: bigint; Output: bigint };
   };
 }>({
   plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin],
@@ -43,6 +46,7 @@ export const builder = new SchemaBuilder<{
 builder.addScalarType('UUID', UUIDResolver);
 builder.addScalarType('DateTime', DateTimeResolver);
 builder.addScalarType('JSON', JSONResolver);
+builder.addScalarType('BigInt', BigIntScalar);
 
 builder.queryType({});
 builder.mutationType({});
