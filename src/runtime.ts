@@ -37,6 +37,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       log,
       maxBodyBytes: config.maxBodyBytes,
       graphql: config.graphql,
+      stripeWebhookSecret: config.billing.stripeWebhookSecret,
     });
 
     const server = await listen(app.fetch, config.host, config.port);

@@ -18,6 +18,7 @@ export interface TestAppOptions {
   maxBodyBytes?: number;
   introspection?: boolean;
   routes?: RouteDefinition[];
+  stripeWebhookSecret?: string;
 }
 
 export interface RequestOptions {
@@ -48,6 +49,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     graphql: { introspection: options.introspection ?? true, graphiql: true },
     ...(options.routes ? { routes: options.routes } : {}),
+    stripeWebhookSecret: options.stripeWebhookSecret,
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
