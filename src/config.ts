@@ -41,6 +41,8 @@ const envSchema = z
     MAX_BODY_BYTES: integer(1024, 1024 * 1024 * 1024).default(1024 * 1024),
     MAX_IMPORT_BODY_BYTES: integer(1024, 1024 * 1024 * 1024).default(64 * 1024 * 1024),
     IMPORT_MAX_ROWS: integer(1, 10_000_000).default(100_000),
+    CALL_RATE_CENTS_PER_MINUTE: integer(1, 100_000).default(10),
+    STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\S+$/, { error: 'must be a Stripe signing secret (whsec_...)' }).optional(),
   })
   .superRefine((env, ctx) => {
     if (env.JWT_SECRET && env.JWT_JWKS_URL) {
@@ -75,6 +77,8 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   limits: BodyLimits;
   settings: Settings;
+  /** Signing secret of the Stripe webhook endpoint; without it /webhooks/stripe answers 503. */
+  stripeWebhookSecret: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -113,6 +117,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     seedDemo: env.SEED_DEMO ?? !production,
     logLevel: env.LOG_LEVEL,
     limits: { maxBodyBytes: env.MAX_BODY_BYTES, maxImportBodyBytes: env.MAX_IMPORT_BODY_BYTES },
-    settings: { importMaxRows: env.IMPORT_MAX_ROWS },
+    settings: { importMaxRows: env.IMPORT_MAX_ROWS, callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE },
+    stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
   };
 }

@@ -35,6 +35,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       authenticator,
       limits: config.limits,
       graphql: config.graphql,
+      stripeWebhookSecret: config.stripeWebhookSecret,
     });
 
     const server = await listen(app.fetch, config.host, config.port);

@@ -62,6 +62,22 @@ describe('configuration', () => {
     ]);
   });
 
+  it('reads billing settings: a call rate of 10 cents a minute unless set, and a Stripe signing secret', () => {
+    expect(loadConfig({}).settings.callRateCentsPerMinute).toBe(10);
+    expect(loadConfig({}).stripeWebhookSecret).toBeUndefined();
+    const configured = loadConfig({ CALL_RATE_CENTS_PER_MINUTE: '15', STRIPE_WEBHOOK_SECRET: 'whsec_abc123' });
+    expect(configured.settings.callRateCentsPerMinute).toBe(15);
+    expect(configured.stripeWebhookSecret).toBe('whsec_abc123');
+    const found = problems({ CALL_RATE_CENTS_PER_MINUTE: '0', STRIPE_WEBHOOK_SECRET: 'sk_live_oops' });
+    expect(found).toEqual([
+      'CALL_RATE_CENTS_PER_MINUTE must be at least 1 (got "0")',
+      'STRIPE_WEBHOOK_SECRET must be a Stripe signing secret (whsec_...)',
+    ]);
+    expect(problems({ CALL_RATE_CENTS_PER_MINUTE: '2.5' })).toEqual([
+      'CALL_RATE_CENTS_PER_MINUTE must be a whole number from 1 to 100000 (got "2.5")',
+    ]);
+  });
+
   it('generates a development secret once and keeps it in the data folder', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'callflow-config-'));
     try {

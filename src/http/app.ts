@@ -7,6 +7,7 @@ import { createRestApp } from '../rest/router.js';
 import type { Authenticator } from '../services/auth.js';
 import type { ServiceEnv } from '../services/context.js';
 import { createGraphQLServer } from './graphql.js';
+import { stripeWebhook } from './stripe-webhook.js';
 
 export interface AppDeps {
   env: ServiceEnv;
@@ -15,9 +16,10 @@ export interface AppDeps {
   graphql: { introspection: boolean; graphiql: boolean };
   /** The v1 routes to serve; tests mount probe routes beside the real ones. */
   routes?: RouteDefinition[];
+  stripeWebhookSecret?: string | undefined;
 }
 
-/** One HTTP application: GraphQL at /graphql and v1 REST under /api/v1/. */
+/** One HTTP application: GraphQL at /graphql, v1 REST under /api/v1/, payment webhooks under /webhooks/. */
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono({ strict: true });
   const yoga = createGraphQLServer({ ...deps, ...deps.graphql });
@@ -32,6 +34,10 @@ export function createApp(deps: AppDeps): Hono {
     }),
   );
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw));
+  app.post(
+    '/webhooks/stripe',
+    stripeWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, secret: deps.stripeWebhookSecret }),
+  );
   app.route('/', createRestApp(deps));
   app.notFound(() => json(404, { detail: 'Not found.' }));
   app.onError((error) => {

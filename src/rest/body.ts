@@ -41,6 +41,12 @@ export async function readBody(request: Request, maxBytes: number): Promise<unkn
   throw new UnsupportedMediaTypeError(mediaType || 'none');
 }
 
+/** The body exactly as sent: webhook signatures are computed over these bytes. */
+export async function readRawBody(request: Request, maxBytes: number): Promise<Uint8Array> {
+  if (Number(request.headers.get('content-length') ?? '0') > maxBytes) throw new PayloadTooLargeError(maxBytes);
+  return request.body ? readLimited(request, maxBytes) : new Uint8Array();
+}
+
 /** A repeated key becomes a list; a single one stays a string (or File). */
 function formToObject(form: URLSearchParams | FormData): Record<string, unknown> {
   const out: Record<string, unknown> = {};

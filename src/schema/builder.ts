@@ -6,6 +6,7 @@ import { DateTimeResolver, JSONResolver, UUIDResolver } from 'graphql-scalars';
 import type PrismaTypes from '../generated/pothos-types.js';
 import { getDatamodel } from '../generated/pothos-types.js';
 import { ForbiddenError } from '../services/errors.js';
+import { BigIntScalar } from './bigint.js';
 import type { GraphQLContext } from './context.js';
 
 export const builder = new SchemaBuilder<{
@@ -18,6 +19,8 @@ export const builder = new SchemaBuilder<{
     DateTime: { Input: Date; Output: Date | string };
     JSON: { Input: unknown; Output: unknown };
     File: { Input: File; Output: never };
+    /** Money in cents: 64-bit, sent as a JSON number (the ledger keeps amounts within 2^53 - 1). */
+    BigInt: { Input: bigint; Output: bigint };
   };
 }>({
   plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin],
@@ -50,6 +53,7 @@ builder.scalarType('File', {
     throw new Error('File is an input-only scalar');
   },
 });
+builder.addScalarType('BigInt', BigIntScalar);
 
 builder.queryType({});
 builder.mutationType({});

@@ -3,6 +3,7 @@ import { assertRootFieldsDeclareAuthorization } from './authorization.js';
 import { builder } from './builder.js';
 import './types/agent-templates.js';
 import './types/agents.js';
+import './types/billing.js';
 import './types/campaigns.js';
 import './types/contacts.js';
 import './types/phone-numbers.js';

@@ -2,8 +2,11 @@
 export interface Settings {
   /** Most rows one contact import may carry. */
   importMaxRows: number;
+  /** Price of a call minute; calls are billed per second, rounded up to a whole cent. */
+  callRateCentsPerMinute: number;
 }
 
 export const defaultSettings: Settings = {
   importMaxRows: 100_000,
+  callRateCentsPerMinute: 10,
 };

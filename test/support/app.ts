@@ -21,6 +21,7 @@ export interface TestAppOptions {
   settings?: Partial<Settings>;
   introspection?: boolean;
   routes?: RouteDefinition[];
+  stripeWebhookSecret?: string;
 }
 
 export interface RequestOptions {
@@ -52,6 +53,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     },
     graphql: { introspection: options.introspection ?? true, graphiql: true },
     ...(options.routes ? { routes: options.routes } : {}),
+    stripeWebhookSecret: options.stripeWebhookSecret,
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));

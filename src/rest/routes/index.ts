@@ -1,6 +1,7 @@
 import type { RouteDefinition } from '../route.js';
 import { agentRoutes } from './agents.js';
+import { billingRoutes } from './billing.js';
 import { contactRoutes } from './contacts.js';
 
 /** Every v1 endpoint, in the order the OpenAPI document lists them. */
-export const v1Routes: RouteDefinition[] = [...contactRoutes, ...agentRoutes];
+export const v1Routes: RouteDefinition[] = [...contactRoutes, ...agentRoutes, ...billingRoutes];

@@ -1,0 +1,104 @@
+import { CreditTransactionKind as Kinds } from '../../generated/prisma/enums.js';
+import * as credits from '../../services/billing/credits.js';
+import { GRANT_KINDS, grantCredits } from '../../services/billing/grants.js';
+import { builder } from '../builder.js';
+import { withoutNulls } from '../inputs.js';
+
+export const CreditTransactionKind = builder.enumType(Kinds, { name: 'CreditTransactionKind' });
+export const CreditGrantKind = builder.enumType('CreditGrantKind', { values: GRANT_KINDS });
+
+export const CreditBalance = builder.objectRef<credits.CreditBalance>('CreditBalance').implement({
+  description: 'Credits in cents. Calls spend included credits first, then purchased ones.',
+  fields: (t) => ({
+    balanceCents: t.expose('balanceCents', { type: 'BigInt', description: 'Purchased credits.' }),
+    includedRemainingCents: t.expose('includedRemainingCents', { type: 'BigInt', description: 'Plan credits left.' }),
+    heldCents: t.expose('heldCents', { type: 'BigInt', description: 'Held for calls in flight.' }),
+    effectiveBalanceCents: t.expose('effectiveBalanceCents', {
+      type: 'BigInt',
+      description: 'What calls may still spend: both balances minus what is held (never below 0).',
+    }),
+  }),
+});
+
+export const Receipt = builder.objectRef<credits.Receipt>('Receipt').implement({
+  description: 'Payment documents of a top-up.',
+  fields: (t) => ({
+    url: t.exposeString('url', { description: 'The receipt when there is one, else the invoice.' }),
+    receiptUrl: t.exposeString('receiptUrl', { nullable: true }),
+    invoiceUrl: t.exposeString('invoiceUrl', { nullable: true }),
+  }),
+});
+
+export const CreditTransaction = builder.prismaObject('CreditTransaction', {
+  description: 'One entry of the append-only credit ledger.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    kind: t.expose('kind', { type: CreditTransactionKind }),
+    amountCents: t.expose('amountCents', { type: 'BigInt', description: 'Signed change to purchased plus included credits.' }),
+    balanceAfterCents: t.expose('balanceAfterCents', { type: 'BigInt', description: 'Purchased credits after this entry.' }),
+    includedAfterCents: t.expose('includedAfterCents', { type: 'BigInt', description: 'Included credits after this entry.' }),
+    description: t.exposeString('description'),
+    campaignId: t.expose('campaignId', { type: 'UUID', nullable: true }),
+    callAttemptId: t.expose('callAttemptId', { type: 'UUID', nullable: true }),
+    campaign: t.relation('campaign', { nullable: true }),
+    receipt: t.field({
+      type: Receipt,
+      nullable: true,
+      description: 'Null when the entry has neither a receipt nor an invoice.',
+      select: { receiptUrl: true, invoiceUrl: true },
+      resolve: (transaction) => credits.receiptOf(transaction),
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  creditBalance: t.field({
+    type: CreditBalance,
+    authScopes: { authenticated: true },
+    resolve: (_root, _args, ctx) => credits.getBalance(ctx.service),
+  }),
+  creditTransactions: t.prismaConnection({
+    type: 'CreditTransaction',
+    description: 'The caller’s credit ledger, newest first.',
+    cursor: 'id',
+    authScopes: { authenticated: true },
+    args: {
+      kinds: t.arg({ type: [CreditTransactionKind], description: 'Only entries of these kinds.' }),
+      from: t.arg({ type: 'DateTime', description: 'Only entries created at or after this time.' }),
+      to: t.arg({ type: 'DateTime', description: 'Only entries created before this time.' }),
+    },
+    totalCount: (_parent, args, ctx) => credits.countTransactions(ctx.service, args),
+    resolve: (query, _root, args, ctx) => credits.listTransactions(ctx.service, args, query),
+  }),
+  creditTransaction: t.prismaField({
+    type: 'CreditTransaction',
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (query, _root, args, ctx) => credits.getTransaction(ctx.service, args.id, query),
+  }),
+}));
+
+const GrantCreditsInput = builder.inputType('GrantCreditsInput', {
+  fields: (t) => ({
+    userId: t.field({ type: 'UUID', required: true }),
+    kind: t.field({ type: CreditGrantKind, required: true }),
+    amountCents: t.field({
+      type: 'BigInt',
+      required: true,
+      description: 'Positive; an adjustment may be negative, but not below the purchased balance.',
+    }),
+    description: t.string(),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  grantCredits: t.prismaField({
+    type: 'CreditTransaction',
+    description: 'Administrators: credit a user by hand (a top-up paid elsewhere, plan credits, a correction).',
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: GrantCreditsInput, required: true }) },
+    resolve: (query, _root, args, ctx) => grantCredits(ctx.service, withoutNulls(args.input), query),
+  }),
+}));

@@ -1,0 +1,81 @@
+import type { CreditTransaction, CreditTransactionKind, Prisma } from '../../generated/prisma/client.js';
+import type { ServiceContext } from '../context.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+import { uuid } from '../validation.js';
+import { effectiveCents, type Balances, type TransactionQuery } from './ledger.js';
+
+// What a customer reads of their credits: balances, the ledger, receipt links.
+
+export type CreditBalance = Balances & { effectiveBalanceCents: bigint };
+
+/** A user with no account yet has balances of 0; reading does not create one. */
+export async function getBalance(ctx: ServiceContext): Promise<CreditBalance> {
+  const account = (await ctx.db.creditAccount.findUnique({
+    where: { userId: ctx.user.id },
+    select: { balanceCents: true, includedRemainingCents: true, heldCents: true },
+  })) ?? { balanceCents: 0n, includedRemainingCents: 0n, heldCents: 0n };
+  return { ...account, effectiveBalanceCents: effectiveCents(account) };
+}
+
+export interface TransactionFilter {
+  kinds?: CreditTransactionKind[] | null | undefined;
+  /** Inclusive. */
+  from?: Date | null | undefined;
+  /** Exclusive. */
+  to?: Date | null | undefined;
+}
+
+function owned(ctx: ServiceContext, filter: TransactionFilter): Prisma.CreditTransactionWhereInput {
+  if (filter.from && filter.to && filter.from > filter.to) throw ValidationError.field('to', 'Must not be earlier than from.');
+  return {
+    userId: ctx.user.id,
+    ...(filter.kinds ? { kind: { in: filter.kinds } } : {}),
+    ...(filter.from || filter.to
+      ? { createdAt: { ...(filter.from ? { gte: filter.from } : {}), ...(filter.to ? { lt: filter.to } : {}) } }
+      : {}),
+  };
+}
+
+/** The caller's ledger, newest first; `query` carries paging and the relations a caller wants joined. */
+export function listTransactions<Q extends TransactionQuery & Pick<Prisma.CreditTransactionFindManyArgs, 'take' | 'skip' | 'cursor'> = {}>(
+  ctx: ServiceContext,
+  filter: TransactionFilter,
+  query: Q = {} as Q,
+): Promise<Prisma.CreditTransactionGetPayload<Q>[]> {
+  return ctx.db.creditTransaction.findMany({
+    ...query,
+    where: owned(ctx, filter),
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  }) as Promise<Prisma.CreditTransactionGetPayload<Q>[]>;
+}
+
+export function countTransactions(ctx: ServiceContext, filter: TransactionFilter): Promise<number> {
+  return ctx.db.creditTransaction.count({ where: owned(ctx, filter) });
+}
+
+export async function getTransaction<Q extends TransactionQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.CreditTransactionGetPayload<Q>> {
+  if (!uuid.safeParse(id).success) throw new NotFoundError('CreditTransaction');
+  const transaction = await ctx.db.creditTransaction.findFirst({ ...query, where: { id, userId: ctx.user.id } });
+  if (!transaction) throw new NotFoundError('CreditTransaction');
+  return transaction as Prisma.CreditTransactionGetPayload<Q>;
+}
+
+export interface Receipt {
+  /** The receipt when there is one, else the invoice. */
+  url: string;
+  receiptUrl: string | null;
+  invoiceUrl: string | null;
+}
+
+/** Null when the transaction has neither link (call charges, grants). */
+export function receiptOf(transaction: Pick<CreditTransaction, 'receiptUrl' | 'invoiceUrl'>): Receipt | null {
+  const url = transaction.receiptUrl ?? transaction.invoiceUrl;
+  return url ? { url, receiptUrl: transaction.receiptUrl, invoiceUrl: transaction.invoiceUrl } : null;
+}
+
+/** A transaction without links has no receipt: 404, as for another user's transaction. */
+export async function getReceipt(ctx: ServiceContext, id: string): Promise<Receipt> {
+  const receipt = receiptOf(await getTransaction(ctx, id, { select: { receiptUrl: true, invoiceUrl: true } }));
+  if (!receipt) throw new NotFoundError('Receipt');
+  return receipt;
+}
