@@ -42,12 +42,12 @@ export function createRestApp(deps: RestDeps): Hono {
   app.get(`${V1_PREFIX}/docs/`, (c) => c.html(docsPage(`${V1_PREFIX}/schema/`)));
   app.get(`${docsAssetsPath}:file`, (c) => serveDocsAsset(c.req.param('file')));
 
-  for (const route of routes) {
+  // Static paths first: `/campaigns/recordings/` must not be taken for `/campaigns/{id}/`.
+  for (const route of [...routes].sort((a, b) => paramCount(a.path) - paramCount(b.path))) {
     app.on(route.method, toHonoPath(route.path), (c) => handle(c, route, deps));
   }
 
-  // Any other method on a known path: 405 with the methods that path has. Static paths are registered
-  // first so that `/agents/templates/` is not taken for `/agents/{id}/`.
+  // Any other method on a known path: 405 with the methods that path has, static paths first again.
   const methodsByPath = new Map<string, string[]>();
   for (const route of routes) methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
   const byStaticness = [...methodsByPath.keys()].sort((a, b) => paramCount(a) - paramCount(b));
