@@ -7,7 +7,8 @@ import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates, seedDemo } from './db/seed.js';
 import { createApp } from './http/app.js';
 import { createAuthenticator, UserRegistry } from './services/auth.js';
-import { systemClock, type Clock } from './services/context.js';
+import { systemClock, type Clock, type ServiceEnv } from './services/context.js';
+import { idleDialer } from './services/dialer/control.js';
 
 export interface Runtime {
   url: string;
@@ -26,12 +27,13 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
     const applied = await db.migrate();
     if (applied.length) log.info({ migrations: applied }, 'applied migrations');
     await seedAgentTemplates(db.prisma);
-    const demoSeeded = config.seedDemo ? await seedDemo({ db: db.prisma, clock, log, settings: config.settings }) : false;
+    const env: ServiceEnv = { db: db.prisma, clock, log, settings: config.settings, dialer: idleDialer };
+    const demoSeeded = config.seedDemo ? await seedDemo(env) : false;
 
     const jwtSecret = await resolveJwtSecret(config);
     const authenticator = createAuthenticator({ ...config.jwt, secret: jwtSecret }, new UserRegistry(db.prisma));
     const app = createApp({
-      env: { db: db.prisma, clock, log, settings: config.settings },
+      env,
       authenticator,
       limits: config.limits,
       graphql: config.graphql,

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import type { DialerControl } from './dialer/control.js';
 import type { Settings } from './settings.js';
 
 export interface Principal {
@@ -20,6 +21,7 @@ export interface ServiceEnv {
   clock: Clock;
   log: Logger;
   settings: Settings;
+  dialer: DialerControl;
 }
 
 /** What every service call receives; it knows nothing of HTTP or GraphQL. */

@@ -8,6 +8,7 @@ import { createApp } from '../../src/http/app.js';
 import type { RouteDefinition } from '../../src/rest/route.js';
 import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from '../../src/services/auth.js';
 import { systemClock, type Clock } from '../../src/services/context.js';
+import { idleDialer, type DialerControl } from '../../src/services/dialer/control.js';
 import { defaultSettings, type Settings } from '../../src/services/settings.js';
 import { openTestDatabase } from './database.js';
 
@@ -19,6 +20,7 @@ export interface TestAppOptions {
   maxBodyBytes?: number;
   maxImportBodyBytes?: number;
   settings?: Partial<Settings>;
+  dialer?: DialerControl;
   introspection?: boolean;
   routes?: RouteDefinition[];
   stripeWebhookSecret?: string;
@@ -45,7 +47,13 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const auth = options.auth ?? { secret: TEST_SECRET };
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const app = createApp({
-    env: { db: db.prisma, clock: options.clock ?? systemClock, log, settings: { ...defaultSettings, ...options.settings } },
+    env: {
+      db: db.prisma,
+      clock: options.clock ?? systemClock,
+      log,
+      settings: { ...defaultSettings, ...options.settings },
+      dialer: options.dialer ?? idleDialer,
+    },
     authenticator: createAuthenticator(auth, new UserRegistry(db.prisma)),
     limits: {
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,

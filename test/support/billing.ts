@@ -1,13 +1,20 @@
 import { pino } from 'pino';
 import type { LedgerContext } from '../../src/services/billing/ledger.js';
 import { systemClock } from '../../src/services/context.js';
+import { idleDialer } from '../../src/services/dialer/control.js';
 import { defaultSettings, type Settings } from '../../src/services/settings.js';
 import type { TestApp } from './app.js';
 import { templateId } from './fixtures.js';
 
 /** What the dialer passes to the billing service: the database, a clock and a log, no user. */
 export function ledgerContext(app: TestApp, settings: Partial<Settings> = {}): LedgerContext {
-  return { db: app.prisma, clock: systemClock, log: pino({ level: 'silent' }), settings: { ...defaultSettings, ...settings } };
+  return {
+    db: app.prisma,
+    clock: systemClock,
+    log: pino({ level: 'silent' }),
+    settings: { ...defaultSettings, ...settings },
+    dialer: idleDialer,
+  };
 }
 
 /**
