@@ -1,0 +1,21 @@
+import type { Prisma } from '../../generated/prisma/client.js';
+
+/**
+ * Enrolls the contacts of the campaign's group that are not enrolled yet: callable contacts wait as
+ * `pending`; invalid and do-not-call contacts are `done` at once with that as their outcome. Run it in
+ * the transaction that starts (or resumes) the campaign, so the dialer never sees a running campaign
+ * without its contacts. Contacts added to the group later join at the next start or resume.
+ */
+export async function enrollContacts(tx: Prisma.TransactionClient, campaignId: string): Promise<number> {
+  return tx.$executeRaw`
+    INSERT INTO campaign_contacts (id, campaign_id, contact_id, state, outcome, updated_at)
+    SELECT gen_random_uuid(), c.campaign_id, c.contact_id, c.state::"DialState", c.outcome, now()
+    FROM (
+      SELECT campaigns.id AS campaign_id, contacts.id AS contact_id,
+             CASE contacts.status WHEN 'active' THEN 'pending' ELSE 'done' END AS state,
+             CASE contacts.status WHEN 'active' THEN NULL ELSE contacts.status::text END AS outcome
+      FROM campaigns JOIN contacts ON contacts.contact_group_id = campaigns.contact_group_id
+      WHERE campaigns.id = ${campaignId}::uuid
+    ) AS c
+    ON CONFLICT (campaign_id, contact_id) DO NOTHING`;
+}
