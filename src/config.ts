@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { DialerRuntimeOptions } from './jobs/dialer.js';
+import { DEFAULT_DIALER_OPTIONS } from './services/dialer/engine.js';
 import type { Settings } from './services/settings.js';
 
 /** Largest request bodies: most endpoints, and contact imports, which carry whole files. */
@@ -42,6 +44,18 @@ const envSchema = z
     MAX_IMPORT_BODY_BYTES: integer(1024, 1024 * 1024 * 1024).default(64 * 1024 * 1024),
     IMPORT_MAX_ROWS: integer(1, 10_000_000).default(100_000),
     CALL_RATE_CENTS_PER_MINUTE: integer(1, 100_000).default(10),
+    DIALER: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+    TELEPHONY_PROVIDER: z.enum(['simulated'], { error: 'must be simulated (more providers arrive as adapters)' }).default('simulated'),
+    SIM_SEED: z.string().min(1).default('demo'),
+    SIM_TIME_SCALE: z
+      .string()
+      .regex(/^\d+(\.\d+)?$/, { error: 'must be a number from 0 (instant) to 1 (real time)' })
+      .transform(Number)
+      .pipe(z.number().max(1, { error: 'must be at most 1 (real time)' }))
+      .default(0.1),
+    DIALER_LEASE_SECONDS: integer(5, 86_400).default(300),
+    DIALER_HOLD_MINUTES: integer(1, 240).default(5),
+    DIALER_SWEEP_SECONDS: integer(1, 3_600).default(15),
     STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\S+$/, { error: 'must be a Stripe signing secret (whsec_...)' }).optional(),
   })
   .superRefine((env, ctx) => {
@@ -79,6 +93,9 @@ export interface Config {
   settings: Settings;
   /** Signing secret of the Stripe webhook endpoint; without it /webhooks/stripe answers 503. */
   stripeWebhookSecret: string | undefined;
+  /** Whether this process dials (npm start runs one dialer in process; npm run worker runs only that). */
+  runDialer: boolean;
+  dialer: DialerRuntimeOptions;
 }
 
 export class ConfigError extends Error {
@@ -119,5 +136,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     limits: { maxBodyBytes: env.MAX_BODY_BYTES, maxImportBodyBytes: env.MAX_IMPORT_BODY_BYTES },
     settings: { importMaxRows: env.IMPORT_MAX_ROWS, callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE },
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
+    runDialer: env.DIALER === 'on',
+    dialer: {
+      simulator: { seed: env.SIM_SEED, timeScale: env.SIM_TIME_SCALE },
+      dialer: { ...DEFAULT_DIALER_OPTIONS, leaseSeconds: env.DIALER_LEASE_SECONDS, holdMinutes: env.DIALER_HOLD_MINUTES },
+      sweepSeconds: env.DIALER_SWEEP_SECONDS,
+    },
   };
 }

@@ -6,6 +6,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates, seedDemo } from './db/seed.js';
 import { createApp } from './http/app.js';
+import { startDialer } from './jobs/dialer.js';
 import { createAuthenticator, UserRegistry } from './services/auth.js';
 import { systemClock, type Clock, type ServiceEnv } from './services/context.js';
 import { idleDialer } from './services/dialer/control.js';
@@ -29,6 +30,8 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
     await seedAgentTemplates(db.prisma);
     const env: ServiceEnv = { db: db.prisma, clock, log, settings: config.settings, dialer: idleDialer };
     const demoSeeded = config.seedDemo ? await seedDemo(env) : false;
+    const dialer = config.runDialer ? await startDialer(env, db, config.dialer) : undefined;
+    if (dialer) env.dialer = dialer.control;
 
     const jwtSecret = await resolveJwtSecret(config);
     const authenticator = createAuthenticator({ ...config.jwt, secret: jwtSecret }, new UserRegistry(db.prisma));
@@ -50,6 +53,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       demoSeeded,
       async close() {
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await dialer?.stop();
         await db.close();
       },
     };

@@ -12,6 +12,8 @@ export type Prisma = PrismaClient;
 export interface Database {
   kind: 'postgres' | 'pglite';
   prisma: PrismaClient;
+  /** Plain SQL beside Prisma, for the job engine: a connection string, or the embedded instance's own. */
+  jobEngineConnection: { connectionString: string } | { db: { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> } };
   /** Applies pending migrations; returns the names applied. */
   migrate(): Promise<string[]>;
   /** The SQL statements Prisma sent, when opened with `countStatements` (tests); 0 otherwise. */
@@ -33,14 +35,17 @@ export interface OpenOptions {
 export async function openDatabase(target: DatabaseTarget, options: OpenOptions = {}): Promise<Database> {
   let factory: SqlMigrationAwareDriverAdapterFactory;
   let closeDriver: () => Promise<void> = async () => {};
+  let jobEngineConnection: Database['jobEngineConnection'];
   if (target.kind === 'postgres') {
     factory = new PrismaPg({ connectionString: target.url, max: 10 });
+    jobEngineConnection = { connectionString: target.url };
   } else if ('instance' in target) {
     const { PrismaPGlite } = await import('pglite-prisma-adapter');
     const pglite = target.instance;
     await pglite.waitReady;
     factory = new PrismaPGlite(pglite);
     closeDriver = () => pglite.close();
+    jobEngineConnection = { db: { executeSql: pgliteExecutor(pglite) } };
   } else {
     // Loaded only in embedded mode: PGlite costs some 50 MB of memory a server on PostgreSQL does not need.
     const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter')]);
@@ -51,6 +56,7 @@ export async function openDatabase(target: DatabaseTarget, options: OpenOptions 
     const pglite = new PGlite(dir);
     await pglite.waitReady;
     factory = new PrismaPGlite(pglite);
+    jobEngineConnection = { db: { executeSql: pgliteExecutor(pglite) } };
     closeDriver = async () => {
       await pglite.close();
       await unlock();
@@ -70,11 +76,21 @@ export async function openDatabase(target: DatabaseTarget, options: OpenOptions 
   return {
     kind: target.kind,
     prisma,
+    jobEngineConnection,
     migrate: () => applyMigrations(factory),
     statementCount: () => statements,
     async close() {
       await prisma.$disconnect();
       await closeDriver();
     },
+  };
+}
+
+/** pg-boss on PGlite: parameterless scripts (its schema) hold several statements and need `exec`. */
+function pgliteExecutor(pglite: PGlite) {
+  return async (text: string, values?: unknown[]) => {
+    if (values && values.length) return { rows: (await pglite.query(text, values)).rows };
+    const results = await pglite.exec(text);
+    return { rows: results.at(-1)?.rows ?? [] };
   };
 }

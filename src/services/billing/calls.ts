@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { CreditHold, CreditTransaction, PrismaClient } from '../../generated/prisma/client.js';
+import type { CreditHold, CreditTransaction, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { parseInput, uuid } from '../validation.js';
-import { appendEntry, effectiveCents, ledgerTransaction, lockAccount, MAX_CREDIT_CENTS, type LedgerContext } from './ledger.js';
+import { effectiveCents, ledgerTransaction, lockAccount, MAX_CREDIT_CENTS, type Balances, type LedgerContext } from './ledger.js';
 
 // How the dialer pays for calls: hold an estimate when a call starts, settle the real cost when it ends,
 // release the hold when it fails. Each step is idempotent per call attempt, so a repeated provider
@@ -65,46 +65,138 @@ export type SettleCallInput = z.input<typeof settleCallInput>;
 export async function settleCall(ctx: LedgerContext, raw: SettleCallInput): Promise<CreditTransaction> {
   const input = parseInput(settleCallInput, raw);
   const hold = await findHold(ctx.db, input.callAttemptId);
-
-  return ledgerTransaction(ctx.db, async (tx) => {
+  await ledgerTransaction(ctx.db, async (tx) => {
     const account = await lockAccount(tx, hold.userId);
-    const current = await tx.creditHold.findUniqueOrThrow({ where: { id: hold.id } });
-    if (current.status === 'settled') {
-      return tx.creditTransaction.findFirstOrThrow({ where: { callAttemptId: input.callAttemptId, kind: 'call_charge' } });
-    }
-    const cost = callCostCents(input.durationSeconds, ctx.settings.callRateCentsPerMinute);
-    const fromIncluded = min(cost, account.includedRemainingCents);
-    const fromPurchased = min(cost - fromIncluded, account.balanceCents);
-    const unbilled = cost - fromIncluded - fromPurchased;
-    if (unbilled > 0n) ctx.log.warn({ callAttemptId: input.callAttemptId, unbilledCents: String(unbilled) }, 'call cost more than the credits left');
+    await settleCallsWithin(tx, ctx, account, hold.userId, [{ ...input, campaignId: hold.callAttempt.campaignId }]);
+  });
+  return ctx.db.creditTransaction.findFirstOrThrow({ where: { callAttemptId: input.callAttemptId, kind: 'call_charge' } });
+}
 
-    const now = ctx.clock.now();
-    await tx.creditHold.update({ where: { id: hold.id }, data: { status: 'settled', closedAt: now } });
-    return appendEntry(tx, account, {
-      userId: hold.userId,
+export interface Settlement {
+  callAttemptId: string;
+  campaignId: string;
+  durationSeconds: number;
+}
+
+/**
+ * The dialer's batch form of settleCall, inside a transaction that holds the user's account lock
+ * (`account` as lockAccount returned it): one ledger row per call, written together. Calls already
+ * settled are skipped. Returns the cost charged per call attempt.
+ */
+export async function settleCallsWithin(
+  tx: Prisma.TransactionClient,
+  ctx: LedgerContext,
+  account: Balances,
+  userId: string,
+  settlements: Settlement[],
+): Promise<Map<string, bigint>> {
+  const holds = await tx.creditHold.findMany({
+    where: { callAttemptId: { in: settlements.map((s) => s.callAttemptId) }, userId },
+    select: { id: true, callAttemptId: true, status: true, amountCents: true },
+  });
+  const holdOf = new Map(holds.map((h) => [h.callAttemptId, h]));
+  const now = ctx.clock.now();
+  const rate = ctx.settings.callRateCentsPerMinute;
+  let balance = account.balanceCents;
+  let included = account.includedRemainingCents;
+  let released = 0n;
+  const charged = new Map<string, bigint>();
+  const rows: Prisma.CreditTransactionCreateManyInput[] = [];
+  for (const s of settlements) {
+    const hold = holdOf.get(s.callAttemptId);
+    if (!hold || hold.status === 'settled' || charged.has(s.callAttemptId)) continue;
+    const cost = callCostCents(s.durationSeconds, rate);
+    const fromIncluded = min(cost, included);
+    const fromPurchased = min(cost - fromIncluded, balance);
+    const unbilled = cost - fromIncluded - fromPurchased;
+    if (unbilled > 0n) ctx.log.warn({ callAttemptId: s.callAttemptId, unbilledCents: String(unbilled) }, 'call cost more than the credits left');
+    included -= fromIncluded;
+    balance -= fromPurchased;
+    if (hold.status === 'held') released += hold.amountCents;
+    charged.set(s.callAttemptId, fromIncluded + fromPurchased);
+    rows.push({
+      userId,
       kind: 'call_charge',
-      purchasedCents: -fromPurchased,
-      includedCents: -fromIncluded,
-      heldCents: current.status === 'held' ? -current.amountCents : 0n,
-      description: describeCall(input.durationSeconds, ctx.settings.callRateCentsPerMinute, unbilled),
-      campaignId: hold.callAttempt.campaignId,
-      callAttemptId: input.callAttemptId,
+      amountCents: -(fromIncluded + fromPurchased),
+      balanceAfterCents: balance,
+      includedAfterCents: included,
+      description: describeCall(s.durationSeconds, rate, unbilled),
+      campaignId: s.campaignId,
+      callAttemptId: s.callAttemptId,
       createdAt: now,
     });
+  }
+  if (rows.length === 0) return charged;
+  await tx.creditHold.updateMany({
+    where: { callAttemptId: { in: [...charged.keys()] }, status: { not: 'settled' } },
+    data: { status: 'settled', closedAt: now },
   });
+  await tx.creditAccount.update({
+    where: { userId },
+    data: {
+      balanceCents: { decrement: account.balanceCents - balance },
+      includedRemainingCents: { decrement: account.includedRemainingCents - included },
+      heldCents: { decrement: released },
+    },
+  });
+  await tx.creditTransaction.createMany({ data: rows });
+  account.balanceCents = balance;
+  account.includedRemainingCents = included;
+  account.heldCents -= released;
+  return charged;
+}
+
+/**
+ * The dialer's batch form of holdForCall, inside a transaction that holds the user's account lock:
+ * reserves `estimateCents` for each call attempt. The caller has checked, under the same lock, that the
+ * effective balance covers them all.
+ */
+export async function holdCallsWithin(
+  tx: Prisma.TransactionClient,
+  ctx: LedgerContext,
+  account: Balances,
+  userId: string,
+  callAttemptIds: string[],
+  estimateCents: bigint,
+): Promise<void> {
+  if (callAttemptIds.length === 0) return;
+  const total = estimateCents * BigInt(callAttemptIds.length);
+  if (effectiveCents(account) < total) throw new ConflictError('Insufficient credits for these calls.', 'insufficient_credits');
+  const now = ctx.clock.now();
+  await tx.creditHold.createMany({
+    data: callAttemptIds.map((callAttemptId) => ({ userId, callAttemptId, amountCents: estimateCents, createdAt: now })),
+  });
+  await tx.creditAccount.update({ where: { userId }, data: { heldCents: { increment: total } } });
+  account.heldCents += total;
+}
+
+/** The dialer's batch form of releaseHold, inside a transaction that holds the user's account lock. */
+export async function releaseHoldsWithin(
+  tx: Prisma.TransactionClient,
+  ctx: LedgerContext,
+  account: Balances,
+  userId: string,
+  callAttemptIds: string[],
+): Promise<void> {
+  const held = await tx.creditHold.findMany({
+    where: { callAttemptId: { in: callAttemptIds }, userId, status: 'held' },
+    select: { id: true, amountCents: true },
+  });
+  if (held.length === 0) return;
+  const total = held.reduce((sum, h) => sum + h.amountCents, 0n);
+  await tx.creditHold.updateMany({ where: { id: { in: held.map((h) => h.id) } }, data: { status: 'released', closedAt: ctx.clock.now() } });
+  await tx.creditAccount.update({ where: { userId }, data: { heldCents: { decrement: total } } });
+  account.heldCents -= total;
 }
 
 /** Gives a failed call's hold back. Releasing twice, or after a settle, or with no hold, changes nothing. */
 export async function releaseHold(ctx: LedgerContext, callAttemptId: string): Promise<void> {
   const id = parseInput(uuid, callAttemptId);
-  const hold = await ctx.db.creditHold.findUnique({ where: { callAttemptId: id }, select: { id: true, userId: true } });
+  const hold = await ctx.db.creditHold.findUnique({ where: { callAttemptId: id }, select: { userId: true } });
   if (!hold) return;
   await ledgerTransaction(ctx.db, async (tx) => {
-    await lockAccount(tx, hold.userId);
-    const current = await tx.creditHold.findUniqueOrThrow({ where: { id: hold.id } });
-    if (current.status !== 'held') return;
-    await tx.creditHold.update({ where: { id: hold.id }, data: { status: 'released', closedAt: ctx.clock.now() } });
-    await tx.creditAccount.update({ where: { userId: hold.userId }, data: { heldCents: { decrement: current.amountCents } } });
+    const account = await lockAccount(tx, hold.userId);
+    await releaseHoldsWithin(tx, ctx, account, hold.userId, [id]);
   });
 }
 

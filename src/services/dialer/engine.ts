@@ -1,0 +1,449 @@
+import type { CallStatus, Prisma } from '../../generated/prisma/client.js';
+import { holdCallsWithin, releaseHoldsWithin, settleCallsWithin } from '../billing/calls.js';
+import { effectiveCents, lockAccount, type Balances } from '../billing/ledger.js';
+import { putOnList } from '../contacts/do-not-call.js';
+import { readData } from '../contacts/fields.js';
+import type { ServiceEnv } from '../context.js';
+import { uuidv7 } from '../ids.js';
+import { enrollContacts } from './enrollment.js';
+import { decide, policyOf } from './policy.js';
+import type { CallResult, PlaceCall, Telephony } from './telephony.js';
+import { isOpen, localDate, nextOpening, windowOf } from './window.js';
+
+// The dialer: claims contacts and places calls (tick), applies finished calls (report/flush), and
+// repairs what time breaks (sweep). Every rule that concurrency could break is decided inside a
+// transaction that holds the campaign's row lock, so any number of workers may run ticks at once.
+
+export interface DialerOptions {
+  /** How long a call may hold its slot without reporting back before it counts as failed. */
+  leaseSeconds: number;
+  /** Minutes of call time held from the balance for each call in flight. */
+  holdMinutes: number;
+  /** The circuit breaker looks at this many most recent finished calls of a campaign... */
+  breakerWindow: number;
+  /** ...and pauses it when at least this share of them failed. */
+  breakerThreshold: number;
+}
+
+export const DEFAULT_DIALER_OPTIONS: DialerOptions = { leaseSeconds: 300, holdMinutes: 5, breakerWindow: 20, breakerThreshold: 0.8 };
+
+/** Asks for a tick of the campaign now, or at `at`. */
+export type Wake = (campaignId: string, at?: Date) => void;
+
+const FINISHED: CallStatus[] = ['completed', 'no_answer', 'busy', 'failed', 'voicemail', 'canceled'];
+const UNFINISHED: CallStatus[] = ['queued', 'ringing', 'in_progress'];
+
+interface CampaignRow {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  status: string;
+  concurrent_calls: number;
+  timezone: string;
+  calling_hours: unknown;
+  active_days: unknown;
+  started_at: Date | null;
+}
+
+interface Candidate {
+  id: string;
+  contact_id: string;
+  attempts: number;
+  phone_number: string | null;
+  status: 'active' | 'invalid' | 'do_not_call';
+  timezone: string | null;
+  data: unknown;
+}
+
+export class Dialer {
+  private pending: CallResult[] = [];
+  private flushing: Promise<void> | null = null;
+
+  constructor(
+    private readonly env: ServiceEnv,
+    private readonly telephony: () => Telephony,
+    private readonly wake: Wake,
+    private readonly options: DialerOptions = DEFAULT_DIALER_OPTIONS,
+  ) {}
+
+  /**
+   * Claims as many due, callable contacts as the campaign has free slots (and the balance can pay
+   * for), and places their calls. Returns how many calls it placed.
+   */
+  async tick(campaignId: string): Promise<number> {
+    const now = this.env.clock.now();
+    const estimate = BigInt(this.options.holdMinutes * this.env.settings.callRateCentsPerMinute);
+    const claim = await this.env.db.$transaction(
+      async (tx) => {
+        const [campaign] = await tx.$queryRaw<CampaignRow[]>`
+          SELECT id, user_id, agent_id, status, concurrent_calls, timezone, calling_hours, active_days, started_at
+          FROM campaigns WHERE id = ${campaignId}::uuid FOR UPDATE`;
+        if (!campaign) return null;
+        if (campaign.status === 'scheduled' && campaign.started_at && campaign.started_at <= now) {
+          await tx.campaign.update({ where: { id: campaignId }, data: { status: 'running' } });
+          await enrollContacts(tx, campaignId);
+          campaign.status = 'running';
+        }
+        if (campaign.status !== 'running') return null;
+
+        const agent = await tx.agent.findUniqueOrThrow({
+          where: { id: campaign.agent_id },
+          select: { isActive: true, providerAgentId: true, primaryPhoneNumber: { select: { number: true } } },
+        });
+        if (!agent.isActive || !agent.primaryPhoneNumber) {
+          await pause(tx, campaignId, agent.isActive ? 'agent_has_no_phone_number' : 'agent_archived');
+          return null;
+        }
+        const [{ in_flight } = { in_flight: 0 }] = await tx.$queryRaw<{ in_flight: number }[]>`
+          SELECT count(*)::int AS in_flight FROM campaign_contacts WHERE campaign_id = ${campaignId}::uuid AND state = 'dialing'`;
+        const slots = campaign.concurrent_calls - in_flight;
+        if (slots <= 0) return { calls: [], more: false };
+        // Locks are always taken in the same order (campaign, account, then contacts) by every dialer
+        // transaction, so concurrent ticks and result batches queue instead of deadlocking.
+        const account = await lockAccount(tx, campaign.user_id);
+
+        // Locking the contact rows (skipping those another tick holds) and checking that no other
+        // campaign is dialing them makes "never two calls at once to one person" hold across campaigns.
+        const limit = slots * 3;
+        const candidates = await tx.$queryRaw<Candidate[]>`
+          SELECT cc.id, cc.contact_id, cc.attempts, c.phone_number, c.status::text AS status, c.timezone, c.data
+          FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
+          WHERE cc.campaign_id = ${campaignId}::uuid AND cc.state = 'pending'
+            AND (cc.next_attempt_at IS NULL OR cc.next_attempt_at <= ${now})
+            AND NOT EXISTS (SELECT 1 FROM campaign_contacts o WHERE o.contact_id = cc.contact_id AND o.state = 'dialing')
+          ORDER BY cc.next_attempt_at NULLS FIRST, cc.id
+          LIMIT ${limit}
+          FOR UPDATE OF cc, c SKIP LOCKED`;
+
+        const window = windowOf(campaign.calling_hours, campaign.active_days);
+        const uncallable: { id: string; outcome: string }[] = [];
+        const waiting: { id: string; next_attempt_at: Date }[] = [];
+        const ready: Candidate[] = [];
+        for (const candidate of candidates) {
+          // Checked again right before dialing: the contact may have changed since it was enrolled.
+          if (candidate.status !== 'active' || !candidate.phone_number) {
+            uncallable.push({ id: candidate.id, outcome: candidate.status === 'do_not_call' ? 'do_not_call' : 'invalid' });
+            continue;
+          }
+          const zone = candidate.timezone ?? campaign.timezone;
+          if (!isOpen(now, zone, window)) waiting.push({ id: candidate.id, next_attempt_at: nextOpening(now, zone, window) });
+          else if (ready.length < slots) ready.push(candidate);
+        }
+        if (uncallable.length) await finishContacts(tx, uncallable);
+        if (waiting.length) await deferContacts(tx, waiting);
+
+        const affordable = Number(effectiveCents(account) / estimate);
+        const chosen = ready.slice(0, Math.max(0, affordable));
+        if (chosen.length < ready.length && chosen.length === 0 && in_flight === 0) {
+          await pause(tx, campaignId, 'insufficient_credits');
+          return null;
+        }
+        if (chosen.length === 0) return { calls: [], more: false };
+
+        const leaseUntil = new Date(now.getTime() + this.options.leaseSeconds * 1000);
+        const from = agent.primaryPhoneNumber.number;
+        const calls = chosen.map((c) => ({
+          id: uuidv7(),
+          campaignContactId: c.id,
+          contactId: c.contact_id,
+          attemptNumber: c.attempts + 1,
+          to: c.phone_number!,
+          variables: variablesOf(c.data),
+        }));
+        await tx.$executeRaw`
+          INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, from_number, lease_expires_at, created_at, updated_at)
+          SELECT r.id, ${campaign.user_id}::uuid, ${campaignId}::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, ${from}, ${leaseUntil}, ${now}, ${now}
+          FROM jsonb_to_recordset(${JSON.stringify(calls.map((c) => ({ id: c.id, contact_id: c.contactId, attempt_number: c.attemptNumber, to_number: c.to })))}::jsonb)
+            AS r(id uuid, contact_id uuid, attempt_number int, to_number text)`;
+        await tx.$executeRaw`
+          UPDATE campaign_contacts SET state = 'dialing', attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, ${now}),
+            last_attempt_at = ${now}, lease_expires_at = ${leaseUntil}, updated_at = ${now}
+          WHERE id IN (SELECT (jsonb_array_elements_text(${JSON.stringify(calls.map((c) => c.campaignContactId))}::jsonb))::uuid)`;
+        await holdCallsWithin(tx, this.env, account, campaign.user_id, calls.map((c) => c.id), estimate);
+        return { calls, from, providerAgentId: agent.providerAgentId, more: candidates.length === limit || ready.length > chosen.length };
+      },
+      { maxWait: 15_000, timeout: 30_000 },
+    );
+    if (!claim) return 0;
+
+    await this.place(claim.calls.map((c) => ({ attemptId: c.id, attemptNumber: c.attemptNumber, from: claim.from!, to: c.to, providerAgentId: claim.providerAgentId ?? null, variables: c.variables })));
+    if (claim.more) this.wake(campaignId);
+    else if (claim.calls.length === 0) await this.wakeAtNextDue(campaignId);
+    return claim.calls.length;
+  }
+
+  private async place(calls: PlaceCall[]): Promise<void> {
+    if (calls.length === 0) return;
+    const telephony = this.telephony();
+    const placed: { id: string; provider_call_id: string }[] = [];
+    await Promise.all(
+      calls.map(async (call) => {
+        try {
+          const { providerCallId } = await telephony.placeCall(call);
+          placed.push({ id: call.attemptId, provider_call_id: providerCallId });
+        } catch (error) {
+          this.env.log.warn({ err: error, attemptId: call.attemptId }, 'the provider refused a call');
+          this.report({ attemptId: call.attemptId, status: 'failed', durationSeconds: 0, disconnectReason: 'provider_error' });
+        }
+      }),
+    );
+    if (placed.length) {
+      await this.env.db.$executeRaw`
+        UPDATE call_attempts SET provider_call_id = r.provider_call_id, status = 'ringing', started_at = now(), updated_at = now()
+        FROM jsonb_to_recordset(${JSON.stringify(placed)}::jsonb) AS r(id uuid, provider_call_id text)
+        WHERE call_attempts.id = r.id AND call_attempts.status = 'queued'`;
+    }
+  }
+
+  /** Takes a finished call from the telephony adapter; results are applied in batches. */
+  report(result: CallResult): void {
+    this.pending.push(result);
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    // A batch that fails to apply is logged and dropped: its calls' leases run out and the sweep
+    // counts them as failed, so no slot or hold is lost.
+    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.flush())
+      .catch((error: unknown) => this.env.log.error({ err: error }, 'applying call results failed'))
+      .finally(() => {
+        this.flushing = null;
+        if (this.pending.length) this.scheduleFlush();
+      });
+  }
+
+  /** Waits until every reported result has been applied. */
+  async settled(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  /** Applies the reported results: each attempt once, whatever repeats or races with a lease expiry. */
+  async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
+    const now = this.env.clock.now();
+    const touched = await this.env.db.$transaction(
+      async (tx) => {
+        const results = new Map(batch.map((r) => [r.attemptId, r]));
+        const owners = await tx.$queryRaw<{ user_id: string }[]>`
+          SELECT DISTINCT user_id FROM call_attempts
+          WHERE id IN (SELECT (jsonb_array_elements_text(${JSON.stringify([...results.keys()])}::jsonb))::uuid) ORDER BY user_id`;
+        const accounts = new Map<string, Balances>();
+        for (const { user_id } of owners) accounts.set(user_id, await lockAccount(tx, user_id));
+        const finished = await tx.$queryRaw<{ id: string; user_id: string; campaign_id: string; contact_id: string }[]>`
+          UPDATE call_attempts SET status = r.status::"CallStatus", duration_seconds = r.duration_seconds, summary = r.summary,
+            sentiment = coalesce(r.sentiment, 'unknown')::"Sentiment", disconnect_reason = r.disconnect_reason,
+            recording_url = r.recording_url, transcript = r.transcript, analysis = coalesce(r.analysis, '{}'::jsonb),
+            ended_at = ${now}, lease_expires_at = NULL, updated_at = ${now}
+          FROM jsonb_to_recordset(${JSON.stringify(
+            [...results.values()].map((r) => ({
+              id: r.attemptId,
+              status: r.status,
+              duration_seconds: r.durationSeconds,
+              summary: r.summary ?? null,
+              sentiment: r.sentiment ?? null,
+              disconnect_reason: r.disconnectReason ?? null,
+              recording_url: r.recordingUrl ?? null,
+              transcript: r.transcript ?? null,
+              analysis: r.analysis ?? null,
+            })),
+          )}::jsonb) AS r(id uuid, status text, duration_seconds int, summary text, sentiment text, disconnect_reason text,
+                          recording_url text, transcript text, analysis jsonb)
+          WHERE call_attempts.id = r.id AND call_attempts.status IN ('queued', 'ringing', 'in_progress')
+          RETURNING call_attempts.id, call_attempts.user_id, call_attempts.campaign_id, call_attempts.contact_id`;
+        if (finished.length === 0) return [];
+
+        const contexts = await tx.$queryRaw<
+          {
+            id: string; cc_id: string; attempts: number; first_attempt_at: Date; contact_timezone: string | null; phone_number: string;
+            contact_data: unknown; campaign_timezone: string; calling_hours: unknown; active_days: unknown; schedule_config: unknown;
+            max_retry_days: number; attempt_times: Date[];
+          }[]
+        >`
+          SELECT a.id, cc.id AS cc_id, cc.attempts, cc.first_attempt_at, c.timezone AS contact_timezone, c.phone_number, c.data AS contact_data,
+                 k.timezone AS campaign_timezone, k.calling_hours, k.active_days, k.schedule_config, k.max_retry_days,
+                 (SELECT array_agg(p.created_at) FROM call_attempts p WHERE p.campaign_id = a.campaign_id AND p.contact_id = a.contact_id) AS attempt_times
+          FROM call_attempts a
+          JOIN campaign_contacts cc ON cc.campaign_id = a.campaign_id AND cc.contact_id = a.contact_id
+          JOIN contacts c ON c.id = a.contact_id
+          JOIN campaigns k ON k.id = a.campaign_id
+          WHERE a.id IN (SELECT (jsonb_array_elements_text(${JSON.stringify(finished.map((f) => f.id))}::jsonb))::uuid)`;
+        const contextOf = new Map(contexts.map((c) => [c.id, c]));
+
+        const costs = new Map<string, bigint>();
+        for (const [userId, account] of accounts) {
+          const mine = finished.filter((f) => f.user_id === userId);
+          if (mine.length === 0) continue;
+          const talked = mine.filter((f) => results.get(f.id)!.durationSeconds > 0);
+          const charged = await settleCallsWithin(
+            tx,
+            this.env,
+            account,
+            userId,
+            talked.map((f) => ({ callAttemptId: f.id, campaignId: f.campaign_id, durationSeconds: results.get(f.id)!.durationSeconds })),
+          );
+          for (const [id, cost] of charged) costs.set(id, cost);
+          await releaseHoldsWithin(tx, this.env, account, userId, mine.filter((f) => !charged.has(f.id)).map((f) => f.id));
+        }
+        if (costs.size) {
+          await tx.$executeRaw`
+            UPDATE call_attempts SET cost_cents = r.cost FROM jsonb_to_recordset(${JSON.stringify(
+              [...costs].map(([id, cost]) => ({ id, cost: Number(cost) })),
+            )}::jsonb) AS r(id uuid, cost bigint) WHERE call_attempts.id = r.id`;
+        }
+
+        const updates: { id: string; state: string; outcome: string | null; next_attempt_at: Date | null; last_status: string }[] = [];
+        const appointments: Prisma.AppointmentCreateManyInput[] = [];
+        for (const f of finished) {
+          const result = results.get(f.id)!;
+          const ctx = contextOf.get(f.id)!;
+          const zone = ctx.contact_timezone ?? ctx.campaign_timezone;
+          if (result.doNotCall) {
+            await putOnList(tx, f.user_id, ctx.phone_number, 'Asked during a call', 'call');
+            updates.push({ id: ctx.cc_id, state: 'done', outcome: 'do_not_call', next_attempt_at: null, last_status: result.status });
+          } else {
+            const today = localDate(now, zone);
+            const decision = decide(
+              result.status,
+              {
+                attempts: ctx.attempts,
+                attemptsToday: ctx.attempt_times.filter((t) => localDate(new Date(t), zone) === today).length,
+                firstAttemptAt: new Date(ctx.first_attempt_at),
+              },
+              policyOf(ctx.schedule_config, ctx.max_retry_days),
+              now,
+              zone,
+              windowOf(ctx.calling_hours, ctx.active_days),
+            );
+            updates.push(
+              'retryAt' in decision
+                ? { id: ctx.cc_id, state: 'pending', outcome: null, next_attempt_at: decision.retryAt, last_status: result.status }
+                : { id: ctx.cc_id, state: 'done', outcome: decision.outcome, next_attempt_at: null, last_status: result.status },
+            );
+          }
+          if (result.appointment) {
+            appointments.push({
+              userId: f.user_id,
+              contactId: f.contact_id,
+              campaignId: f.campaign_id,
+              callAttemptId: f.id,
+              scheduledAt: result.appointment.scheduledAt,
+              timezone: zone,
+              contactSnapshot: snapshot(ctx.contact_data, ctx.phone_number),
+              appointmentData: { source_call_id: f.id, notes: result.appointment.notes },
+            });
+          }
+        }
+        await tx.$executeRaw`
+          UPDATE campaign_contacts SET state = r.state::"DialState", outcome = r.outcome, next_attempt_at = r.next_attempt_at,
+            last_status = r.last_status, lease_expires_at = NULL, updated_at = ${now}
+          FROM jsonb_to_recordset(${JSON.stringify(updates)}::jsonb)
+            AS r(id uuid, state text, outcome text, next_attempt_at timestamptz, last_status text)
+          WHERE campaign_contacts.id = r.id`;
+        if (appointments.length) await tx.appointment.createMany({ data: appointments });
+        return [...new Set(finished.map((f) => f.campaign_id))];
+      },
+      { maxWait: 15_000, timeout: 30_000 },
+    );
+    for (const campaignId of touched) {
+      await this.afterResults(campaignId);
+      this.wake(campaignId);
+    }
+  }
+
+  /** Completes a campaign with nothing left to do, or trips its circuit breaker. */
+  private async afterResults(campaignId: string): Promise<void> {
+    const now = this.env.clock.now();
+    await this.env.db.$transaction(async (tx) => {
+      const [campaign] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM campaigns WHERE id = ${campaignId}::uuid FOR UPDATE`;
+      if (campaign?.status !== 'running') return;
+      const [{ open } = { open: 0 }] = await tx.$queryRaw<{ open: number }[]>`
+        SELECT count(*)::int AS open FROM campaign_contacts WHERE campaign_id = ${campaignId}::uuid AND state <> 'done'`;
+      if (open === 0) {
+        await tx.campaign.update({ where: { id: campaignId }, data: { status: 'completed', completedAt: now, pausedReason: null } });
+        return;
+      }
+      const recent = await tx.callAttempt.findMany({
+        where: { campaignId, status: { in: FINISHED } },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        take: this.options.breakerWindow,
+        select: { status: true },
+      });
+      const failed = recent.filter((a) => a.status === 'failed').length;
+      if (recent.length >= this.options.breakerWindow && failed >= this.options.breakerThreshold * recent.length) {
+        await pause(tx, campaignId, 'high_failure_rate');
+      }
+    });
+  }
+
+  /** Schedules the campaign's next tick for its earliest waiting contact, if any. */
+  private async wakeAtNextDue(campaignId: string): Promise<void> {
+    const next = await this.env.db.campaignContact.findFirst({
+      where: { campaignId, state: 'pending', nextAttemptAt: { not: null } },
+      orderBy: { nextAttemptAt: 'asc' },
+      select: { nextAttemptAt: true },
+    });
+    if (next?.nextAttemptAt) this.wake(campaignId, next.nextAttemptAt);
+  }
+
+  /**
+   * What time alone changes: calls whose lease ran out count as failed (their slot comes back), scheduled
+   * campaigns whose start has come begin, cancelled campaigns close their waiting contacts, and every
+   * running campaign gets a tick. Returns the running campaigns it woke.
+   */
+  async sweep(): Promise<string[]> {
+    const now = this.env.clock.now();
+    const expired = await this.env.db.callAttempt.findMany({
+      where: { status: { in: UNFINISHED }, leaseExpiresAt: { lt: now } },
+      select: { id: true },
+      take: 5_000,
+    });
+    for (const { id } of expired) this.report({ attemptId: id, status: 'failed', durationSeconds: 0, disconnectReason: 'no_report' });
+    await this.settled();
+    await this.env.db.$executeRaw`
+      UPDATE campaign_contacts SET state = 'done', outcome = 'cancelled', next_attempt_at = NULL, updated_at = ${now}
+      WHERE state = 'pending' AND campaign_id IN (SELECT id FROM campaigns WHERE status = 'cancelled')`;
+    const due = await this.env.db.campaign.findMany({
+      where: { OR: [{ status: 'running' }, { status: 'scheduled', startedAt: { lte: now } }] },
+      select: { id: true },
+    });
+    for (const { id } of due) this.wake(id);
+    return due.map((c) => c.id);
+  }
+}
+
+async function pause(tx: Prisma.TransactionClient, campaignId: string, reason: string): Promise<void> {
+  await tx.campaign.update({ where: { id: campaignId }, data: { status: 'paused', pausedReason: reason } });
+}
+
+async function finishContacts(tx: Prisma.TransactionClient, rows: { id: string; outcome: string }[]): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE campaign_contacts SET state = 'done', outcome = r.outcome, next_attempt_at = NULL, updated_at = now()
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id uuid, outcome text) WHERE campaign_contacts.id = r.id`;
+}
+
+async function deferContacts(tx: Prisma.TransactionClient, rows: { id: string; next_attempt_at: Date }[]): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE campaign_contacts SET next_attempt_at = r.next_attempt_at, updated_at = now()
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id uuid, next_attempt_at timestamptz) WHERE campaign_contacts.id = r.id`;
+}
+
+function variablesOf(stored: unknown): Record<string, string> {
+  const data = readData(stored);
+  const out: Record<string, string> = { ...data.custom_fields };
+  for (const key of ['first_name', 'last_name', 'email', 'address'] as const) if (data[key]) out[key] = data[key]!;
+  return out;
+}
+
+function snapshot(stored: unknown, phoneNumber: string): Prisma.InputJsonObject {
+  const data = readData(stored);
+  return {
+    first_name: data.first_name ?? '',
+    last_name: data.last_name ?? '',
+    email: data.email ?? '',
+    phone_number: phoneNumber,
+  };
+}

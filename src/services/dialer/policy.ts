@@ -1,0 +1,64 @@
+import type { CallStatus } from '../../generated/prisma/client.js';
+import { daysBetween, localDate, nextOpening, type CallingWindow } from './window.js';
+
+// The retry policy of a campaign (its schedule_config) and what one finished call means for its contact.
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  maxAttemptsPerDay: number;
+  retryIntervalMinutes: number;
+  retryOn: CallStatus[];
+  /** Days after the first attempt a contact may still be retried; 0 = the first day only. */
+  maxRetryDays: number;
+}
+
+export const DEFAULT_POLICY: Omit<RetryPolicy, 'maxRetryDays'> = {
+  maxAttempts: 3,
+  maxAttemptsPerDay: 2,
+  retryIntervalMinutes: 60,
+  retryOn: ['no_answer', 'busy', 'failed', 'voicemail'],
+};
+
+export function policyOf(scheduleConfig: unknown, maxRetryDays: number): RetryPolicy {
+  const c = (scheduleConfig ?? {}) as Record<string, unknown>;
+  const int = (value: unknown, fallback: number) => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : fallback);
+  return {
+    maxAttempts: int(c.max_attempts, DEFAULT_POLICY.maxAttempts),
+    maxAttemptsPerDay: int(c.max_attempts_per_day, DEFAULT_POLICY.maxAttemptsPerDay),
+    retryIntervalMinutes: int(c.retry_interval_minutes, DEFAULT_POLICY.retryIntervalMinutes),
+    retryOn: Array.isArray(c.retry_on) ? (c.retry_on as CallStatus[]) : DEFAULT_POLICY.retryOn,
+    maxRetryDays,
+  };
+}
+
+export interface AttemptHistory {
+  /** Attempts made so far, this one included. */
+  attempts: number;
+  /** Attempts made on the local day of this one, this one included. */
+  attemptsToday: number;
+  firstAttemptAt: Date;
+}
+
+export type Decision = { retryAt: Date } | { outcome: 'reached' | 'not_reached' };
+
+/**
+ * After a finished call: a completed call reaches the person; a retryable status is tried again after
+ * the interval (on the next day when today's attempts are used up), inside the calling window, as long
+ * as attempts remain and the next try falls within max_retry_days of the first; otherwise not reached.
+ */
+export function decide(status: CallStatus, history: AttemptHistory, policy: RetryPolicy, now: Date, zone: string, window: CallingWindow): Decision {
+  if (status === 'completed') return { outcome: 'reached' };
+  if (!policy.retryOn.includes(status) || history.attempts >= policy.maxAttempts) return { outcome: 'not_reached' };
+  let next = new Date(now.getTime() + policy.retryIntervalMinutes * 60_000);
+  if (history.attemptsToday >= policy.maxAttemptsPerDay) {
+    // Today's tries are used up: the next one waits for a later local day.
+    const tomorrow = new Date(now.getTime());
+    while (localDate(tomorrow, zone) === localDate(now, zone)) tomorrow.setTime(tomorrow.getTime() + 3_600_000);
+    next = next > tomorrow ? next : tomorrow;
+  }
+  const retryAt = nextOpening(next, zone, window);
+  if (daysBetween(localDate(history.firstAttemptAt, zone), localDate(retryAt, zone)) > policy.maxRetryDays) {
+    return { outcome: 'not_reached' };
+  }
+  return { retryAt };
+}

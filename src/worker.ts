@@ -1,0 +1,43 @@
+import { ConfigError, loadConfig } from './config.js';
+import { openDatabase } from './db/database.js';
+import { startDialer } from './jobs/dialer.js';
+import { createLogger } from './logger.js';
+import { idleDialer } from './services/dialer/control.js';
+import { systemClock } from './services/context.js';
+
+// `npm run worker`: a dialer process with no HTTP. Any number of them share the campaigns of one
+// PostgreSQL database through the job engine; the embedded database belongs to one process, so a
+// separate worker needs DATABASE_URL.
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
+if (!config.databaseUrl) {
+  console.error('npm run worker needs DATABASE_URL: the embedded database already has its dialer inside npm start.');
+  process.exit(1);
+}
+
+const log = createLogger(config.logLevel);
+const db = await openDatabase({ kind: 'postgres', url: config.databaseUrl });
+await db.migrate();
+const runtime = await startDialer({ db: db.prisma, clock: systemClock, log, settings: config.settings, dialer: idleDialer }, db, config.dialer);
+log.info({ pid: process.pid }, 'dialer worker started');
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'dialer worker stopping');
+    await runtime.stop();
+    await db.close();
+    process.exit(0);
+  });
+}

@@ -1,0 +1,227 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CallResult, PlaceCall } from '../src/services/dialer/telephony.js';
+import { startTestApp, type TestApp } from './support/app.js';
+import { dialerEnv, ledgerMatchesAccount, manualDialer, ManualClock, RecordingTelephony, runningCampaign } from './support/dialer.js';
+
+// The dialer against a real database, driven by a clock the test moves, with a telephony fake that
+// watches from the outside what the dialer may never do.
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+const number = (i: number) => `+1415${2_000_000 + i}`;
+const roll = (key: string) => createHash('sha256').update(key).digest().readUInt32BE(0) / 0x1_0000_0000;
+
+/** A realistic mix keyed by number and attempt, so the run is the same every time. */
+function mixedOutcome(call: PlaceCall): Omit<CallResult, 'attemptId'> {
+  const r = roll(`${call.to}:${call.attemptNumber}`);
+  if (r < 0.4) {
+    const booked = roll(`${call.to}:book`) < 0.2;
+    const dnc = !booked && roll(`${call.to}:dnc`) < 0.05;
+    return {
+      status: 'completed',
+      durationSeconds: 30 + Math.floor(r * 300),
+      sentiment: 'positive',
+      summary: 'Talked.',
+      doNotCall: dnc,
+      appointment: booked ? { scheduledAt: new Date('2026-12-01T15:00:00Z'), notes: 'Check-up' } : undefined,
+    };
+  }
+  if (r < 0.65) return { status: 'no_answer', durationSeconds: 0 };
+  if (r < 0.75) return { status: 'busy', durationSeconds: 0 };
+  if (r < 0.9) return { status: 'voicemail', durationSeconds: 25 };
+  return { status: 'failed', durationSeconds: 0 };
+}
+
+describe('a 2,000-contact campaign, checked afterwards over every attempt', () => {
+  const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+  const CONCURRENCY = 50;
+  let telephony: RecordingTelephony;
+  let setup: Awaited<ReturnType<typeof runningCampaign>>;
+  const invalid = ['12345', 'not a number', '555'];
+  const blocked = [number(7), number(77), number(777)];
+  const results = new Map<string, CallResult>();
+
+  beforeAll(async () => {
+    const env = dialerEnv(app, clock);
+    const rows = Array.from({ length: 2_000 }, (_, i) => ({ Name: `Person ${i}`, Phone: number(i) }));
+    rows.push(...invalid.map((p, i) => ({ Name: `Bad ${i}`, Phone: p })));
+    let dialer: ReturnType<typeof manualDialer>;
+    telephony = new RecordingTelephony(
+      clock,
+      (call) => mixedOutcome(call),
+      () => (result) => {
+        results.set(result.attemptId, result);
+        dialer.dialer.report(result);
+      },
+    );
+    dialer = manualDialer(env, telephony);
+    setup = await runningCampaign(app, env, { rows, doNotCall: blocked, campaign: { concurrentCalls: CONCURRENCY } });
+    for (let pass = 0; pass < 200; pass += 1) {
+      await dialer.run(setup.campaignId);
+      const campaign = await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } });
+      if (campaign.status !== 'running') break;
+      clock.advance(61 * 60_000);
+      await dialer.dialer.sweep();
+    }
+  }, 300_000);
+
+  it('completes, with completed_at, once every callable contact has a final outcome', async () => {
+    const campaign = await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } });
+    expect(campaign.status).toBe('completed');
+    expect(campaign.completedAt).not.toBeNull();
+    const open = await app.prisma.campaignContact.count({ where: { campaignId: setup.campaignId, state: { not: 'done' } } });
+    expect(open).toBe(0);
+  });
+
+  it('never exceeded the concurrency and never called one number twice at once', () => {
+    expect(telephony.maxInFlight).toBeGreaterThan(0);
+    expect(telephony.maxInFlight).toBeLessThanOrEqual(CONCURRENCY);
+    expect(telephony.overlaps).toBe(0);
+  });
+
+  it('never dialed an invalid or do-not-call number, nor a number after it asked not to be called', () => {
+    const dialed = new Set(telephony.placed.map((c) => c.to));
+    for (const n of blocked) expect(dialed.has(n)).toBe(false);
+    for (const bad of invalid) expect(dialed.has(bad)).toBe(false);
+    expect([...dialed].every((d) => /^\+1415\d{7}$/.test(d))).toBe(true);
+    const askedAt = new Map<string, Date>();
+    for (const call of telephony.placed) {
+      const asked = askedAt.get(call.to);
+      expect(asked, `${call.to} was called after asking not to be`).toBeUndefined();
+      if (results.get(call.attemptId)?.doNotCall) askedAt.set(call.to, call.at);
+    }
+    expect(askedAt.size).toBeGreaterThan(0);
+  });
+
+  it('kept every retry within the policy', () => {
+    const byNumber = new Map<string, typeof telephony.placed>();
+    for (const call of telephony.placed) byNumber.set(call.to, [...(byNumber.get(call.to) ?? []), call]);
+    for (const [to, calls] of byNumber) {
+      expect(calls.length, to).toBeLessThanOrEqual(3);
+      expect(calls.map((c) => c.attemptNumber)).toEqual(calls.map((_, i) => i + 1));
+      const perDay = new Map<string, number>();
+      for (const c of calls) perDay.set(c.at.toISOString().slice(0, 10), (perDay.get(c.at.toISOString().slice(0, 10)) ?? 0) + 1);
+      expect(Math.max(...perDay.values()), to).toBeLessThanOrEqual(2);
+      for (let i = 1; i < calls.length; i += 1) {
+        expect(calls[i]!.at.getTime() - calls[i - 1]!.at.getTime(), to).toBeGreaterThanOrEqual(60 * 60_000);
+        expect(results.get(calls[i - 1]!.attemptId)!.status, to).not.toBe('completed');
+      }
+      const days = (calls.at(-1)!.at.getTime() - calls[0]!.at.getTime()) / 86_400_000;
+      expect(days).toBeLessThanOrEqual(4);
+    }
+  });
+
+  it('counted each attempt once and recorded every result', async () => {
+    const attempts = await app.prisma.callAttempt.findMany({ where: { campaignId: setup.campaignId } });
+    expect(attempts).toHaveLength(telephony.placed.length);
+    expect(attempts.filter((a) => ['queued', 'ringing', 'in_progress'].includes(a.status))).toEqual([]);
+    for (const a of attempts) expect(a.status).toBe(results.get(a.id)!.status);
+    const enrolled = await app.prisma.campaignContact.findMany({ where: { campaignId: setup.campaignId } });
+    const perContact = new Map<string, number>();
+    for (const a of attempts) perContact.set(a.contactId, (perContact.get(a.contactId) ?? 0) + 1);
+    for (const cc of enrolled) expect(cc.attempts).toBe(perContact.get(cc.contactId) ?? 0);
+    const outcomes = new Set(enrolled.map((cc) => cc.outcome));
+    expect(outcomes).toEqual(new Set(['reached', 'not_reached', 'do_not_call', 'invalid']));
+  });
+
+  it('charged every talked minute, with the ledger equal to the balance and nothing left held', async () => {
+    const { ledger, account, account_ } = await ledgerMatchesAccount(app, setup.userId);
+    expect(ledger).toBe(account);
+    expect(account_.heldCents).toBe(0n);
+    const talked = [...results.values()].reduce((sum, r) => sum + BigInt(Math.ceil(r.durationSeconds)), 0n);
+    expect(10_000_000n - account).toBe(talked); // one cent per second at 60 cents a minute
+    const charges = await app.prisma.creditTransaction.count({ where: { userId: setup.userId, kind: 'call_charge' } });
+    expect(charges).toBe([...results.values()].filter((r) => r.durationSeconds > 0).length);
+  });
+
+  it('booked the appointments and listed the numbers that asked not to be called', async () => {
+    const booked = [...results.values()].filter((r) => r.appointment).length;
+    expect(booked).toBeGreaterThan(0);
+    const appointments = await app.prisma.appointment.findMany({ where: { campaignId: setup.campaignId } });
+    expect(appointments).toHaveLength(booked);
+    expect(appointments[0]!.contactSnapshot).toMatchObject({ phone_number: expect.stringMatching(/^\+1415/) });
+    const asked = [...results.values()].filter((r) => r.doNotCall).length;
+    const listed = await app.prisma.doNotCallEntry.count({ where: { userId: setup.userId, source: 'call' } });
+    expect(listed).toBe(asked);
+  });
+});
+
+describe('credits running out mid-campaign', () => {
+  it('pauses with insufficient_credits, places no call the balance cannot hold, and resumes after a top-up', async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+    const env = dialerEnv(app, clock);
+    let dialer: ReturnType<typeof manualDialer>;
+    const telephony = new RecordingTelephony(clock, () => ({ status: 'completed', durationSeconds: 120, sentiment: 'neutral' }), () => (r) => dialer.dialer.report(r));
+    dialer = manualDialer(env, telephony, { holdMinutes: 5 });
+    // 60 cents a minute: a hold is 300 cents; 1,000 cents hold three calls at once, and pay for eight.
+    const setup = await runningCampaign(app, env, {
+      rows: Array.from({ length: 20 }, (_, i) => ({ Phone: number(5_000 + i) })),
+      creditsCents: 1_000,
+      campaign: { concurrentCalls: 5 },
+    });
+    await dialer.run(setup.campaignId);
+    const paused = await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } });
+    expect(paused).toMatchObject({ status: 'paused', pausedReason: 'insufficient_credits' });
+    expect(telephony.maxInFlight).toBeLessThanOrEqual(3);
+    const spent = await ledgerMatchesAccount(app, setup.userId);
+    expect(spent.ledger).toBe(spent.account);
+    expect(spent.account).toBeGreaterThanOrEqual(0n);
+    expect(spent.account).toBeLessThan(300n);
+    const placedBefore = telephony.placed.length;
+    expect(placedBefore).toBeLessThan(20);
+
+    const { grantCredits } = await import('../src/services/billing/grants.js');
+    await grantCredits(setup.admin, { userId: setup.userId, kind: 'top_up', amountCents: 100_000 });
+    await app.prisma.campaign.update({ where: { id: setup.campaignId }, data: { status: 'running', pausedReason: null } });
+    await dialer.run(setup.campaignId);
+    expect((await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).status).toBe('completed');
+    expect(new Set(telephony.placed.map((c) => c.to)).size).toBe(20);
+  });
+});
+
+describe('calls that never report back', () => {
+  it('hold their slot only for the lease, then count as failed and are retried', async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+    const env = dialerEnv(app, clock);
+    let dialer: ReturnType<typeof manualDialer>;
+    let silent = true;
+    const telephony = new RecordingTelephony(clock, () => (silent ? null : { status: 'completed', durationSeconds: 10 }), () => (r) => dialer.dialer.report(r));
+    dialer = manualDialer(env, telephony, { leaseSeconds: 60 });
+    const setup = await runningCampaign(app, env, { rows: [{ Phone: number(9_001) }, { Phone: number(9_002) }], campaign: { concurrentCalls: 1 } });
+    await dialer.run(setup.campaignId);
+    expect(telephony.placed).toHaveLength(1);
+    await dialer.run(setup.campaignId);
+    expect(telephony.placed).toHaveLength(1); // the slot is taken
+
+    clock.advance(61_000);
+    silent = false;
+    await dialer.dialer.sweep();
+    const first = await app.prisma.callAttempt.findUniqueOrThrow({ where: { id: telephony.placed[0]!.attemptId } });
+    expect(first).toMatchObject({ status: 'failed', disconnectReason: 'no_report' });
+    const account = await app.prisma.creditAccount.findUniqueOrThrow({ where: { userId: setup.userId } });
+    expect(account.heldCents).toBe(0n);
+    telephony.forget(first.id);
+    await dialer.run(setup.campaignId);
+    expect(telephony.placed.map((c) => c.to)).toContain(number(9_002));
+  });
+});
+
+describe('the circuit breaker', () => {
+  it('pauses the campaign with high_failure_rate when most recent dials fail', async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+    const env = dialerEnv(app, clock);
+    let dialer: ReturnType<typeof manualDialer>;
+    const telephony = new RecordingTelephony(clock, () => ({ status: 'failed', durationSeconds: 0 }), () => (r) => dialer.dialer.report(r));
+    dialer = manualDialer(env, telephony);
+    const setup = await runningCampaign(app, env, { rows: Array.from({ length: 100 }, (_, i) => ({ Phone: number(10_000 + i) })), campaign: { concurrentCalls: 5 } });
+    await dialer.run(setup.campaignId);
+    const campaign = await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } });
+    expect(campaign).toMatchObject({ status: 'paused', pausedReason: 'high_failure_rate' });
+    expect(telephony.placed.length).toBeLessThan(40);
+  });
+});

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { grantCredits } from '../../src/services/billing/grants.js';
+import { importContacts } from '../../src/services/contacts/import.js';
+import { serviceContext, type Clock, type ServiceEnv } from '../../src/services/context.js';
+import { idleDialer } from '../../src/services/dialer/control.js';
+import { Dialer, DEFAULT_DIALER_OPTIONS, type DialerOptions } from '../../src/services/dialer/engine.js';
+import { enrollContacts } from '../../src/services/dialer/enrollment.js';
+import type { CallResult, PlaceCall, Telephony } from '../../src/services/dialer/telephony.js';
+import { defaultSettings } from '../../src/services/settings.js';
+import type { TestApp } from './app.js';
+import { createAgent } from './fixtures.js';
+
+/** A clock the test moves by hand. */
+export class ManualClock implements Clock {
+  constructor(private time: Date) {}
+  now = () => new Date(this.time);
+  set(at: Date | string) {
+    this.time = new Date(at);
+  }
+  advance(ms: number) {
+    this.time = new Date(this.time.getTime() + ms);
+  }
+}
+
+export interface Placed extends PlaceCall {
+  at: Date;
+}
+
+/**
+ * A telephony fake that records every call and watches, independently of the dialer's own state, how
+ * many calls are in flight per campaign and whether a number is called twice at once.
+ */
+export class RecordingTelephony implements Telephony {
+  readonly placed: Placed[] = [];
+  readonly inFlight = new Map<string, PlaceCall>();
+  maxInFlight = 0;
+  overlaps = 0;
+  /** Results are held back until deliver() unless `auto`. */
+  auto = true;
+  private queued: CallResult[] = [];
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly outcome: (call: PlaceCall, index: number) => Omit<CallResult, 'attemptId'> | null,
+    private readonly report: () => (result: CallResult) => void,
+  ) {}
+
+  async placeCall(call: PlaceCall) {
+    if ([...this.inFlight.values()].some((c) => c.to === call.to)) this.overlaps += 1;
+    this.inFlight.set(call.attemptId, call);
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight.size);
+    this.placed.push({ ...call, at: this.clock.now() });
+    const result = this.outcome(call, this.placed.length - 1);
+    if (result) {
+      this.queued.push({ ...result, attemptId: call.attemptId });
+      if (this.auto) setImmediate(() => this.deliver());
+    }
+    return { providerCallId: `fake_${call.attemptId}` };
+  }
+
+  deliver() {
+    const results = this.queued;
+    this.queued = [];
+    for (const result of results) {
+      this.inFlight.delete(result.attemptId);
+      this.report()(result);
+    }
+  }
+
+  /** A call the dialer gave up on (lease expired) is no longer in flight. */
+  forget(attemptId: string) {
+    this.inFlight.delete(attemptId);
+  }
+}
+
+export function dialerEnv(app: TestApp, clock: Clock): ServiceEnv {
+  return { db: app.prisma, clock, log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), settings: { ...defaultSettings, callRateCentsPerMinute: 60 }, dialer: idleDialer };
+}
+
+/** A dialer driven by hand: wake-ups are collected, and run() ticks until nothing moves. */
+export function manualDialer(env: ServiceEnv, telephony: Telephony, options: Partial<DialerOptions> = {}) {
+  const woken = new Set<string>();
+  // A wake-up for later is the test's to arrange (it moves the clock and ticks again).
+  const wake = (campaignId: string, at?: Date) => {
+    if (!at || at <= env.clock.now()) woken.add(campaignId);
+  };
+  const dialer = new Dialer(env, () => telephony, wake, { ...DEFAULT_DIALER_OPTIONS, ...options });
+  return {
+    dialer,
+    woken,
+    /** Ticks woken campaigns and applies results until the dialer is idle at this moment. */
+    async run(campaignId: string, maxRounds = 10_000) {
+      woken.add(campaignId);
+      for (let round = 0; round < maxRounds && woken.size; round += 1) {
+        const ids = [...woken];
+        woken.clear();
+        for (const id of ids) await dialer.tick(id);
+        await new Promise((resolve) => setImmediate(resolve));
+        await dialer.settled();
+      }
+    },
+  };
+}
+
+export interface CampaignSetup {
+  rows: Record<string, string>[];
+  creditsCents?: number;
+  campaign?: Record<string, unknown>;
+  doNotCall?: string[];
+}
+
+/** A user with credits, an agent with a number, a group imported from `rows`, and a running campaign. */
+export async function runningCampaign(app: TestApp, env: ServiceEnv, setup: CampaignSetup) {
+  const userId = randomUUID();
+  const token = await app.token(userId);
+  const agent = await createAgent(app, token);
+  const ctx = serviceContext(env, { id: userId, isAdmin: false });
+  for (const number of setup.doNotCall ?? []) {
+    await app.prisma.doNotCallEntry.create({ data: { userId, phoneNumber: number } });
+  }
+  const imported = await importContacts(ctx, { groupName: 'Dial list', csvData: setup.rows });
+  const admin = serviceContext(env, { id: randomUUID(), isAdmin: true });
+  await grantCredits(admin, { userId, kind: 'top_up', amountCents: setup.creditsCents ?? 10_000_000 });
+  const campaign = await app.prisma.campaign.create({
+    data: {
+      userId,
+      agentId: agent.id,
+      contactGroupId: imported.groupId,
+      name: 'Dialer test',
+      status: 'running',
+      startedAt: env.clock.now(),
+      concurrentCalls: 10,
+      timezone: 'UTC',
+      callingHours: { start: '00:00', end: '24:00' },
+      activeDays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+      scheduleConfig: { max_attempts: 3, max_attempts_per_day: 2, retry_interval_minutes: 60, retry_on: ['no_answer', 'busy', 'failed', 'voicemail'] },
+      maxRetryDays: 3,
+      ...setup.campaign,
+    },
+  });
+  await app.prisma.$transaction((tx) => enrollContacts(tx, campaign.id));
+  return { userId, token, agent, campaignId: campaign.id, groupId: imported.groupId, ctx, admin };
+}
+
+/** Sum of the ledger next to the account: they must agree. */
+export async function ledgerMatchesAccount(app: TestApp, userId: string) {
+  const [sum] = await app.prisma.$queryRaw<{ total: bigint }[]>`SELECT coalesce(sum(amount_cents), 0)::bigint AS total FROM credit_transactions WHERE user_id = ${userId}::uuid`;
+  const account = await app.prisma.creditAccount.findUniqueOrThrow({ where: { userId } });
+  return { ledger: sum!.total, account: account.balanceCents + account.includedRemainingCents, account_: account };
+}
