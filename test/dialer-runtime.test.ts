@@ -1,0 +1,131 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startDialer } from '../src/jobs/dialer.js';
+import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/engine.js';
+import { systemClock } from '../src/services/context.js';
+import { startTestApp, type TestApp } from './support/app.js';
+import { dialerEnv, ledgerMatchesAccount, runningCampaign } from './support/dialer.js';
+
+// The dialer as it runs in production: on the pg-boss job engine, with the simulated provider.
+
+const numbers = (count: number, base: number) => Array.from({ length: count }, (_, i) => ({ Phone: `+1415${base + i}` }));
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function expectConsistent(app: TestApp, campaignId: string, userId: string) {
+  const attempts = await app.prisma.callAttempt.findMany({ where: { campaignId }, orderBy: { createdAt: 'asc' } });
+  expect(attempts.filter((a) => ['queued', 'ringing', 'in_progress'].includes(a.status))).toEqual([]);
+  // No contact had two calls at once: each attempt ended before the next one to that contact began.
+  const byContact = new Map<string, typeof attempts>();
+  for (const a of attempts) byContact.set(a.contactId, [...(byContact.get(a.contactId) ?? []), a]);
+  for (const list of byContact.values()) {
+    for (let i = 1; i < list.length; i += 1) expect(list[i]!.createdAt.getTime()).toBeGreaterThanOrEqual(list[i - 1]!.endedAt!.getTime());
+  }
+  const enrolled = await app.prisma.campaignContact.findMany({ where: { campaignId } });
+  for (const cc of enrolled) {
+    expect(cc.state).toBe('done');
+    expect(cc.attempts).toBe(byContact.get(cc.contactId)?.length ?? 0);
+  }
+  const { ledger, account, account_ } = await ledgerMatchesAccount(app, userId);
+  expect(ledger).toBe(account);
+  expect(account_.heldCents).toBe(0n);
+  return attempts;
+}
+
+describe('on the job engine, in process', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  it('dials a campaign to completion after a wake-up', async () => {
+    const env = dialerEnv(app, systemClock);
+    const runtime = await startDialer(env, app.db, {
+      simulator: { seed: 'runtime-test', timeScale: 0 },
+      dialer: DEFAULT_DIALER_OPTIONS,
+      sweepSeconds: 1,
+    });
+    try {
+      const setup = await runningCampaign(app, env, { rows: numbers(60, 3_000_000), campaign: { concurrentCalls: 8, scheduleConfig: { max_attempts: 2, max_attempts_per_day: 2, retry_interval_minutes: 1 } } });
+      await runtime.control.wake(setup.campaignId);
+      // Retries wait a minute; everything else must be done within seconds.
+      await waitFor(async () => {
+        const open = await app.prisma.campaignContact.count({ where: { campaignId: setup.campaignId, state: 'dialing' } });
+        const attempts = await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId } });
+        return open === 0 && attempts >= 60 ? true : undefined;
+      }, 30_000);
+      const attempts = await app.prisma.callAttempt.findMany({ where: { campaignId: setup.campaignId } });
+      expect(new Set(attempts.map((a) => a.contactId)).size).toBe(60);
+      expect(attempts.some((a) => a.status === 'completed')).toBe(true);
+    } finally {
+      await runtime.stop();
+    }
+  }, 60_000);
+});
+
+describe.runIf(inject('testDatabase').kind === 'postgres')('two worker processes, one killed mid-campaign', () => {
+  let app: TestApp;
+  const workers: ChildProcess[] = [];
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+    await app.close();
+  });
+
+  function worker(url: string): ChildProcess {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+      cwd: new URL('..', import.meta.url).pathname,
+      env: {
+        PATH: process.env.PATH,
+        DATABASE_URL: url,
+        LOG_LEVEL: 'warn',
+        SIM_SEED: 'kill-test',
+        SIM_TIME_SCALE: '0.004',
+        DIALER_LEASE_SECONDS: '5',
+        DIALER_SWEEP_SECONDS: '1',
+        CALL_RATE_CENTS_PER_MINUTE: '60',
+      },
+      stdio: 'ignore',
+    });
+    workers.push(child);
+    return child;
+  }
+
+  it('dials no contact twice at once, loses no attempt, and completes', async () => {
+    const env = dialerEnv(app, systemClock);
+    const setup = await runningCampaign(app, env, {
+      rows: numbers(300, 4_000_000),
+      campaign: { concurrentCalls: 20, scheduleConfig: { max_attempts: 2, max_attempts_per_day: 2, retry_interval_minutes: 1 } },
+    });
+    // The workers connect to this test file's own database.
+    const [{ name }] = (await app.prisma.$queryRaw<{ name: string }[]>`SELECT current_database() AS name`) as [{ name: string }];
+    const databaseUrl = new URL((inject('testDatabase') as { serverUrl: string }).serverUrl);
+    databaseUrl.pathname = `/${name}`;
+    const first = worker(databaseUrl.toString());
+    worker(databaseUrl.toString());
+    // The workers' sweeps find the running campaign; kill one once calls are under way.
+    await waitFor(async () => ((await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId } })) > 60 ? true : undefined), 60_000).catch(
+      () => undefined,
+    );
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    worker(databaseUrl.toString());
+    await waitFor(async () => {
+      const campaign = await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } });
+      return campaign.status === 'completed' ? campaign : undefined;
+    }, 150_000);
+    const attempts = await expectConsistent(app, setup.campaignId, setup.userId);
+    expect(new Set(attempts.map((a) => a.contactId)).size).toBe(300);
+  }, 200_000);
+});
