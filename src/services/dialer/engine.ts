@@ -6,6 +6,7 @@ import { readData } from '../contacts/fields.js';
 import type { ServiceEnv } from '../context.js';
 import { uuidv7 } from '../ids.js';
 import { enrollContacts } from './enrollment.js';
+import { retryOnConflict } from './retry.js';
 import { decide, policyOf } from './policy.js';
 import type { CallResult, PlaceCall, Telephony } from './telephony.js';
 import { isOpen, localDate, nextOpening, windowOf } from './window.js';
@@ -29,6 +30,9 @@ export const DEFAULT_DIALER_OPTIONS: DialerOptions = { leaseSeconds: 300, holdMi
 
 /** Asks for a tick of the campaign now, or at `at`. */
 export type Wake = (campaignId: string, at?: Date) => void;
+
+/** Dialer transactions queue on a campaign's and an account's row locks, longer than Prisma's 2 s / 5 s allow. */
+const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 };
 
 const FINISHED: CallStatus[] = ['completed', 'no_answer', 'busy', 'failed', 'voicemail', 'canceled'];
 const UNFINISHED: CallStatus[] = ['queued', 'ringing', 'in_progress'];
@@ -73,7 +77,7 @@ export class Dialer {
   async tick(campaignId: string): Promise<number> {
     const now = this.env.clock.now();
     const estimate = BigInt(this.options.holdMinutes * this.env.settings.callRateCentsPerMinute);
-    const claim = await this.env.db.$transaction(
+    const claim = await retryOnConflict(() => this.env.db.$transaction(
       async (tx) => {
         const [campaign] = await tx.$queryRaw<CampaignRow[]>`
           SELECT id, user_id, agent_id, status, concurrent_calls, timezone, calling_hours, active_days, started_at
@@ -162,8 +166,8 @@ export class Dialer {
         await holdCallsWithin(tx, this.env, account, campaign.user_id, calls.map((c) => c.id), estimate);
         return { calls, from, providerAgentId: agent.providerAgentId, more: candidates.length === limit || ready.length > chosen.length };
       },
-      { maxWait: 15_000, timeout: 30_000 },
-    );
+      TRANSACTION_OPTIONS,
+    ));
     if (!claim) return 0;
 
     await this.place(claim.calls.map((c) => ({ attemptId: c.id, attemptNumber: c.attemptNumber, from: claim.from!, to: c.to, providerAgentId: claim.providerAgentId ?? null, variables: c.variables })));
@@ -225,7 +229,7 @@ export class Dialer {
     this.pending = [];
     if (batch.length === 0) return;
     const now = this.env.clock.now();
-    const touched = await this.env.db.$transaction(
+    const touched = await retryOnConflict(() => this.env.db.$transaction(
       async (tx) => {
         const results = new Map(batch.map((r) => [r.attemptId, r]));
         const owners = await tx.$queryRaw<{ user_id: string }[]>`
@@ -346,8 +350,8 @@ export class Dialer {
         if (appointments.length) await tx.appointment.createMany({ data: appointments });
         return [...new Set(finished.map((f) => f.campaign_id))];
       },
-      { maxWait: 15_000, timeout: 30_000 },
-    );
+      TRANSACTION_OPTIONS,
+    ));
     for (const campaignId of touched) {
       await this.afterResults(campaignId);
       this.wake(campaignId);
@@ -357,7 +361,7 @@ export class Dialer {
   /** Completes a campaign with nothing left to do, or trips its circuit breaker. */
   private async afterResults(campaignId: string): Promise<void> {
     const now = this.env.clock.now();
-    await this.env.db.$transaction(async (tx) => {
+    await retryOnConflict(() => this.env.db.$transaction(async (tx) => {
       const [campaign] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM campaigns WHERE id = ${campaignId}::uuid FOR UPDATE`;
       if (campaign?.status !== 'running') return;
       const [{ open } = { open: 0 }] = await tx.$queryRaw<{ open: number }[]>`
@@ -376,7 +380,7 @@ export class Dialer {
       if (recent.length >= this.options.breakerWindow && failed >= this.options.breakerThreshold * recent.length) {
         await pause(tx, campaignId, 'high_failure_rate');
       }
-    });
+    }, TRANSACTION_OPTIONS));
   }
 
   /** Schedules the campaign's next tick for its earliest waiting contact, if any. */

@@ -1,0 +1,115 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { openDatabase, type Database } from '../src/db/database.js';
+import { seedAgentTemplates } from '../src/db/seed.js';
+import { createAgent } from '../src/services/agents.js';
+import { grantCredits } from '../src/services/billing/grants.js';
+import { importContacts } from '../src/services/contacts/import.js';
+import { serviceContext, systemClock, type ServiceEnv } from '../src/services/context.js';
+import { idleDialer } from '../src/services/dialer/control.js';
+import { enrollContacts } from '../src/services/dialer/enrollment.js';
+import { defaultSettings } from '../src/services/settings.js';
+import { median, round, withDatabase } from './support.js';
+
+// Issue 5: a 10,000-contact campaign at concurrent_calls 100 on the instant simulator, on PostgreSQL:
+// attempts per second with one worker process and with two. Targets: at least 1,000 attempts/s per
+// worker, and two workers at least 1.7 times one.
+
+const CONTACTS = Number(process.env.BENCH_DIALER_CONTACTS ?? 10_000);
+const RUNS = Number(process.env.BENCH_DIALER_RUNS ?? 3);
+const root = new URL('..', import.meta.url).pathname;
+
+async function campaignFor(db: Database, env: ServiceEnv): Promise<string> {
+  const userId = randomUUID();
+  await db.prisma.user.create({ data: { id: userId } });
+  const ctx = serviceContext(env, { id: userId, isAdmin: false });
+  const template = await db.prisma.agentTemplate.findUniqueOrThrow({ where: { templateKey: 'appointment_setter' } });
+  const agent = await createAgent(ctx, {
+    templateId: template.id,
+    name: 'Bench agent',
+    phoneNumber: '+14155550100',
+    variables: { agent_name: 'Sam', company_name: 'Acme' },
+  });
+  const rows = Array.from({ length: CONTACTS }, (_, i) => ({ Name: `Person ${i}`, Phone: `+1415${2_000_000 + i}` }));
+  const { groupId } = await importContacts(ctx, { groupName: 'Bench', csvData: rows });
+  await grantCredits(serviceContext(env, { id: randomUUID(), isAdmin: true }), { userId, kind: 'top_up', amountCents: 1_000_000_000 });
+  const campaign = await db.prisma.campaign.create({
+    data: {
+      userId,
+      agentId: agent.id,
+      contactGroupId: groupId,
+      name: 'Bench campaign',
+      status: 'running',
+      startedAt: new Date(),
+      concurrentCalls: 100,
+      callingHours: { start: '00:00', end: '24:00' },
+      activeDays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+      // One attempt per contact, so a run is exactly CONTACTS attempts.
+      scheduleConfig: { max_attempts: 1, max_attempts_per_day: 1, retry_interval_minutes: 60, retry_on: [] },
+    },
+  });
+  await db.prisma.$transaction((tx) => enrollContacts(tx, campaign.id));
+  return campaign.id;
+}
+
+function startWorker(url: string): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    cwd: root,
+    env: { PATH: process.env.PATH, DATABASE_URL: url, LOG_LEVEL: 'warn', SIM_TIME_SCALE: '0', DIALER_SWEEP_SECONDS: '1' },
+    stdio: 'inherit',
+  });
+}
+
+async function run(db: Database, env: ServiceEnv, url: string, workers: number): Promise<number> {
+  const campaignId = await campaignFor(db, env);
+  const children = Array.from({ length: workers }, () => startWorker(url));
+  try {
+    for (;;) {
+      const { status } = await db.prisma.campaign.findUniqueOrThrow({ where: { id: campaignId }, select: { status: true } });
+      if (status !== 'running') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((child) => new Promise((resolve) => child.once('exit', resolve))));
+  }
+  const [span] = await db.prisma.$queryRaw<{ attempts: number; seconds: number }[]>`
+    SELECT count(*)::int AS attempts, extract(epoch FROM max(ended_at) - min(created_at))::float AS seconds
+    FROM call_attempts WHERE campaign_id = ${campaignId}::uuid`;
+  if (span!.attempts !== CONTACTS) throw new Error(`expected ${CONTACTS} attempts, got ${span!.attempts}`);
+  return span!.attempts / span!.seconds;
+}
+
+export async function benchDialer() {
+  return withDatabase(async (url) => {
+    const db = await openDatabase({ kind: 'postgres', url });
+    await db.migrate();
+    await seedAgentTemplates(db.prisma);
+    const env: ServiceEnv = { db: db.prisma, clock: systemClock, log: pino({ level: 'warn' }), settings: defaultSettings, dialer: idleDialer };
+    try {
+      const one: number[] = [];
+      const two: number[] = [];
+      for (let i = 0; i < RUNS; i += 1) {
+        one.push(await run(db, env, url, 1));
+        two.push(await run(db, env, url, 2));
+      }
+      const oneWorker = median(one);
+      const twoWorkers = median(two);
+      return {
+        name: 'dialer (instant simulator, PostgreSQL)',
+        contacts: CONTACTS,
+        concurrentCalls: 100,
+        runs: RUNS,
+        oneWorkerAttemptsPerSec: round(oneWorker, 0),
+        twoWorkersAttemptsPerSec: round(twoWorkers, 0),
+        speedup: round(twoWorkers / oneWorker, 2),
+        allOne: one.map((n) => round(n, 0)),
+        allTwo: two.map((n) => round(n, 0)),
+        targets: { perWorker: 1000, speedup: 1.7 },
+      };
+    } finally {
+      await db.close();
+    }
+  });
+}
