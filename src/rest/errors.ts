@@ -47,7 +47,7 @@ export function errorResponse(error: unknown, log: Logger): Response {
     return json(status, { detail: error.message }, { 'retry-after': String(error.retryAfterSeconds) });
   }
   if (error instanceof ConflictError && error.reason) {
-    return json(status, { detail: error.message, reason: error.reason });
+    return json(status, { ...error.extra, detail: error.message, reason: error.reason });
   }
   return json(status, { detail: error.message });
 }

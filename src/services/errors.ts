@@ -58,10 +58,14 @@ export class ValidationError extends AppError {
 
 export class ConflictError extends AppError {
   readonly code = 'CONFLICT';
-  /** `reason` is a stable machine word (e.g. `campaign_completed`); the message is for people. */
+  /**
+   * `reason` is a stable machine word (e.g. `campaign_completed`); the message is for people. `extra`
+   * holds fields a v1 endpoint shows beside them (dispatch's `success: false`, `campaign_id`, ...).
+   */
   constructor(
     message: string,
     readonly reason?: string,
+    readonly extra: Record<string, unknown> = {},
   ) {
     super(message);
   }

@@ -129,3 +129,9 @@ export const uuid = z.guid();
 
 /** A JSON value that an object-typed field expects (form bodies send it as a JSON string). */
 export const jsonObject = z.record(z.string(), z.unknown());
+
+/**
+ * Validated by `schema`, described as `doc` in the JSON Schema that the OpenAPI document prints: for
+ * schemas whose own description would be unhelpful (int64's union becomes "anything").
+ */
+export const describedAs = <S extends z.ZodType>(schema: S, doc: Record<string, unknown>) => z.unknown().pipe(schema).meta(doc);

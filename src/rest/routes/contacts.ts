@@ -3,23 +3,12 @@ import * as contacts from '../../services/contacts/contacts.js';
 import * as groups from '../../services/contacts/groups.js';
 import { importContacts } from '../../services/contacts/import.js';
 import { ValidationError } from '../../services/errors.js';
+import { fromJsonText } from '../forms.js';
 import { defineRoute } from '../route.js';
 import { id } from '../serializers/common.js';
 import { toV1Contact, toV1ImportResult, v1Contact, v1ContactInclude, v1ImportResult } from '../serializers/contacts.js';
 
 const byId = z.object({ id });
-
-/** Form bodies carry lists and objects as JSON text; JSON bodies carry them as they are. */
-const fromJsonText = <S extends z.ZodType>(schema: S) =>
-  z.preprocess((value, ctx) => {
-    if (typeof value !== 'string' || !/^\s*[[{]/.test(value)) return value;
-    try {
-      return JSON.parse(value);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'Value must be valid JSON.' });
-      return z.NEVER;
-    }
-  }, schema);
 
 /** A list field of a form: repeated fields, one field holding a JSON list, or one plain value. */
 const formList = z.union([fromJsonText(z.array(z.string())), z.string().transform((value) => [value])]);

@@ -1,7 +1,8 @@
 import type { RouteDefinition } from '../route.js';
 import { agentRoutes } from './agents.js';
 import { billingRoutes } from './billing.js';
+import { campaignRoutes } from './campaigns.js';
 import { contactRoutes } from './contacts.js';
 
 /** Every v1 endpoint, in the order the OpenAPI document lists them. */
-export const v1Routes: RouteDefinition[] = [...contactRoutes, ...agentRoutes, ...billingRoutes];
+export const v1Routes: RouteDefinition[] = [...contactRoutes, ...campaignRoutes, ...agentRoutes, ...billingRoutes];

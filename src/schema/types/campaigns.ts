@@ -1,8 +1,80 @@
+import * as campaigns from '../../services/campaigns/campaigns.js';
+import { dispatchCampaign, resumeCampaign, type DispatchResult } from '../../services/campaigns/dispatch.js';
+import { campaignProgress, noProgress, type CampaignProgress } from '../../services/campaigns/progress.js';
+import {
+  readActiveDays,
+  readCallingHours,
+  readScheduleConfig,
+  RETRYABLE_STATUSES,
+  WEEKDAYS,
+  type CallingHours,
+  type ScheduleConfig,
+} from '../../services/campaigns/schedule.js';
+import { cancelCampaign, pauseCampaign } from '../../services/campaigns/transitions.js';
+import { ValidationError, type FieldErrors } from '../../services/errors.js';
 import { builder } from '../builder.js';
+import type { GraphQLContext } from '../context.js';
+import { withoutNulls } from '../inputs.js';
 
 export const CampaignStatus = builder.enumType('CampaignStatus', {
   values: ['draft', 'scheduled', 'running', 'paused', 'completed', 'cancelled'] as const,
 });
+
+export const Weekday = builder.enumType('Weekday', { values: WEEKDAYS });
+
+export const RetryStatus = builder.enumType('RetryStatus', {
+  description: 'Call statuses after which a contact is tried again.',
+  values: RETRYABLE_STATUSES,
+});
+
+const CallingHoursType = builder.objectRef<CallingHours>('CallingHours').implement({
+  description: "Local time of day (HH:MM) in the campaign's zone, or the contact's own when it has one.",
+  fields: (t) => ({ start: t.exposeString('start'), end: t.exposeString('end', { description: 'Later than start; may be 24:00.' }) }),
+});
+
+const ScheduleConfigType = builder.objectRef<ScheduleConfig>('ScheduleConfig').implement({
+  description: 'The retry policy.',
+  fields: (t) => ({
+    maxAttempts: t.exposeInt('max_attempts'),
+    maxAttemptsPerDay: t.exposeInt('max_attempts_per_day'),
+    retryIntervalMinutes: t.exposeInt('retry_interval_minutes'),
+    retryOn: t.field({ type: [RetryStatus], resolve: (config) => config.retry_on }),
+  }),
+});
+
+const CampaignProgressType = builder.objectRef<CampaignProgress>('CampaignProgress').implement({
+  description: 'Counts of the contacts the campaign has enrolled (at its start and at each resume).',
+  fields: (t) => ({
+    total: t.exposeInt('total'),
+    pending: t.exposeInt('pending', { description: 'Waiting for a first or next call.' }),
+    dialing: t.exposeInt('dialing', { description: 'A call is in flight.' }),
+    done: t.exposeInt('done'),
+    reached: t.exposeInt('reached'),
+    notReached: t.exposeInt('notReached', { description: 'Done with every attempt used, never reached.' }),
+    doNotCall: t.exposeInt('doNotCall'),
+    invalid: t.exposeInt('invalid'),
+    cancelled: t.exposeInt('cancelled'),
+  }),
+});
+
+// The progress of every campaign in one response comes from one grouped query: the first resolver to
+// ask opens a batch, and the others join it until the event loop turns.
+const progressBatches = new WeakMap<GraphQLContext, { ids: string[]; loaded: Promise<Map<string, CampaignProgress>> }>();
+
+function loadProgress(ctx: GraphQLContext, id: string): Promise<CampaignProgress> {
+  let batch = progressBatches.get(ctx);
+  if (!batch) {
+    const ids: string[] = [];
+    const loaded = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      progressBatches.delete(ctx);
+      return campaignProgress(ctx.prisma, ids);
+    });
+    batch = { ids, loaded };
+    progressBatches.set(ctx, batch);
+  }
+  batch.ids.push(id);
+  return batch.loaded.then((all) => all.get(id) ?? noProgress());
+}
 
 export const Campaign = builder.prismaObject('Campaign', {
   description: 'Ties one agent to one contact group; dispatching it places the calls.',
@@ -11,12 +83,202 @@ export const Campaign = builder.prismaObject('Campaign', {
     name: t.exposeString('name'),
     description: t.exposeString('description'),
     status: t.expose('status', { type: CampaignStatus }),
-    pausedReason: t.exposeString('pausedReason', { nullable: true }),
+    pausedReason: t.exposeString('pausedReason', {
+      nullable: true,
+      description: 'user_requested, insufficient_credits, agent_archived, high_failure_rate, or why a scheduled start was refused.',
+    }),
     timezone: t.exposeString('timezone'),
     concurrentCalls: t.exposeInt('concurrentCalls'),
-    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
+    maxRetryDays: t.exposeInt('maxRetryDays', { description: 'Days after the first attempt a contact may still be retried.' }),
+    callingHours: t.field({ type: CallingHoursType, resolve: (c) => readCallingHours(c.callingHours) }),
+    activeDays: t.field({ type: [Weekday], resolve: (c) => readActiveDays(c.activeDays) }),
+    scheduleConfig: t.field({ type: ScheduleConfigType, resolve: (c) => readScheduleConfig(c.scheduleConfig) }),
+    fieldMappings: t.expose('fieldMappings', { type: 'JSON' }),
+    selectedContactFields: t.stringList({ resolve: (c) => c.selectedContactFields as string[] }),
+    callInsights: t.expose('callInsights', { type: 'JSON' }),
+    postCallAnalyzers: t.field({ type: ['JSON'], resolve: (c) => c.postCallAnalyzers as unknown[] }),
+    agentId: t.expose('agentId', { type: 'UUID' }),
+    agent: t.relation('agent'),
+    contactGroupId: t.expose('contactGroupId', { type: 'UUID' }),
+    contactGroup: t.relation('contactGroup'),
+    progress: t.field({ type: CampaignProgressType, resolve: (c, _args, ctx) => loadProgress(ctx, c.id) }),
+    startedAt: t.expose('startedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'The planned start while draft or scheduled; once started, when it started.',
+    }),
     completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
 });
+
+builder.queryFields((t) => ({
+  campaigns: t.prismaConnection({
+    type: 'Campaign',
+    description: "The caller's campaigns, newest first.",
+    cursor: 'id',
+    authScopes: { authenticated: true },
+    args: { statuses: t.arg({ type: [CampaignStatus], description: 'Only campaigns in one of these states.' }) },
+    totalCount: (_parent, args, ctx) => campaigns.countCampaigns(ctx.service, args),
+    resolve: (query, _root, args, ctx) => campaigns.listCampaigns(ctx.service, args, query),
+  }),
+  campaign: t.prismaField({
+    type: 'Campaign',
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (query, _root, args, ctx) => campaigns.getCampaign(ctx.service, args.id, query),
+  }),
+}));
+
+const CallingHoursInput = builder.inputType('CallingHoursInput', {
+  fields: (t) => ({
+    start: t.string({ required: true, description: 'HH:MM, 00:00 to 23:59.' }),
+    end: t.string({ required: true, description: 'HH:MM, later than start; 24:00 allowed.' }),
+  }),
+});
+
+const ScheduleConfigInput = builder.inputType('ScheduleConfigInput', {
+  description: 'The retry policy; a field left out gets its default (3 attempts, 2 a day, 60 minutes apart, all four statuses).',
+  fields: (t) => ({
+    maxAttempts: t.int({ description: '1 to 10.' }),
+    maxAttemptsPerDay: t.int({ description: '1 to maxAttempts.' }),
+    retryIntervalMinutes: t.int({ description: '1 to 10080 (a week).' }),
+    retryOn: t.field({ type: [RetryStatus] }),
+  }),
+});
+
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+
+/** Fields both inputs share; none is required. */
+const editableFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) => ({
+  description: t.string(),
+  concurrentCalls: t.int({ description: 'Calls in flight at once, 1 to 1000 (default 1).' }),
+  maxRetryDays: t.int({ description: 'Days after the first attempt a contact may still be retried, 0 to 365 (default 0).' }),
+  callingHours: t.field({ type: CallingHoursInput, description: 'Default 09:00 to 17:00.' }),
+  activeDays: t.field({ type: [Weekday], description: 'Default Monday to Friday.' }),
+  scheduleConfig: t.field({ type: ScheduleConfigInput }),
+  fieldMappings: t.field({ type: 'JSON' }),
+  selectedContactFields: t.stringList(),
+  timezone: t.string({ description: 'IANA time zone of the calling hours (default UTC).' }),
+  callInsights: t.field({ type: 'JSON' }),
+  postCallAnalyzers: t.field({ type: ['JSON'] }),
+  startedAt: t.field({ type: 'DateTime', description: 'Planned start, in the future.' }),
+});
+
+const CreateCampaignInput = builder.inputType('CreateCampaignInput', {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    agentId: t.field({ type: 'UUID', required: true, description: 'One of your active agents.' }),
+    contactGroupId: t.field({ type: 'UUID', required: true, description: 'One of your contact groups.' }),
+    status: t.field({ type: CampaignStatus, description: 'draft (the default) or scheduled, which needs a future startedAt.' }),
+    ...editableFields(t),
+  }),
+});
+
+const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
+  description: 'Only draft and paused campaigns can be edited; a paused one keeps its group and start. startedAt: null clears a planned start.',
+  fields: (t) => ({
+    name: t.string(),
+    agentId: t.field({ type: 'UUID' }),
+    contactGroupId: t.field({ type: 'UUID' }),
+    ...editableFields(t),
+  }),
+});
+
+const SCHEDULE_KEYS = {
+  maxAttempts: 'max_attempts',
+  maxAttemptsPerDay: 'max_attempts_per_day',
+  retryIntervalMinutes: 'retry_interval_minutes',
+  retryOn: 'retry_on',
+} as const;
+const SCHEDULE_FIELDS = Object.fromEntries(Object.entries(SCHEDULE_KEYS).map(([field, key]) => [key, field])) as Record<string, string>;
+
+/** The service keeps schedule_config in its stored (snake_case) keys. */
+function serviceInput<T extends { scheduleConfig?: Partial<Record<keyof typeof SCHEDULE_KEYS, unknown>> | null }>(input: T) {
+  const { scheduleConfig, ...rest } = input;
+  return {
+    ...rest,
+    scheduleConfig: scheduleConfig
+      ? Object.fromEntries(Object.entries(withoutNulls(scheduleConfig)).map(([field, value]) => [SCHEDULE_KEYS[field as keyof typeof SCHEDULE_KEYS], value]))
+      : undefined,
+  };
+}
+
+/** ...and names its keys so in field errors; a GraphQL client sent them as the input's camelCase fields. */
+async function inputFieldNames<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    const renamed: FieldErrors = {};
+    for (const [path, messages] of Object.entries(error.fieldErrors)) {
+      renamed[path.replace(/^scheduleConfig\.(\w+)/, (_, key: string) => `scheduleConfig.${SCHEDULE_FIELDS[key] ?? key}`)] = messages;
+    }
+    throw new ValidationError(renamed);
+  }
+}
+
+const DispatchCampaignResult = builder.objectRef<DispatchResult>('DispatchCampaignResult').implement({
+  fields: (t) => ({
+    success: t.boolean({ description: 'Always true: a refusal is a CONFLICT error with extensions.reason.', resolve: () => true }),
+    status: t.field({ type: CampaignStatus, resolve: (result) => result.status }),
+    scheduled: t.exposeBoolean('scheduled', { description: 'The campaign waits for its startedAt instead of calling now.' }),
+    triggeredBy: t.exposeString('triggeredBy'),
+    campaign: t.prismaField({
+      type: 'Campaign',
+      resolve: (query, result, _args, ctx) => campaigns.getCampaign(ctx.service, result.campaignId, query),
+    }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createCampaign: t.prismaField({
+    type: 'Campaign',
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: CreateCampaignInput, required: true }) },
+    resolve: (query, _root, args, ctx) =>
+      inputFieldNames(campaigns.createCampaign(ctx.service, serviceInput(withoutNulls(args.input)), query)),
+  }),
+  updateCampaign: t.prismaField({
+    type: 'Campaign',
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }), input: t.arg({ type: UpdateCampaignInput, required: true }) },
+    resolve: (query, _root, args, ctx) => {
+      const { startedAt, ...rest } = args.input;
+      return inputFieldNames(campaigns.updateCampaign(ctx.service, args.id, { ...serviceInput(withoutNulls(rest)), startedAt }, query));
+    },
+  }),
+  dispatchCampaign: t.field({
+    type: DispatchCampaignResult,
+    description:
+      'Starts, schedules (a future startedAt) or resumes the campaign; a running one is left as it is. Refusals are CONFLICT ' +
+      'errors whose reason is campaign_completed, campaign_cancelled, insufficient_credits, agent_inactive, ' +
+      'agent_has_no_phone_number or no_callable_contacts.',
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }), triggeredBy: t.arg.string({ description: 'Who or what asked (default "api").' }) },
+    resolve: (_root, args, ctx) => dispatchCampaign(ctx.service, args.id, { triggeredBy: args.triggeredBy ?? undefined }),
+  }),
+  pauseCampaign: t.prismaField({
+    type: 'Campaign',
+    description: 'running -> paused (user_requested).',
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (query, _root, args, ctx) => pauseCampaign(ctx.service, args.id, query),
+  }),
+  resumeCampaign: t.prismaField({
+    type: 'Campaign',
+    description: 'paused -> running, with the checks of dispatchCampaign.',
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (query, _root, args, ctx) => resumeCampaign(ctx.service, args.id, query),
+  }),
+  cancelCampaign: t.prismaField({
+    type: 'Campaign',
+    description: 'Any state but completed -> cancelled; contacts still waiting are not called.',
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (query, _root, args, ctx) => cancelCampaign(ctx.service, args.id, query),
+  }),
+}));

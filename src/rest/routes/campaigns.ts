@@ -1,0 +1,141 @@
+import { z } from 'zod';
+import { createCampaign, getCampaign, listCampaigns } from '../../services/campaigns/campaigns.js';
+import { dispatchCampaign, dispatchInput } from '../../services/campaigns/dispatch.js';
+import { createCampaignInput } from '../../services/campaigns/inputs.js';
+import { ConflictError } from '../../services/errors.js';
+import { fromJsonText } from '../forms.js';
+import { paginationQuery } from '../pagination.js';
+import { defineRoute } from '../route.js';
+import { toV1Campaign, toV1DispatchResult, v1Campaign, v1CampaignInclude, v1DispatchResult } from '../serializers/campaigns.js';
+import { id } from '../serializers/common.js';
+
+// The v1 campaign endpoints. The create body is the contract's request columns of 2.2, read with the
+// service's own field rules (so the OpenAPI document states them); the service checks the rest.
+
+const f = createCampaignInput.shape;
+
+/** A list field sent as one plain value (a form with one box ticked) is a list of that value. */
+const oneOrMore = <S extends z.ZodType>(schema: S) =>
+  fromJsonText(z.preprocess((value) => (typeof value === 'string' || typeof value === 'number' ? [value] : value), schema));
+
+const createBody = z
+  .object({
+    name: f.name,
+    description: f.description,
+    status: f.status,
+    agent_id: f.agentId,
+    contact_group_id: f.contactGroupId,
+    agent_name: f.agentName.describe("Write-only: when given, must be the agent's name."),
+    agent_phone_number: f.agentPhoneNumber.describe("Write-only: when given, must be one of the agent's numbers (any format)."),
+    contact_group_name: f.contactGroupName.describe("Write-only: when given, must be the contact group's name."),
+    contact_group_total: f.contactGroupTotal.describe("Write-only: when given, must be the contact group's total."),
+    concurrent_calls: f.concurrentCalls.describe('Calls in flight at once, 1 to 1000 (default 1).'),
+    max_retry_days: f.maxRetryDays.describe('Days after the first attempt a contact may still be retried, 0 to 365 (default 0).'),
+    calling_hours: fromJsonText(f.callingHours),
+    schedule_config: fromJsonText(f.scheduleConfig),
+    active_days: oneOrMore(f.activeDays).describe('Day names (mon or monday, any case) or ISO numbers 1 (Monday) to 7.'),
+    field_mappings: fromJsonText(f.fieldMappings),
+    selected_contact_fields: oneOrMore(f.selectedContactFields),
+    timezone: f.timezone.describe('IANA time zone of the calling hours (default UTC).'),
+    call_insights: fromJsonText(f.callInsights),
+    post_call_analyzers: fromJsonText(f.postCallAnalyzers),
+    // A blank form field means no planned start, as DRF reads an empty date.
+    started_at: z.preprocess((value) => (value === '' ? null : value), f.startedAt).describe('Planned start; must be in the future.'),
+    completed_at: z.unknown().optional().meta({ readOnly: true, description: 'Read-only: ignored; set when the campaign completes.' }),
+  })
+  .meta({ id: 'CampaignRequest' });
+
+const listQuery = z.object({
+  limit: paginationQuery.shape.limit.unwrap().optional().describe('Page size, at most 500; without it, every campaign.'),
+  offset: paginationQuery.shape.offset,
+});
+
+const byId = z.object({ id });
+
+export const campaignRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/contacts/contacts/',
+    operationId: 'createCampaign',
+    summary: 'Create a campaign (draft, or scheduled with a future started_at)',
+    tag: 'Campaigns',
+    body: createBody,
+    status: 201,
+    response: v1Campaign,
+    handler: async ({ body }, ctx) =>
+      toV1Campaign(
+        await createCampaign(
+          ctx,
+          {
+            name: body.name,
+            description: body.description,
+            status: body.status,
+            agentId: body.agent_id,
+            contactGroupId: body.contact_group_id,
+            agentName: body.agent_name,
+            agentPhoneNumber: body.agent_phone_number,
+            contactGroupName: body.contact_group_name,
+            contactGroupTotal: body.contact_group_total,
+            concurrentCalls: body.concurrent_calls,
+            maxRetryDays: body.max_retry_days,
+            callingHours: body.calling_hours,
+            scheduleConfig: body.schedule_config,
+            activeDays: body.active_days,
+            fieldMappings: body.field_mappings,
+            selectedContactFields: body.selected_contact_fields,
+            timezone: body.timezone,
+            callInsights: body.call_insights,
+            postCallAnalyzers: body.post_call_analyzers,
+            startedAt: body.started_at,
+          },
+          { include: v1CampaignInclude },
+        ),
+      ),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/campaigns/',
+    operationId: 'listCampaigns',
+    summary: 'List campaigns, newest first',
+    tag: 'Campaigns',
+    query: listQuery,
+    status: 200,
+    response: z.array(v1Campaign),
+    handler: async ({ query }, ctx) =>
+      (await listCampaigns(ctx, {}, { include: v1CampaignInclude, take: query.limit, skip: query.offset })).map(toV1Campaign),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/campaigns/{id}/',
+    operationId: 'getCampaign',
+    summary: 'Get a campaign',
+    tag: 'Campaigns',
+    params: byId,
+    status: 200,
+    response: v1Campaign,
+    handler: async ({ params }, ctx) => toV1Campaign(await getCampaign(ctx, params.id, { include: v1CampaignInclude })),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/campaigns/{id}/dispatch/',
+    operationId: 'dispatchCampaign',
+    summary: 'Start, schedule or resume a campaign',
+    tag: 'Campaigns',
+    params: byId,
+    body: z.object({ triggered_by: dispatchInput.shape.triggeredBy.describe('Who or what asked; echoed back (default "api").') }),
+    status: 202,
+    response: v1DispatchResult,
+    errors: {
+      409: 'Refused: { success: false, campaign_id, triggered_by, reason, detail }. reason is one of campaign_completed, ' +
+        'campaign_cancelled, insufficient_credits, agent_inactive, agent_has_no_phone_number, no_callable_contacts.',
+    },
+    handler: async ({ params, body }, ctx) => {
+      try {
+        return toV1DispatchResult(await dispatchCampaign(ctx, params.id, { triggeredBy: body.triggered_by }));
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+        throw new ConflictError(error.message, error.reason, { success: false, campaign_id: params.id, triggered_by: body.triggered_by });
+      }
+    },
+  }),
+];

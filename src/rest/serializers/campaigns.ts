@@ -1,0 +1,155 @@
+import { z } from 'zod';
+import type { Prisma } from '../../generated/prisma/client.js';
+import { CampaignStatus } from '../../generated/prisma/enums.js';
+import type { DispatchResult } from '../../services/campaigns/dispatch.js';
+import { readActiveDays, readCallingHours, readScheduleConfig, RETRYABLE_STATUSES, WEEKDAYS } from '../../services/campaigns/schedule.js';
+import { v1PhoneNumber } from './agents.js';
+import { datetime, id, iso, isoOrNull, json } from './common.js';
+
+// The v1 shape of a campaign (contract 2.2, response columns) with its nested agent and group, and of a
+// dispatch result (2.10). calling_hours, active_days and schedule_config are open json in the contract;
+// here they are always the effective values, defaults included.
+
+export const v1CallingHours = z
+  .object({ start: z.string(), end: z.string() })
+  .meta({ id: 'CallingHours', description: 'Local time, HH:MM; end may be 24:00.' });
+
+export const v1ScheduleConfig = z
+  .object({
+    max_attempts: z.int(),
+    max_attempts_per_day: z.int(),
+    retry_interval_minutes: z.int(),
+    retry_on: z.array(z.enum(RETRYABLE_STATUSES)),
+  })
+  .meta({ id: 'ScheduleConfig', description: 'The retry policy.' });
+
+export const v1CampaignAgent = z
+  .object({
+    id,
+    name: z.string(),
+    status: z.string(),
+    is_active: z.boolean(),
+    response_engine_type: z.string(),
+    phone_numbers: z.array(v1PhoneNumber),
+  })
+  .meta({ id: 'CampaignAgent' });
+
+export const v1CampaignContactGroup = z
+  .object({
+    id,
+    name: z.string(),
+    description: z.string(),
+    total: z.int(),
+    csv_headers: z.array(z.string()),
+    created_at: datetime,
+  })
+  .meta({ id: 'CampaignContactGroup' });
+
+export const v1Campaign = z
+  .object({
+    id,
+    name: z.string().max(255),
+    description: z.string(),
+    status: z.enum(CampaignStatus),
+    paused_reason: z.string().nullable(),
+    agent_id: id,
+    contact_group_id: id,
+    concurrent_calls: z.int(),
+    max_retry_days: z.int(),
+    calling_hours: v1CallingHours,
+    schedule_config: v1ScheduleConfig,
+    active_days: z.array(z.enum(WEEKDAYS)),
+    field_mappings: json,
+    selected_contact_fields: json,
+    timezone: z.string().max(64),
+    call_insights: json,
+    post_call_analyzers: z.array(z.record(z.string(), z.unknown())),
+    started_at: datetime.nullable(),
+    completed_at: datetime.nullable(),
+    created_at: datetime,
+    updated_at: datetime,
+    user_agents: v1CampaignAgent,
+    contact_groups: v1CampaignContactGroup,
+  })
+  .meta({ id: 'Campaign' });
+
+/** What a campaign read must load for the v1 shape: one query, joined. */
+export const v1CampaignInclude = {
+  agent: {
+    select: {
+      id: true,
+      name: true,
+      status: true,
+      isActive: true,
+      responseEngineType: true,
+      phoneNumbers: { orderBy: [{ isPrimary: 'desc' as const }, { createdAt: 'asc' as const }] },
+    },
+  },
+  contactGroup: { select: { id: true, name: true, description: true, total: true, csvHeaders: true, createdAt: true } },
+} satisfies Prisma.CampaignInclude;
+
+type CampaignWithRelations = Prisma.CampaignGetPayload<{ include: typeof v1CampaignInclude }>;
+
+export function toV1Campaign(c: CampaignWithRelations): z.input<typeof v1Campaign> {
+  return {
+    id: c.id,
+    name: c.name,
+    description: c.description,
+    status: c.status,
+    paused_reason: c.pausedReason,
+    agent_id: c.agentId,
+    contact_group_id: c.contactGroupId,
+    concurrent_calls: c.concurrentCalls,
+    max_retry_days: c.maxRetryDays,
+    calling_hours: readCallingHours(c.callingHours),
+    schedule_config: readScheduleConfig(c.scheduleConfig),
+    active_days: readActiveDays(c.activeDays),
+    field_mappings: c.fieldMappings,
+    selected_contact_fields: c.selectedContactFields,
+    timezone: c.timezone,
+    call_insights: c.callInsights,
+    post_call_analyzers: c.postCallAnalyzers as Record<string, unknown>[],
+    started_at: isoOrNull(c.startedAt),
+    completed_at: isoOrNull(c.completedAt),
+    created_at: iso(c.createdAt),
+    updated_at: iso(c.updatedAt),
+    user_agents: {
+      id: c.agent.id,
+      name: c.agent.name,
+      status: c.agent.status,
+      is_active: c.agent.isActive,
+      response_engine_type: c.agent.responseEngineType,
+      phone_numbers: c.agent.phoneNumbers.map((p) => ({ id: p.id, number: p.number, label: p.label, is_primary: p.isPrimary })),
+    },
+    contact_groups: {
+      id: c.contactGroup.id,
+      name: c.contactGroup.name,
+      description: c.contactGroup.description,
+      total: c.contactGroup.total,
+      csv_headers: c.contactGroup.csvHeaders as string[],
+      created_at: iso(c.contactGroup.createdAt),
+    },
+  };
+}
+
+export const v1DispatchResult = z
+  .object({
+    success: z.literal(true),
+    campaign_id: id,
+    triggered_by: z.string(),
+    status: z.enum(['scheduled', 'running']),
+    scheduled: z.boolean().describe('True when the campaign waits for its started_at instead of calling now.'),
+    detail: z.string(),
+  })
+  .meta({ id: 'DispatchResult' });
+
+export function toV1DispatchResult(r: DispatchResult): z.input<typeof v1DispatchResult> {
+  return {
+    success: true,
+    campaign_id: r.campaignId,
+    triggered_by: r.triggeredBy,
+    status: r.status,
+    scheduled: r.scheduled,
+    detail: r.scheduled ? 'The campaign will start at its started_at.' : 'The campaign is running.',
+  };
+}

@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
+import { callCostCents } from '../billing/calls.js';
+import { effectiveCents } from '../billing/ledger.js';
+import type { ServiceContext } from '../context.js';
+import { ConflictError } from '../errors.js';
+import { parseInput, type RawInput } from '../validation.js';
+import { getCampaign, type CampaignQuery } from './campaigns.js';
+import { assertCanCall, lockForStart, startCampaign, STARTABLE_STATUSES } from './start.js';
+import { refusal } from './states.js';
+
+// Dispatch starts a campaign now, schedules it for its future start, or resumes it; resume is the same
+// step for paused campaigns only.
+
+export const dispatchInput = z.object({
+  /** Who or what asked (a person, a scheduler, an integration); echoed back and logged. */
+  triggeredBy: z.string().trim().min(1).max(64).default('api'),
+});
+export type DispatchInput = RawInput<typeof dispatchInput>;
+
+export interface DispatchResult {
+  campaignId: string;
+  triggeredBy: string;
+  status: 'running' | 'scheduled';
+  /** True when the campaign waits for its future `started_at` instead of calling now. */
+  scheduled: boolean;
+}
+
+/**
+ * Starts or resumes a draft, scheduled or paused campaign; a draft (or scheduled campaign) whose
+ * `started_at` is still ahead becomes (stays) `scheduled` instead. A running campaign is a success that
+ * changes nothing. Refusals are ConflictErrors: `campaign_completed`, `campaign_cancelled`,
+ * `insufficient_credits`, `agent_inactive`, `agent_has_no_phone_number`, `no_callable_contacts`.
+ */
+export async function dispatchCampaign(ctx: ServiceContext, id: string, raw: DispatchInput): Promise<DispatchResult> {
+  await getCampaign(ctx, id, { select: { id: true } });
+  const { triggeredBy } = parseInput(dispatchInput, raw);
+  const status = await advance(ctx, id, STARTABLE_STATUSES, 'It cannot be dispatched again.');
+  ctx.log.info({ campaignId: id, triggeredBy, status }, 'campaign dispatched');
+  return { campaignId: id, triggeredBy, status, scheduled: status === 'scheduled' };
+}
+
+/** paused -> running, with the checks of dispatch. Resuming a running campaign changes nothing. */
+export async function resumeCampaign<Q extends CampaignQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q = {} as Q,
+): Promise<Prisma.CampaignGetPayload<Q>> {
+  await getCampaign(ctx, id, { select: { id: true } });
+  await advance(ctx, id, ['paused'], 'Only a paused campaign can be resumed; dispatch starts the others.');
+  return getCampaign(ctx, id, query);
+}
+
+async function advance(ctx: ServiceContext, id: string, from: readonly CampaignStatus[], rule: string): Promise<DispatchResult['status']> {
+  const now = ctx.clock.now();
+  const { status, started } = await ctx.db.$transaction(async (tx) => {
+    const campaign = await lockForStart(tx, id);
+    if (campaign.status === 'running') return { status: 'running' as const, started: false };
+    if (!from.includes(campaign.status)) throw refusal(campaign.status, rule);
+    await assertCanPay(ctx, tx, campaign);
+    if (startsLater(campaign, now)) {
+      await assertCanCall(tx, campaign);
+      await tx.campaign.update({ where: { id }, data: { status: 'scheduled' } });
+      return { status: 'scheduled' as const, started: false };
+    }
+    await startCampaign(tx, id, now);
+    return { status: 'running' as const, started: true };
+  });
+  // The dialer's sweep finds running campaigns anyway; the wake only saves waiting for it.
+  if (started) await ctx.dialer.wake(id).catch((error) => ctx.log.warn({ err: error, campaignId: id }, 'could not wake the dialer'));
+  return status;
+}
+
+/** A draft or scheduled campaign whose planned start is still ahead. */
+function startsLater(campaign: Campaign, now: Date): boolean {
+  return campaign.status !== 'paused' && campaign.startedAt !== null && campaign.startedAt > now;
+}
+
+/** The balance must pay at least one minute at the configured rate, or nothing would be called. */
+async function assertCanPay(ctx: ServiceContext, tx: Prisma.TransactionClient, campaign: Campaign): Promise<void> {
+  const account = await tx.creditAccount.findUnique({
+    where: { userId: campaign.userId },
+    select: { balanceCents: true, includedRemainingCents: true, heldCents: true },
+  });
+  const available = account ? effectiveCents(account) : 0n;
+  const minute = callCostCents(60, ctx.settings.callRateCentsPerMinute);
+  if (available < minute) {
+    throw new ConflictError(
+      `Insufficient credits: one minute of calling costs ${minute} cents and ${available} cents are available.`,
+      'insufficient_credits',
+    );
+  }
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { describedAs, int64 } from '../validation.js';
+
+// When and how often a campaign calls: calling hours, active days and the retry policy, kept in the
+// campaign's JSON columns in the canonical form these schemas produce. The read* functions give the
+// dialer (and both API surfaces) the effective values of any stored row, defaults included.
+
+/** A whole number within a business range, from JSON, a bigint or form text; never rounded. */
+export const intInRange = (min: number, max: number) =>
+  describedAs(int64.pipe(z.bigint().min(BigInt(min)).max(BigInt(max))).transform(Number), {
+    type: 'integer',
+    minimum: min,
+    maximum: max,
+  });
+
+const START = /^(?:[01]\d|2[0-3]):[0-5]\d$/;
+const END = /^(?:(?:[01]\d|2[0-3]):[0-5]\d|24:00)$/;
+
+export const DEFAULT_CALLING_HOURS = { start: '09:00', end: '17:00' };
+
+/** Local time in the campaign's (or the callee's) zone; overnight windows are not supported. */
+export const callingHours = z
+  .object({
+    start: z.string().regex(START, { error: 'Use HH:MM (24-hour clock), from 00:00 to 23:59.' }),
+    end: z.string().regex(END, { error: 'Use HH:MM (24-hour clock), from 00:00 to 24:00.' }),
+  })
+  // Compared only once both are well-formed, so a bad time gets one message.
+  .refine((hours) => !(START.test(hours.start) && END.test(hours.end)) || hours.start < hours.end, {
+    path: ['end'],
+    error: 'Must be later than start.',
+  });
+export type CallingHours = z.output<typeof callingHours>;
+
+export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+const DAY_NAMES = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
+export const DEFAULT_ACTIVE_DAYS: Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri'];
+
+const DAY_MESSAGE = 'Use a day name (mon or monday, any case) or an ISO day number from 1 (Monday) to 7 (Sunday).';
+
+/** `Monday`, `mon`, 1 and "1" are all Monday. */
+const weekday = z.union([z.string(), z.number()], { error: DAY_MESSAGE }).transform((value, ctx) => {
+  const text = String(value).trim().toLowerCase();
+  const index = /^[1-7]$/.test(text) ? Number(text) - 1 : DAY_NAMES.findIndex((name) => name === text || name.slice(0, 3) === text);
+  if (index < 0) {
+    ctx.addIssue({ code: 'custom', message: DAY_MESSAGE });
+    return z.NEVER;
+  }
+  return WEEKDAYS[index]!;
+});
+
+/** Stored in week order without duplicates. */
+export const activeDays = z
+  .array(weekday)
+  .min(1)
+  .transform((days) => WEEKDAYS.filter((day) => days.includes(day)));
+
+/** Call statuses after which a contact is tried again. */
+export const RETRYABLE_STATUSES = ['no_answer', 'busy', 'failed', 'voicemail'] as const;
+
+const DEFAULT_SCHEDULE_CONFIG = {
+  max_attempts: 3,
+  max_attempts_per_day: 2,
+  retry_interval_minutes: 60,
+  retry_on: [...RETRYABLE_STATUSES],
+};
+
+/** The retry policy; missing keys get the defaults. `max_attempts_per_day` never exceeds `max_attempts`. */
+export const scheduleConfig = z
+  .object({
+    max_attempts: intInRange(1, 10).default(DEFAULT_SCHEDULE_CONFIG.max_attempts),
+    max_attempts_per_day: intInRange(1, 10).optional(),
+    retry_interval_minutes: intInRange(1, 10_080).default(DEFAULT_SCHEDULE_CONFIG.retry_interval_minutes),
+    retry_on: z
+      .array(z.enum(RETRYABLE_STATUSES))
+      .transform((statuses) => RETRYABLE_STATUSES.filter((status) => statuses.includes(status)))
+      .default(() => [...RETRYABLE_STATUSES]),
+  })
+  .transform((config, ctx) => {
+    const perDay = config.max_attempts_per_day ?? Math.min(DEFAULT_SCHEDULE_CONFIG.max_attempts_per_day, config.max_attempts);
+    if (perDay > config.max_attempts) {
+      ctx.addIssue({ code: 'custom', path: ['max_attempts_per_day'], message: 'Must not be more than max_attempts.' });
+      return z.NEVER;
+    }
+    return {
+      max_attempts: config.max_attempts,
+      max_attempts_per_day: perDay,
+      retry_interval_minutes: config.retry_interval_minutes,
+      retry_on: config.retry_on,
+    };
+  });
+export type ScheduleConfig = z.output<typeof scheduleConfig>;
+
+export function readCallingHours(stored: unknown): CallingHours {
+  const parsed = callingHours.safeParse(stored);
+  return parsed.success ? parsed.data : { ...DEFAULT_CALLING_HOURS };
+}
+
+export function readActiveDays(stored: unknown): Weekday[] {
+  const parsed = activeDays.safeParse(stored);
+  return parsed.success ? parsed.data : [...DEFAULT_ACTIVE_DAYS];
+}
+
+export function readScheduleConfig(stored: unknown): ScheduleConfig {
+  const parsed = scheduleConfig.safeParse(stored ?? {});
+  return parsed.success ? parsed.data : scheduleConfig.parse({});
+}

@@ -1,0 +1,88 @@
+import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
+import { enrollContacts } from '../dialer/enrollment.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+import { lockCampaign, refusal } from './states.js';
+
+// Starting a campaign: the one step shared by dispatch (now, or resuming) and the dialer (when a
+// scheduled campaign's time comes).
+
+type Tx = Prisma.TransactionClient;
+
+export const STARTABLE_STATUSES: readonly CampaignStatus[] = ['draft', 'scheduled', 'paused'];
+
+/**
+ * Locks the campaign's contact group, then the campaign (both FOR UPDATE): the order deleteGroup takes
+ * them in, so the two never wait on each other, and the group cannot be deleted under a campaign that
+ * is starting.
+ */
+export async function lockForStart(tx: Tx, id: string): Promise<Campaign> {
+  const [current] = await tx.$queryRaw<{ groupId: string }[]>`
+    SELECT contact_group_id AS "groupId" FROM campaigns WHERE id = ${id}::uuid`;
+  if (!current) throw new NotFoundError('Campaign');
+  await tx.$queryRaw`SELECT id FROM contact_groups WHERE id = ${current.groupId}::uuid FOR UPDATE`;
+  const campaign = await lockCampaign(tx, id);
+  if (campaign.contactGroupId !== current.groupId) {
+    throw new ConflictError('The campaign was edited while it was starting; try again.', 'campaign_changed');
+  }
+  return campaign;
+}
+
+/** Refuses a campaign that could not place a call: an archived agent, no number, nobody left to call. */
+export async function assertCanCall(tx: Tx, campaign: Campaign): Promise<void> {
+  const agent = await tx.agent.findUniqueOrThrow({
+    where: { id: campaign.agentId },
+    select: { name: true, isActive: true, _count: { select: { phoneNumbers: true } } },
+  });
+  if (!agent.isActive) {
+    throw new ConflictError(`The agent "${agent.name}" is archived; choose an active agent.`, 'agent_inactive');
+  }
+  if (agent._count.phoneNumbers === 0) {
+    throw new ConflictError(`The agent "${agent.name}" has no phone number to call from.`, 'agent_has_no_phone_number');
+  }
+  // An active contact of the group that this campaign has not finished with (enrolled or not yet).
+  const found = await tx.$queryRaw<{ callable: boolean }[]>`
+    SELECT EXISTS (
+      SELECT 1 FROM contacts c
+      LEFT JOIN campaign_contacts cc ON cc.contact_id = c.id AND cc.campaign_id = ${campaign.id}::uuid
+      WHERE c.contact_group_id = ${campaign.contactGroupId}::uuid AND c.status = 'active'
+        AND (cc.id IS NULL OR cc.state <> 'done')
+    ) AS callable`;
+  if (!found[0]?.callable) {
+    throw new ConflictError(
+      'No contact is left to call: the group has no active contact this campaign has not finished with.',
+      'no_callable_contacts',
+    );
+  }
+}
+
+/**
+ * Starts (or resumes) a campaign now, inside the caller's transaction; dispatch calls it, and the
+ * dialer calls it when a scheduled campaign's `started_at` arrives. Contract:
+ * - Takes the contact group's lock, then the campaign's (FOR UPDATE). Call it holding no lock on
+ *   another campaign or group, and take campaign_contacts rows only after it.
+ * - A running campaign is returned unchanged. A draft, scheduled or paused one becomes `running`
+ *   (`paused_reason` cleared; `started_at` = `now` on a first start, kept on a resume) and the group's
+ *   contacts not yet enrolled are enrolled (enrollContacts): callable ones `pending`, the rest `done`.
+ * - Refusals are ConflictErrors, and the caller must let its transaction roll back: `campaign_completed`,
+ *   `campaign_cancelled`, `agent_inactive`, `agent_has_no_phone_number`, `no_callable_contacts`, and the
+ *   rare `campaign_changed` (its group was edited meanwhile; try again). A scheduled campaign refused
+ *   at its time should be paused with the reason (pauseForReason), so the user sees why.
+ * - Credits are not checked here: the dialer's holds refuse calls the balance cannot cover.
+ * - After commit, nobody has been told: dispatch wakes the dialer; the dialer just goes on dialing.
+ */
+export async function startCampaign(tx: Tx, campaignId: string, now: Date): Promise<Campaign> {
+  const campaign = await lockForStart(tx, campaignId);
+  if (campaign.status === 'running') return campaign;
+  if (!STARTABLE_STATUSES.includes(campaign.status)) throw refusal(campaign.status, 'It cannot start again.');
+  await assertCanCall(tx, campaign);
+  const running = await tx.campaign.update({
+    where: { id: campaign.id },
+    data: {
+      status: 'running',
+      pausedReason: null,
+      startedAt: campaign.status === 'paused' && campaign.startedAt ? campaign.startedAt : now,
+    },
+  });
+  await enrollContacts(tx, campaign.id);
+  return running;
+}

@@ -1,0 +1,57 @@
+import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+
+// The campaign state machine: draft -> scheduled -> running <-> paused -> completed, and any state that
+// is not final -> cancelled. A refused transition is a ConflictError whose reason names the state in the
+// way (`campaign_running`, `campaign_completed`, ...). Repeating a transition that already happened
+// (pausing a paused campaign, dispatching a running one) is a success that changes nothing.
+
+export const EDITABLE_STATUSES: readonly CampaignStatus[] = ['draft', 'paused'];
+
+/** Why a campaign is paused: the user, the dialer, or a scheduled start that was refused (its reason). */
+export type PausedReason =
+  | 'user_requested'
+  | 'insufficient_credits'
+  | 'agent_archived'
+  | 'high_failure_rate'
+  | 'agent_inactive'
+  | 'agent_has_no_phone_number'
+  | 'no_callable_contacts';
+
+const STATE: Record<CampaignStatus, string> = {
+  draft: 'This campaign is a draft.',
+  scheduled: 'This campaign is scheduled.',
+  running: 'This campaign is running.',
+  paused: 'This campaign is paused.',
+  completed: 'This campaign is completed.',
+  cancelled: 'This campaign is cancelled.',
+};
+
+export function refusal(status: CampaignStatus, rule: string): ConflictError {
+  return new ConflictError(`${STATE[status]} ${rule}`, `campaign_${status}`);
+}
+
+/**
+ * Locks the campaign row (SELECT ... FOR UPDATE) until the transaction ends and reads it, so that its
+ * state cannot change between the check and the write. Lock order everywhere: contact group, then
+ * campaign, then its campaign_contacts rows.
+ */
+export async function lockCampaign(tx: Prisma.TransactionClient, id: string): Promise<Campaign> {
+  const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM campaigns WHERE id = ${id}::uuid FOR UPDATE`;
+  if (locked.length === 0) throw new NotFoundError('Campaign');
+  return tx.campaign.findUniqueOrThrow({ where: { id } });
+}
+
+/**
+ * Pauses a running campaign with a reason, inside the caller's transaction. For the dialer too:
+ * `insufficient_credits` when a hold is refused, `high_failure_rate`, and a scheduled campaign whose
+ * start was refused when its time came (with the refusal's reason), so that the user sees why it is not
+ * calling; dispatch resumes it. Returns false when it was neither running nor scheduled.
+ */
+export async function pauseForReason(tx: Prisma.TransactionClient, id: string, reason: PausedReason): Promise<boolean> {
+  const { count } = await tx.campaign.updateMany({
+    where: { id, status: { in: ['running', 'scheduled'] } },
+    data: { status: 'paused', pausedReason: reason },
+  });
+  return count > 0;
+}

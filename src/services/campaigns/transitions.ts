@@ -1,0 +1,45 @@
+import type { Prisma } from '../../generated/prisma/client.js';
+import type { ServiceContext } from '../context.js';
+import { getCampaign, type CampaignQuery } from './campaigns.js';
+import { lockCampaign, pauseForReason, refusal } from './states.js';
+
+// The user's pause and cancel. Starting and resuming go through dispatch.ts, which checks more.
+
+/** running -> paused (`user_requested`). Pausing a paused campaign keeps it as it is, reason included. */
+export async function pauseCampaign<Q extends CampaignQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q = {} as Q,
+): Promise<Prisma.CampaignGetPayload<Q>> {
+  await getCampaign(ctx, id, { select: { id: true } });
+  await ctx.db.$transaction(async (tx) => {
+    const campaign = await lockCampaign(tx, id);
+    if (campaign.status === 'paused') return;
+    if (campaign.status !== 'running') throw refusal(campaign.status, 'Only a running campaign can be paused.');
+    await pauseForReason(tx, id, 'user_requested');
+  });
+  return getCampaign(ctx, id, query);
+}
+
+/**
+ * Any state that is not final -> cancelled. Contacts still waiting for a call are done with the outcome
+ * `cancelled`; calls in flight end on their own and the dialer records them, but retries nobody.
+ */
+export async function cancelCampaign<Q extends CampaignQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q = {} as Q,
+): Promise<Prisma.CampaignGetPayload<Q>> {
+  await getCampaign(ctx, id, { select: { id: true } });
+  await ctx.db.$transaction(async (tx) => {
+    const campaign = await lockCampaign(tx, id);
+    if (campaign.status === 'cancelled') return;
+    if (campaign.status === 'completed') throw refusal(campaign.status, 'A finished campaign cannot be cancelled.');
+    await tx.campaign.update({ where: { id }, data: { status: 'cancelled', pausedReason: null } });
+    await tx.campaignContact.updateMany({
+      where: { campaignId: id, state: 'pending' },
+      data: { state: 'done', outcome: 'cancelled', nextAttemptAt: null },
+    });
+  });
+  return getCampaign(ctx, id, query);
+}
