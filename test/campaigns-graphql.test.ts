@@ -340,7 +340,7 @@ describe('reads', () => {
     const rows = await app.prisma.campaignContact.findMany({ where: { campaignId: id, state: 'pending' }, orderBy: { id: 'asc' } });
     await app.prisma.campaignContact.update({ where: { id: rows[0]!.id }, data: { state: 'dialing' } });
     await app.prisma.campaignContact.update({ where: { id: rows[1]!.id }, data: { state: 'done', outcome: 'reached' } });
-    await app.prisma.campaignContact.update({ where: { id: rows[2]!.id }, data: { state: 'done', outcome: 'exhausted' } });
+    await app.prisma.campaignContact.update({ where: { id: rows[2]!.id }, data: { state: 'done', outcome: 'not_reached' } });
     const result = await app.gql(CAMPAIGN, { id }, who.token);
     expect(result.data.campaign.progress).toEqual({
       total: 5, pending: 1, dialing: 1, done: 3, reached: 1, notReached: 1, doNotCall: 0, invalid: 1, cancelled: 0,

@@ -9,7 +9,7 @@ export interface CampaignProgress {
   dialing: number;
   done: number;
   reached: number;
-  /** Done without reaching the contact: retries used up (outcome `exhausted`). */
+  /** Done without reaching the contact: retries used up, or an outcome not worth retrying (`not_reached`). */
   notReached: number;
   doNotCall: number;
   invalid: number;
@@ -18,7 +18,7 @@ export interface CampaignProgress {
 
 const OUTCOME_COUNTS: Record<string, keyof CampaignProgress> = {
   reached: 'reached',
-  exhausted: 'notReached',
+  not_reached: 'notReached',
   do_not_call: 'doNotCall',
   invalid: 'invalid',
   cancelled: 'cancelled',

@@ -3,9 +3,11 @@ import { holdCallsWithin, releaseHoldsWithin, settleCallsWithin } from '../billi
 import { effectiveCents, lockAccount, type Balances } from '../billing/ledger.js';
 import { putOnList } from '../contacts/do-not-call.js';
 import { readData } from '../contacts/fields.js';
+import { startCampaign } from '../campaigns/start.js';
+import { pauseForReason, type PausedReason } from '../campaigns/states.js';
 import type { ServiceEnv } from '../context.js';
+import { ConflictError } from '../errors.js';
 import { uuidv7 } from '../ids.js';
-import { enrollContacts } from './enrollment.js';
 import { retryOnConflict } from './retry.js';
 import { decide, policyOf } from './policy.js';
 import type { CallResult, PlaceCall, Telephony } from './telephony.js';
@@ -82,20 +84,14 @@ export class Dialer {
         const [campaign] = await tx.$queryRaw<CampaignRow[]>`
           SELECT id, user_id, agent_id, status, concurrent_calls, timezone, calling_hours, active_days, started_at
           FROM campaigns WHERE id = ${campaignId}::uuid FOR UPDATE`;
-        if (!campaign) return null;
-        if (campaign.status === 'scheduled' && campaign.started_at && campaign.started_at <= now) {
-          await tx.campaign.update({ where: { id: campaignId }, data: { status: 'running' } });
-          await enrollContacts(tx, campaignId);
-          campaign.status = 'running';
-        }
-        if (campaign.status !== 'running') return null;
+        if (campaign?.status !== 'running') return null;
 
         const agent = await tx.agent.findUniqueOrThrow({
           where: { id: campaign.agent_id },
           select: { isActive: true, providerAgentId: true, primaryPhoneNumber: { select: { number: true } } },
         });
         if (!agent.isActive || !agent.primaryPhoneNumber) {
-          await pause(tx, campaignId, agent.isActive ? 'agent_has_no_phone_number' : 'agent_archived');
+          await pauseForReason(tx, campaignId, agent.isActive ? 'agent_has_no_phone_number' : 'agent_archived');
           return null;
         }
         const [{ in_flight } = { in_flight: 0 }] = await tx.$queryRaw<{ in_flight: number }[]>`
@@ -139,7 +135,7 @@ export class Dialer {
         const affordable = Number(effectiveCents(account) / estimate);
         const chosen = ready.slice(0, Math.max(0, affordable));
         if (chosen.length < ready.length && chosen.length === 0 && in_flight === 0) {
-          await pause(tx, campaignId, 'insufficient_credits');
+          await pauseForReason(tx, campaignId, 'insufficient_credits');
           return null;
         }
         if (chosen.length === 0) return { calls: [], more: false };
@@ -378,7 +374,7 @@ export class Dialer {
       });
       const failed = recent.filter((a) => a.status === 'failed').length;
       if (recent.length >= this.options.breakerWindow && failed >= this.options.breakerThreshold * recent.length) {
-        await pause(tx, campaignId, 'high_failure_rate');
+        await pauseForReason(tx, campaignId, 'high_failure_rate');
       }
     }, TRANSACTION_OPTIONS));
   }
@@ -410,17 +406,23 @@ export class Dialer {
     await this.env.db.$executeRaw`
       UPDATE campaign_contacts SET state = 'done', outcome = 'cancelled', next_attempt_at = NULL, updated_at = ${now}
       WHERE state = 'pending' AND campaign_id IN (SELECT id FROM campaigns WHERE status = 'cancelled')`;
-    const due = await this.env.db.campaign.findMany({
-      where: { OR: [{ status: 'running' }, { status: 'scheduled', startedAt: { lte: now } }] },
-      select: { id: true },
-    });
-    for (const { id } of due) this.wake(id);
-    return due.map((c) => c.id);
+    const starting = await this.env.db.campaign.findMany({ where: { status: 'scheduled', startedAt: { lte: now } }, select: { id: true } });
+    for (const { id } of starting) await this.startScheduled(id, now);
+    const running = await this.env.db.campaign.findMany({ where: { status: 'running' }, select: { id: true } });
+    for (const { id } of running) this.wake(id);
+    return running.map((c) => c.id);
   }
-}
 
-async function pause(tx: Prisma.TransactionClient, campaignId: string, reason: string): Promise<void> {
-  await tx.campaign.update({ where: { id: campaignId }, data: { status: 'paused', pausedReason: reason } });
+  /** A scheduled campaign whose time has come starts; one that cannot is paused with the reason. */
+  private async startScheduled(campaignId: string, now: Date): Promise<void> {
+    try {
+      await retryOnConflict(() => this.env.db.$transaction((tx) => startCampaign(tx, campaignId, now), TRANSACTION_OPTIONS));
+    } catch (error) {
+      if (!(error instanceof ConflictError) || !isPausedReason(error.reason)) throw error;
+      const reason = error.reason;
+      await this.env.db.$transaction((tx) => pauseForReason(tx, campaignId, reason));
+    }
+  }
 }
 
 async function finishContacts(tx: Prisma.TransactionClient, rows: { id: string; outcome: string }[]): Promise<void> {
@@ -451,3 +453,6 @@ function snapshot(stored: unknown, phoneNumber: string): Prisma.InputJsonObject 
     phone_number: phoneNumber,
   };
 }
+
+const STARTUP_REFUSALS: PausedReason[] = ['agent_inactive', 'agent_has_no_phone_number', 'no_callable_contacts'];
+const isPausedReason = (reason: string | undefined): reason is PausedReason => STARTUP_REFUSALS.includes(reason as PausedReason);
