@@ -20,7 +20,7 @@ export async function openTestDatabase(): Promise<Database> {
   const source = inject('testDatabase');
   if (source.kind === 'pglite') {
     const dump = new Blob([await readFile(source.dumpPath)]);
-    return openDatabase({ kind: 'pglite', instance: new PGlite({ loadDataDir: dump }) }, { countStatements: true });
+    return openDatabase({ kind: 'pglite', instance: new PGlite({ loadDataDir: dump }) });
   }
   const name = `callflow_test_${randomUUID().replace(/-/g, '')}`;
   const admin = new pg.Client({ connectionString: source.serverUrl });
@@ -30,7 +30,7 @@ export async function openTestDatabase(): Promise<Database> {
   } finally {
     await admin.end();
   }
-  const db = await openDatabase({ kind: 'postgres', url: databaseUrl(source.serverUrl, name) }, { countStatements: true });
+  const db = await openDatabase({ kind: 'postgres', url: databaseUrl(source.serverUrl, name) });
   return {
     ...db,
     async close() {
