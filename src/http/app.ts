@@ -6,7 +6,9 @@ import type { RouteDefinition } from '../rest/route.js';
 import { createRestApp } from '../rest/router.js';
 import type { Authenticator } from '../services/auth.js';
 import type { ServiceEnv } from '../services/context.js';
+import { accessLog } from './access-log.js';
 import { createGraphQLServer } from './graphql.js';
+import { requestScope, scopeOf } from './request-scope.js';
 import { stripeWebhook } from './stripe-webhook.js';
 
 export interface AppDeps {
@@ -24,6 +26,7 @@ export function createApp(deps: AppDeps): Hono {
   const app = new Hono({ strict: true });
   const yoga = createGraphQLServer({ ...deps, ...deps.graphql });
 
+  app.use(requestScope(deps.env.log), accessLog());
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   // GraphQL requests may carry a CSV upload (importContacts), so they get the import body limit.
   app.use(
@@ -33,15 +36,15 @@ export function createApp(deps: AppDeps): Hono {
       onError: () => json(413, { errors: [{ message: 'Request body is too large.', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] }),
     }),
   );
-  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw));
+  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { scope: scopeOf(c) }));
   app.post(
     '/webhooks/stripe',
     stripeWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, secret: deps.stripeWebhookSecret }),
   );
   app.route('/', createRestApp(deps));
   app.notFound(() => json(404, { detail: 'Not found.' }));
-  app.onError((error) => {
-    deps.env.log.error({ err: error }, 'unhandled error');
+  app.onError((error, c) => {
+    scopeOf(c).log.error({ err: error }, 'unhandled error');
     return json(500, { detail: 'A server error occurred.' });
   });
   return app;

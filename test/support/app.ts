@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { pino } from 'pino';
+import type { Logger } from 'pino';
 import type { Database } from '../../src/db/database.js';
 import { seedAgentTemplates } from '../../src/db/seed.js';
 import { createApp } from '../../src/http/app.js';
+import { createLogger } from '../../src/logger.js';
 import type { RouteDefinition } from '../../src/rest/route.js';
 import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from '../../src/services/auth.js';
 import { systemClock, type Clock } from '../../src/services/context.js';
@@ -22,6 +23,8 @@ export interface TestAppOptions {
   introspection?: boolean;
   routes?: RouteDefinition[];
   stripeWebhookSecret?: string;
+  /** Where the app logs; silent unless TEST_LOG_LEVEL is set. */
+  log?: Logger;
 }
 
 export interface RequestOptions {
@@ -43,7 +46,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const db: Database = await openTestDatabase();
   await seedAgentTemplates(db.prisma);
   const auth = options.auth ?? { secret: TEST_SECRET };
-  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const log = options.log ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const app = createApp({
     env: { db: db.prisma, clock: options.clock ?? systemClock, log, settings: { ...defaultSettings, ...options.settings } },
     authenticator: createAuthenticator(auth, new UserRegistry(db.prisma)),
