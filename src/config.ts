@@ -43,6 +43,7 @@ const envSchema = z
     IMPORT_MAX_ROWS: integer(1, 10_000_000).default(100_000),
     CALL_RATE_CENTS_PER_MINUTE: integer(1, 100_000).default(10),
     STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\S+$/, { error: 'must be a Stripe signing secret (whsec_...)' }).optional(),
+    METRICS_TOKEN: z.string().regex(/^\S{16,}$/, { error: 'must be at least 16 characters, without spaces' }).optional(),
   })
   .superRefine((env, ctx) => {
     if (env.JWT_SECRET && env.JWT_JWKS_URL) {
@@ -79,6 +80,8 @@ export interface Config {
   settings: Settings;
   /** Signing secret of the Stripe webhook endpoint; without it /webhooks/stripe answers 503. */
   stripeWebhookSecret: string | undefined;
+  /** Bearer token /metrics requires; unset, /metrics is open (serve it on an internal network). */
+  metricsToken: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -96,7 +99,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new ConfigError(
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? 'environment');
-        const given = name in present && !/SECRET/.test(name) ? ` (got ${JSON.stringify(present[name])})` : '';
+        const given = name in present && !/SECRET|TOKEN/.test(name) ? ` (got ${JSON.stringify(present[name])})` : '';
         return `${name} ${issue.message}${given}`;
       }),
     );
@@ -119,5 +122,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     limits: { maxBodyBytes: env.MAX_BODY_BYTES, maxImportBodyBytes: env.MAX_IMPORT_BODY_BYTES },
     settings: { importMaxRows: env.IMPORT_MAX_ROWS, callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE },
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
+    metricsToken: env.METRICS_TOKEN,
   };
 }

@@ -36,6 +36,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       limits: config.limits,
       graphql: config.graphql,
       stripeWebhookSecret: config.stripeWebhookSecret,
+      metricsToken: config.metricsToken,
     });
 
     const server = await listen(app.fetch, config.host, config.port);

@@ -78,6 +78,12 @@ describe('configuration', () => {
     ]);
   });
 
+  it('reads a metrics token, never echoing a bad one', () => {
+    expect(loadConfig({}).metricsToken).toBeUndefined();
+    expect(loadConfig({ METRICS_TOKEN: 'scrape-token-0123456789' }).metricsToken).toBe('scrape-token-0123456789');
+    expect(problems({ METRICS_TOKEN: 'short' })).toEqual(['METRICS_TOKEN must be at least 16 characters, without spaces']);
+  });
+
   it('generates a development secret once and keeps it in the data folder', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'callflow-config-'));
     try {

@@ -1,8 +1,9 @@
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, Transaction } from '@prisma/driver-adapter-utils';
 
 // Counts the statements Prisma sends by wrapping its driver adapter: one call per statement, and none of
-// the parameter copying that Prisma's query events do. A transaction's start counts as one (its BEGIN);
-// Prisma sends COMMIT and ROLLBACK through the transaction's executeRaw, so they count too.
+// the parameter copying that Prisma's query events do. A transaction's start counts as one (its BEGIN).
+// Prisma sends COMMIT and ROLLBACK through the transaction's executeRaw, except to adapters whose
+// transactions use "phantom" queries (PGlite), which end them inside commit() and rollback().
 
 type Method = (...args: any[]) => any;
 type Overrides = Record<string, (original: Method, args: unknown[]) => unknown>;
@@ -12,13 +13,15 @@ export function countingAdapterFactory(factory: SqlDriverAdapterFactory, onState
     onStatement();
     return original(...args);
   };
-  const transaction: Overrides = { queryRaw: statement, executeRaw: statement };
   const adapter: Overrides = {
-    ...transaction,
+    queryRaw: statement,
+    executeRaw: statement,
     executeScript: statement,
     startTransaction: async (original, args) => {
       onStatement();
-      return override<Transaction>(await original(...args), transaction);
+      const tx: Transaction = await original(...args);
+      const ends: Overrides = tx.options.usePhantomQuery ? { commit: statement, rollback: statement } : {};
+      return override(tx, { queryRaw: statement, executeRaw: statement, ...ends });
     },
   };
   return override(factory, {

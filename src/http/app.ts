@@ -8,6 +8,8 @@ import type { Authenticator } from '../services/auth.js';
 import type { ServiceEnv } from '../services/context.js';
 import { accessLog } from './access-log.js';
 import { createGraphQLServer } from './graphql.js';
+import { metricsEndpoint } from './metrics-endpoint.js';
+import { requestMetrics } from './request-metrics.js';
 import { requestScope, scopeOf } from './request-scope.js';
 import { stripeWebhook } from './stripe-webhook.js';
 
@@ -19,15 +21,21 @@ export interface AppDeps {
   /** The v1 routes to serve; tests mount probe routes beside the real ones. */
   routes?: RouteDefinition[];
   stripeWebhookSecret?: string | undefined;
+  /** When set, /metrics answers only requests bearing this token. */
+  metricsToken?: string | undefined;
 }
 
-/** One HTTP application: GraphQL at /graphql, v1 REST under /api/v1/, payment webhooks under /webhooks/. */
+/**
+ * One HTTP application: GraphQL at /graphql, v1 REST under /api/v1/, payment webhooks under /webhooks/,
+ * and the operations endpoints /healthz and /metrics.
+ */
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono({ strict: true });
   const yoga = createGraphQLServer({ ...deps, ...deps.graphql });
 
-  app.use(requestScope(deps.env.log), accessLog());
+  app.use(requestScope(deps.env.log), accessLog(), requestMetrics());
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/metrics', metricsEndpoint(deps.metricsToken));
   // GraphQL requests may carry a CSV upload (importContacts), so they get the import body limit.
   app.use(
     '/graphql',

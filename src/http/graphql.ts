@@ -10,6 +10,7 @@ import { serviceContext, type ServiceEnv } from '../services/context.js';
 import { AuthenticationError } from '../services/errors.js';
 import { findNullCharacter, NULL_CHARACTER_MESSAGE } from '../services/validation.js';
 import { WWW_AUTHENTICATE } from '../rest/errors.js';
+import { graphqlMetrics } from './graphql-metrics.js';
 import { currentRequestScope, type RequestScope } from './request-scope.js';
 
 export interface GraphQLDeps {
@@ -67,6 +68,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
       }),
       ...(deps.introspection ? [] : [useDisableIntrospection()]),
       refuseNullCharacters,
+      graphqlMetrics,
     ],
     context: async ({ request, scope }): Promise<GraphQLContext> => {
       try {

@@ -25,6 +25,7 @@ export interface TestAppOptions {
   stripeWebhookSecret?: string;
   /** Where the app logs; silent unless TEST_LOG_LEVEL is set. */
   log?: Logger;
+  metricsToken?: string;
 }
 
 export interface RequestOptions {
@@ -57,6 +58,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     graphql: { introspection: options.introspection ?? true, graphiql: true },
     ...(options.routes ? { routes: options.routes } : {}),
     stripeWebhookSecret: options.stripeWebhookSecret,
+    metricsToken: options.metricsToken,
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
