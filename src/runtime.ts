@@ -6,6 +6,8 @@ import { openDatabase, type Database } from './db/database.js';
 import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates, seedDemo } from './db/seed.js';
 import { createApp } from './http/app.js';
+import { registerDatabaseChecks } from './ops/database-checks.js';
+import { Readiness } from './ops/readiness.js';
 import { createAuthenticator, UserRegistry } from './services/auth.js';
 import { systemClock, type Clock } from './services/context.js';
 
@@ -14,6 +16,8 @@ export interface Runtime {
   db: Database;
   jwtSecret: string | undefined;
   demoSeeded: boolean;
+  /** What /readyz checks; the dialer registers its job engine here. */
+  readiness: Readiness;
   close(): Promise<void>;
 }
 
@@ -28,6 +32,9 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
     await seedAgentTemplates(db.prisma);
     const demoSeeded = config.seedDemo ? await seedDemo({ db: db.prisma, clock, log, settings: config.settings }) : false;
 
+    const readiness = new Readiness();
+    registerDatabaseChecks(readiness, db.prisma);
+
     const jwtSecret = await resolveJwtSecret(config);
     const authenticator = createAuthenticator({ ...config.jwt, secret: jwtSecret }, new UserRegistry(db.prisma));
     const app = createApp({
@@ -37,6 +44,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       graphql: config.graphql,
       stripeWebhookSecret: config.stripeWebhookSecret,
       metricsToken: config.metricsToken,
+      readiness,
     });
 
     const server = await listen(app.fetch, config.host, config.port);
@@ -47,6 +55,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       db,
       jwtSecret,
       demoSeeded,
+      readiness,
       async close() {
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await db.close();

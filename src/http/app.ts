@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { BodyLimits } from '../config.js';
+import type { Readiness } from '../ops/readiness.js';
 import { json } from '../rest/errors.js';
 import type { RouteDefinition } from '../rest/route.js';
 import { createRestApp } from '../rest/router.js';
@@ -9,6 +10,7 @@ import type { ServiceEnv } from '../services/context.js';
 import { accessLog } from './access-log.js';
 import { createGraphQLServer } from './graphql.js';
 import { metricsEndpoint } from './metrics-endpoint.js';
+import { readinessEndpoint } from './readiness-endpoint.js';
 import { requestMetrics } from './request-metrics.js';
 import { requestScope, scopeOf } from './request-scope.js';
 import { stripeWebhook } from './stripe-webhook.js';
@@ -23,11 +25,13 @@ export interface AppDeps {
   stripeWebhookSecret?: string | undefined;
   /** When set, /metrics answers only requests bearing this token. */
   metricsToken?: string | undefined;
+  /** What /readyz checks. */
+  readiness: Readiness;
 }
 
 /**
  * One HTTP application: GraphQL at /graphql, v1 REST under /api/v1/, payment webhooks under /webhooks/,
- * and the operations endpoints /healthz and /metrics.
+ * and the operations endpoints /healthz, /readyz and /metrics.
  */
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono({ strict: true });
@@ -35,6 +39,7 @@ export function createApp(deps: AppDeps): Hono {
 
   app.use(requestScope(deps.env.log), accessLog(), requestMetrics());
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', readinessEndpoint(deps.readiness));
   app.get('/metrics', metricsEndpoint(deps.metricsToken));
   // GraphQL requests may carry a CSV upload (importContacts), so they get the import body limit.
   app.use(

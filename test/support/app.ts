@@ -6,6 +6,8 @@ import type { Database } from '../../src/db/database.js';
 import { seedAgentTemplates } from '../../src/db/seed.js';
 import { createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
+import { registerDatabaseChecks } from '../../src/ops/database-checks.js';
+import { Readiness } from '../../src/ops/readiness.js';
 import type { RouteDefinition } from '../../src/rest/route.js';
 import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from '../../src/services/auth.js';
 import { systemClock, type Clock } from '../../src/services/context.js';
@@ -26,6 +28,8 @@ export interface TestAppOptions {
   /** Where the app logs; silent unless TEST_LOG_LEVEL is set. */
   log?: Logger;
   metricsToken?: string;
+  /** A database to serve instead of a fresh one of this file's own; the app closes it. */
+  database?: Database;
 }
 
 export interface RequestOptions {
@@ -44,10 +48,12 @@ export interface GraphQLResult<T = any> {
 
 /** The whole HTTP application on a real socket, over a database of this test file's own. */
 export async function startTestApp(options: TestAppOptions = {}) {
-  const db: Database = await openTestDatabase();
+  const db: Database = options.database ?? (await openTestDatabase());
   await seedAgentTemplates(db.prisma);
   const auth = options.auth ?? { secret: TEST_SECRET };
   const log = options.log ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const readiness = new Readiness(500);
+  registerDatabaseChecks(readiness, db.prisma);
   const app = createApp({
     env: { db: db.prisma, clock: options.clock ?? systemClock, log, settings: { ...defaultSettings, ...options.settings } },
     authenticator: createAuthenticator(auth, new UserRegistry(db.prisma)),
@@ -59,6 +65,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     ...(options.routes ? { routes: options.routes } : {}),
     stripeWebhookSecret: options.stripeWebhookSecret,
     metricsToken: options.metricsToken,
+    readiness,
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
@@ -96,6 +103,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     url,
     db,
     prisma: db.prisma,
+    readiness,
     token,
     request,
     gql,
