@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { RateLimitRule, RateLimitRules } from './ops/rate-limits.js';
 import type { Settings } from './services/settings.js';
 
 /** Largest request bodies: most endpoints, and contact imports, which carry whole files. */
@@ -19,6 +20,18 @@ const integer = (min: number, max: number) =>
     .regex(/^\d+$/, { error: `must be a whole number from ${min} to ${max}` })
     .transform(Number)
     .pipe(z.number().min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` }));
+
+/** `600/60`: 600 requests per 60 seconds; `off`: no limit. */
+const rate = (fallback: string) =>
+  z
+    .string()
+    .regex(/^(off|[1-9]\d{0,6}\/[1-9]\d{0,4})$/, { error: 'must be requests/seconds (like 600/60) or off' })
+    .default(fallback)
+    .transform((value): RateLimitRule | null => {
+      if (value === 'off') return null;
+      const [points, durationSeconds] = value.split('/').map(Number) as [number, number];
+      return { points, durationSeconds };
+    });
 
 const envSchema = z
   .object({
@@ -43,6 +56,10 @@ const envSchema = z
     IMPORT_MAX_ROWS: integer(1, 10_000_000).default(100_000),
     CALL_RATE_CENTS_PER_MINUTE: integer(1, 100_000).default(10),
     STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\S+$/, { error: 'must be a Stripe signing secret (whsec_...)' }).optional(),
+    REDIS_URL: z.string().regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' }).optional(),
+    RATE_LIMIT: rate('600/60'),
+    RATE_LIMIT_IMPORT: rate('10/60'),
+    RATE_LIMIT_DISPATCH: rate('30/60'),
     METRICS_TOKEN: z.string().regex(/^\S{16,}$/, { error: 'must be at least 16 characters, without spaces' }).optional(),
   })
   .superRefine((env, ctx) => {
@@ -82,6 +99,9 @@ export interface Config {
   stripeWebhookSecret: string | undefined;
   /** Bearer token /metrics requires; unset, /metrics is open (serve it on an internal network). */
   metricsToken: string | undefined;
+  /** Shared state between processes (rate limit budgets); unset, each process keeps its own in memory. */
+  redisUrl: string | undefined;
+  rateLimits: RateLimitRules;
 }
 
 export class ConfigError extends Error {
@@ -99,7 +119,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new ConfigError(
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? 'environment');
-        const given = name in present && !/SECRET|TOKEN/.test(name) ? ` (got ${JSON.stringify(present[name])})` : '';
+        // Secrets, and connection strings that may carry passwords, are never echoed.
+        const secret = /SECRET|TOKEN|DATABASE_URL|REDIS_URL/.test(name);
+        const given = name in present && !secret ? ` (got ${JSON.stringify(present[name])})` : '';
         return `${name} ${issue.message}${given}`;
       }),
     );
@@ -123,5 +145,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     settings: { importMaxRows: env.IMPORT_MAX_ROWS, callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE },
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
     metricsToken: env.METRICS_TOKEN,
+    redisUrl: env.REDIS_URL,
+    rateLimits: { requests: env.RATE_LIMIT, import: env.RATE_LIMIT_IMPORT, dispatch: env.RATE_LIMIT_DISPATCH },
   };
 }

@@ -7,6 +7,7 @@ import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates, seedDemo } from './db/seed.js';
 import { createApp } from './http/app.js';
 import { registerDatabaseChecks } from './ops/database-checks.js';
+import { createRateLimiter } from './ops/rate-limits.js';
 import { Readiness } from './ops/readiness.js';
 import { createAuthenticator, UserRegistry } from './services/auth.js';
 import { systemClock, type Clock } from './services/context.js';
@@ -35,6 +36,8 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
     const readiness = new Readiness();
     registerDatabaseChecks(readiness, db.prisma);
 
+    const rateLimiter = createRateLimiter(config.rateLimits, { redisUrl: config.redisUrl, log });
+
     const jwtSecret = await resolveJwtSecret(config);
     const authenticator = createAuthenticator({ ...config.jwt, secret: jwtSecret }, new UserRegistry(db.prisma));
     const app = createApp({
@@ -45,6 +48,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       stripeWebhookSecret: config.stripeWebhookSecret,
       metricsToken: config.metricsToken,
       readiness,
+      rateLimiter,
     });
 
     const server = await listen(app.fetch, config.host, config.port);
@@ -58,6 +62,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       readiness,
       async close() {
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await rateLimiter.close();
         await db.close();
       },
     };

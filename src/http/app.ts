@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { BodyLimits } from '../config.js';
+import type { RateLimiter } from '../ops/rate-limits.js';
 import type { Readiness } from '../ops/readiness.js';
 import { json } from '../rest/errors.js';
 import type { RouteDefinition } from '../rest/route.js';
@@ -27,6 +28,8 @@ export interface AppDeps {
   metricsToken?: string | undefined;
   /** What /readyz checks. */
   readiness: Readiness;
+  /** Per-user request budgets on both surfaces. */
+  rateLimiter: RateLimiter;
 }
 
 /**

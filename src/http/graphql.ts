@@ -9,8 +9,10 @@ import type { Authenticator } from '../services/auth.js';
 import { serviceContext, type ServiceEnv } from '../services/context.js';
 import { AuthenticationError } from '../services/errors.js';
 import { findNullCharacter, NULL_CHARACTER_MESSAGE } from '../services/validation.js';
+import type { RateLimiter } from '../ops/rate-limits.js';
 import { WWW_AUTHENTICATE } from '../rest/errors.js';
 import { graphqlMetrics } from './graphql-metrics.js';
+import { graphqlRateLimits } from './graphql-rate-limits.js';
 import { currentRequestScope, type RequestScope } from './request-scope.js';
 
 export interface GraphQLDeps {
@@ -18,6 +20,7 @@ export interface GraphQLDeps {
   authenticator: Authenticator;
   introspection: boolean;
   graphiql: boolean;
+  rateLimiter: RateLimiter;
 }
 
 /** Limits on what one operation may ask for, against abusive or accidental giant queries. */
@@ -55,7 +58,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
     // loaded on the first request for it rather than at start.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     logging: false,
-    // Yoga hands the masking function no context, so the request's logger is found from where it runs.
+    // Yoga hands error masking no context, so the request's logger is found from where it runs.
     maskedErrors: { maskError: (error) => maskGraphQLError(currentRequestScope()?.log ?? deps.env.log)(error) },
     plugins: [
       EnvelopArmorPlugin({
@@ -68,6 +71,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
       }),
       ...(deps.introspection ? [] : [useDisableIntrospection()]),
       refuseNullCharacters,
+      graphqlRateLimits(deps.rateLimiter),
       graphqlMetrics,
     ],
     context: async ({ request, scope }): Promise<GraphQLContext> => {

@@ -45,6 +45,13 @@ export const dbStatements = new Counter({
   registers,
 });
 
+export const rateLimitedRequests = new Counter({
+  name: 'rate_limited_requests_total',
+  help: 'Requests refused by a per-user rate limit, by budget (requests, import, dispatch).',
+  labelNames: ['bucket'] as const,
+  registers,
+});
+
 // Set by the dialer. They carry no campaign or user label: those would be unbounded.
 
 export const dialerCallsInFlight = new Gauge({

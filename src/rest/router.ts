@@ -3,6 +3,7 @@ import type { Authenticator } from '../services/auth.js';
 import { serviceContext, type ServiceEnv } from '../services/context.js';
 import type { BodyLimits } from '../config.js';
 import { scopeOf } from '../http/request-scope.js';
+import type { RateLimiter } from '../ops/rate-limits.js';
 import { NON_FIELD, NotFoundError, ValidationError, type FieldErrors } from '../services/errors.js';
 import { fieldErrorsOf, findNullCharacter, NULL_CHARACTER_MESSAGE } from '../services/validation.js';
 import { JsonParseError, readBody } from './body.js';
@@ -16,6 +17,7 @@ export interface RestDeps {
   env: ServiceEnv;
   authenticator: Authenticator;
   limits: BodyLimits;
+  rateLimiter: RateLimiter;
   routes?: RouteDefinition[];
 }
 
@@ -81,6 +83,8 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     if (!paramsLookValid(rawParams)) throw new NotFoundError();
     const user = await deps.authenticator.authenticate(c.req.header('authorization'));
     scope.userId = user.id;
+    // Before the body is read, so that a refused import is not parsed.
+    await deps.rateLimiter.consume(user.id, route.rateLimit ? [route.rateLimit] : []);
     const ctx = serviceContext({ ...deps.env, log: scope.log }, user);
 
     const limit = route.largeBody ? deps.limits.maxImportBodyBytes : deps.limits.maxBodyBytes;

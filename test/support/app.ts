@@ -7,6 +7,7 @@ import { seedAgentTemplates } from '../../src/db/seed.js';
 import { createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/logger.js';
 import { registerDatabaseChecks } from '../../src/ops/database-checks.js';
+import { createRateLimiter, type RateLimiterOptions, type RateLimitRules } from '../../src/ops/rate-limits.js';
 import { Readiness } from '../../src/ops/readiness.js';
 import type { RouteDefinition } from '../../src/rest/route.js';
 import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from '../../src/services/auth.js';
@@ -30,6 +31,8 @@ export interface TestAppOptions {
   metricsToken?: string;
   /** A database to serve instead of a fresh one of this file's own; the app closes it. */
   database?: Database;
+  /** Per-user budgets; none unless given, so that suites may send many requests as one user. */
+  rateLimits?: Partial<RateLimitRules> & Pick<RateLimiterOptions, 'redisUrl' | 'keyPrefix'>;
 }
 
 export interface RequestOptions {
@@ -54,6 +57,8 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const log = options.log ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const readiness = new Readiness(500);
   registerDatabaseChecks(readiness, db.prisma);
+  const { redisUrl, keyPrefix, ...rules } = options.rateLimits ?? {};
+  const rateLimiter = createRateLimiter({ requests: null, import: null, dispatch: null, ...rules }, { redisUrl, keyPrefix, log });
   const app = createApp({
     env: { db: db.prisma, clock: options.clock ?? systemClock, log, settings: { ...defaultSettings, ...options.settings } },
     authenticator: createAuthenticator(auth, new UserRegistry(db.prisma)),
@@ -66,6 +71,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     stripeWebhookSecret: options.stripeWebhookSecret,
     metricsToken: options.metricsToken,
     readiness,
+    rateLimiter,
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
@@ -109,6 +115,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     gql,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await rateLimiter.close();
       await db.close();
     },
   };
