@@ -60,6 +60,7 @@ const envSchema = z
     RATE_LIMIT: rate('600/60'),
     RATE_LIMIT_IMPORT: rate('10/60'),
     RATE_LIMIT_DISPATCH: rate('30/60'),
+    SHUTDOWN_TIMEOUT_SECONDS: integer(1, 600).default(10),
     METRICS_TOKEN: z.string().regex(/^\S{16,}$/, { error: 'must be at least 16 characters, without spaces' }).optional(),
   })
   .superRefine((env, ctx) => {
@@ -102,6 +103,8 @@ export interface Config {
   /** Shared state between processes (rate limit budgets); unset, each process keeps its own in memory. */
   redisUrl: string | undefined;
   rateLimits: RateLimitRules;
+  /** On SIGTERM, how long requests in flight may take to finish, and then each shutdown hook. */
+  shutdownTimeoutSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -147,5 +150,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     metricsToken: env.METRICS_TOKEN,
     redisUrl: env.REDIS_URL,
     rateLimits: { requests: env.RATE_LIMIT, import: env.RATE_LIMIT_IMPORT, dispatch: env.RATE_LIMIT_DISPATCH },
+    shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
   };
 }

@@ -1,4 +1,5 @@
-import { serve, type ServerType } from '@hono/node-server';
+import { serve } from '@hono/node-server';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -6,9 +7,11 @@ import { openDatabase, type Database } from './db/database.js';
 import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates, seedDemo } from './db/seed.js';
 import { createApp } from './http/app.js';
+import { drainable } from './http/drain.js';
 import { registerDatabaseChecks } from './ops/database-checks.js';
 import { createRateLimiter } from './ops/rate-limits.js';
 import { Readiness } from './ops/readiness.js';
+import { ShutdownHooks, type ShutdownHook } from './ops/shutdown-hooks.js';
 import { createAuthenticator, UserRegistry } from './services/auth.js';
 import { systemClock, type Clock } from './services/context.js';
 
@@ -19,7 +22,13 @@ export interface Runtime {
   demoSeeded: boolean;
   /** What /readyz checks; the dialer registers its job engine here. */
   readiness: Readiness;
-  close(): Promise<void>;
+  /** Work to finish on shutdown, after HTTP drained and before the database closes (see ShutdownHooks). */
+  onShutdown(name: string, hook: ShutdownHook): void;
+  /**
+   * Stops gracefully: no new connections, requests in flight finish (up to the shutdown timeout), the
+   * shutdown hooks run, the database closes. Resolves false when a request was cut off or a hook failed.
+   */
+  close(): Promise<boolean>;
 }
 
 /** Opens the database, applies migrations, seeds, and serves HTTP until closed. */
@@ -27,16 +36,16 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
   const db = await openDatabase(
     config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir },
   );
+  const readiness = new Readiness();
+  const shutdownHooks = new ShutdownHooks();
+  const rateLimiter = createRateLimiter(config.rateLimits, { redisUrl: config.redisUrl, log });
   try {
     const applied = await db.migrate();
     if (applied.length) log.info({ migrations: applied }, 'applied migrations');
     await seedAgentTemplates(db.prisma);
     const demoSeeded = config.seedDemo ? await seedDemo({ db: db.prisma, clock, log, settings: config.settings }) : false;
 
-    const readiness = new Readiness();
     registerDatabaseChecks(readiness, db.prisma);
-
-    const rateLimiter = createRateLimiter(config.rateLimits, { redisUrl: config.redisUrl, log });
 
     const jwtSecret = await resolveJwtSecret(config);
     const authenticator = createAuthenticator({ ...config.jwt, secret: jwtSecret }, new UserRegistry(db.prisma));
@@ -52,29 +61,42 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
     });
 
     const server = await listen(app.fetch, config.host, config.port);
+    const drain = drainable(server);
     const { port } = server.address() as AddressInfo;
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+
+    const timeoutMs = config.shutdownTimeoutSeconds * 1000;
+    const stop = async (): Promise<boolean> => {
+      const draining = drain(timeoutMs);
+      log.info('stopped accepting connections; letting requests in flight finish');
+      const drained = await draining;
+      if (!drained) log.warn({ timeoutMs }, 'requests still in flight at the shutdown timeout were cut off');
+      const hooksFinished = await shutdownHooks.run(log, timeoutMs);
+      await rateLimiter.close();
+      await db.close();
+      return drained && hooksFinished;
+    };
+    let stopping: Promise<boolean> | undefined;
     return {
       url: `http://${host}:${port}`,
       db,
       jwtSecret,
       demoSeeded,
       readiness,
-      async close() {
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        await rateLimiter.close();
-        await db.close();
-      },
+      onShutdown: (name, hook) => shutdownHooks.add(name, hook),
+      close: () => (stopping ??= stop()),
     };
   } catch (error) {
+    await rateLimiter.close();
     await db.close();
     throw error;
   }
 }
 
 function listen(fetch: (request: Request) => Response | Promise<Response>, hostname: string, port: number) {
-  return new Promise<ServerType & { address(): AddressInfo | string | null }>((resolve, reject) => {
-    const server = serve({ fetch, hostname, port }, () => resolve(server as never));
+  return new Promise<Server>((resolve, reject) => {
+    // serve() makes a node:http server unless told otherwise.
+    const server = serve({ fetch, hostname, port }, () => resolve(server as Server));
     server.once('error', reject);
   });
 }

@@ -1,3 +1,5 @@
+import { withTimeout } from './with-timeout.js';
+
 /** Throws (or rejects) while its part of the service is not ready. The message is shown by /readyz. */
 export type ReadinessCheck = () => void | Promise<void>;
 
@@ -28,17 +30,11 @@ export class Readiness {
 
   async #runOne(name: string, check: ReadinessCheck): Promise<CheckResult> {
     const started = performance.now();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
-    });
     try {
-      await Promise.race([Promise.resolve().then(check), timeout]);
+      await withTimeout(check, this.timeoutMs, `no answer within ${this.timeoutMs} ms`);
       return { name, ok: true, durationMs: elapsed(started) };
     } catch (error) {
       return { name, ok: false, durationMs: elapsed(started), error: error instanceof Error ? error : new Error(String(error)) };
-    } finally {
-      clearTimeout(timer);
     }
   }
 }
