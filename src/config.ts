@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { DialerRuntimeOptions } from './jobs/dialer.js';
 import { DEFAULT_DIALER_OPTIONS } from './services/dialer/engine.js';
+import type { RateLimitRule, RateLimitRules } from './ops/rate-limits.js';
 import type { Settings } from './services/settings.js';
 
 /** Largest request bodies: most endpoints, and contact imports, which carry whole files. */
@@ -21,6 +22,18 @@ const integer = (min: number, max: number) =>
     .regex(/^\d+$/, { error: `must be a whole number from ${min} to ${max}` })
     .transform(Number)
     .pipe(z.number().min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` }));
+
+/** `600/60`: 600 requests per 60 seconds; `off`: no limit. */
+const rate = (fallback: string) =>
+  z
+    .string()
+    .regex(/^(off|[1-9]\d{0,6}\/[1-9]\d{0,4})$/, { error: 'must be requests/seconds (like 600/60) or off' })
+    .default(fallback)
+    .transform((value): RateLimitRule | null => {
+      if (value === 'off') return null;
+      const [points, durationSeconds] = value.split('/').map(Number) as [number, number];
+      return { points, durationSeconds };
+    });
 
 const envSchema = z
   .object({
@@ -57,6 +70,12 @@ const envSchema = z
     DIALER_HOLD_MINUTES: integer(1, 240).default(5),
     DIALER_SWEEP_SECONDS: integer(1, 3_600).default(15),
     STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\S+$/, { error: 'must be a Stripe signing secret (whsec_...)' }).optional(),
+    REDIS_URL: z.string().regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' }).optional(),
+    RATE_LIMIT: rate('600/60'),
+    RATE_LIMIT_IMPORT: rate('10/60'),
+    RATE_LIMIT_DISPATCH: rate('30/60'),
+    SHUTDOWN_TIMEOUT_SECONDS: integer(1, 600).default(10),
+    METRICS_TOKEN: z.string().regex(/^\S{16,}$/, { error: 'must be at least 16 characters, without spaces' }).optional(),
   })
   .superRefine((env, ctx) => {
     if (env.JWT_SECRET && env.JWT_JWKS_URL) {
@@ -96,6 +115,13 @@ export interface Config {
   /** Whether this process dials (npm start runs one dialer in process; npm run worker runs only that). */
   runDialer: boolean;
   dialer: DialerRuntimeOptions;
+  /** Bearer token /metrics requires; unset, /metrics is open (serve it on an internal network). */
+  metricsToken: string | undefined;
+  /** Shared state between processes (rate limit budgets); unset, each process keeps its own in memory. */
+  redisUrl: string | undefined;
+  rateLimits: RateLimitRules;
+  /** On SIGTERM, how long requests in flight may take to finish, and then each shutdown hook. */
+  shutdownTimeoutSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -113,7 +139,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new ConfigError(
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? 'environment');
-        const given = name in present && !/SECRET/.test(name) ? ` (got ${JSON.stringify(present[name])})` : '';
+        // Secrets, and connection strings that may carry passwords, are never echoed.
+        const secret = /SECRET|TOKEN|DATABASE_URL|REDIS_URL/.test(name);
+        const given = name in present && !secret ? ` (got ${JSON.stringify(present[name])})` : '';
         return `${name} ${issue.message}${given}`;
       }),
     );
@@ -142,5 +170,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       dialer: { ...DEFAULT_DIALER_OPTIONS, leaseSeconds: env.DIALER_LEASE_SECONDS, holdMinutes: env.DIALER_HOLD_MINUTES },
       sweepSeconds: env.DIALER_SWEEP_SECONDS,
     },
+    metricsToken: env.METRICS_TOKEN,
+    redisUrl: env.REDIS_URL,
+    rateLimits: { requests: env.RATE_LIMIT, import: env.RATE_LIMIT_IMPORT, dispatch: env.RATE_LIMIT_DISPATCH },
+    shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
   };
 }

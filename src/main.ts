@@ -51,13 +51,23 @@ if (runtime.jwtSecret && config.env !== 'production' && config.seedDemo) {
 }
 console.log(`${lines.join('\n')}\n`);
 
+// SIGTERM (orchestrators) or Ctrl-C: stop gracefully, and exit 1 if that was not clean. A second
+// signal does not wait.
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, async () => {
-    if (stopping) return;
+  process.on(signal, () => {
+    if (stopping) process.exit(1);
     stopping = true;
     log.info({ signal }, 'shutting down');
-    await runtime.close();
-    process.exit(0);
+    runtime.close().then(
+      (clean) => {
+        log.info({ clean }, 'shut down');
+        process.exit(clean ? 0 : 1);
+      },
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   });
 }

@@ -1,4 +1,5 @@
-import { serve, type ServerType } from '@hono/node-server';
+import { serve } from '@hono/node-server';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -7,6 +8,11 @@ import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates, seedDemo } from './db/seed.js';
 import { createApp } from './http/app.js';
 import { startDialer } from './jobs/dialer.js';
+import { drainable } from './http/drain.js';
+import { registerDatabaseChecks } from './ops/database-checks.js';
+import { createRateLimiter } from './ops/rate-limits.js';
+import { Readiness } from './ops/readiness.js';
+import { ShutdownHooks, type ShutdownHook } from './ops/shutdown-hooks.js';
 import { createAuthenticator, UserRegistry } from './services/auth.js';
 import { systemClock, type Clock, type ServiceEnv } from './services/context.js';
 import { idleDialer } from './services/dialer/control.js';
@@ -16,7 +22,15 @@ export interface Runtime {
   db: Database;
   jwtSecret: string | undefined;
   demoSeeded: boolean;
-  close(): Promise<void>;
+  /** What /readyz checks; the dialer registers its job engine here. */
+  readiness: Readiness;
+  /** Work to finish on shutdown, after HTTP drained and before the database closes (see ShutdownHooks). */
+  onShutdown(name: string, hook: ShutdownHook): void;
+  /**
+   * Stops gracefully: no new connections, requests in flight finish (up to the shutdown timeout), the
+   * shutdown hooks run, the database closes. Resolves false when a request was cut off or a hook failed.
+   */
+  close(): Promise<boolean>;
 }
 
 /** Opens the database, applies migrations, seeds, and serves HTTP until closed. */
@@ -24,14 +38,26 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
   const db = await openDatabase(
     config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir },
   );
+  const readiness = new Readiness();
+  const shutdownHooks = new ShutdownHooks();
+  const rateLimiter = createRateLimiter(config.rateLimits, { redisUrl: config.redisUrl, log });
   try {
     const applied = await db.migrate();
     if (applied.length) log.info({ migrations: applied }, 'applied migrations');
     await seedAgentTemplates(db.prisma);
     const env: ServiceEnv = { db: db.prisma, clock, log, settings: config.settings, dialer: idleDialer };
     const demoSeeded = config.seedDemo ? await seedDemo(env) : false;
-    const dialer = config.runDialer ? await startDialer(env, db, config.dialer) : undefined;
-    if (dialer) env.dialer = dialer.control;
+    if (config.runDialer) {
+      const dialer = await startDialer(env, db, config.dialer);
+      env.dialer = dialer.control;
+      // Unfinished calls go back to the job engine's care: their leases run out and any worker retries them.
+      shutdownHooks.add('dialer', () => dialer.stop());
+      readiness.register('jobEngine', () => {
+        if (!dialer.running()) throw new Error('the dialer job engine is not running');
+      });
+    }
+
+    registerDatabaseChecks(readiness, db.prisma);
 
     const jwtSecret = await resolveJwtSecret(config);
     const authenticator = createAuthenticator({ ...config.jwt, secret: jwtSecret }, new UserRegistry(db.prisma));
@@ -41,31 +67,48 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       limits: config.limits,
       graphql: config.graphql,
       stripeWebhookSecret: config.stripeWebhookSecret,
+      metricsToken: config.metricsToken,
+      readiness,
+      rateLimiter,
     });
 
     const server = await listen(app.fetch, config.host, config.port);
+    const drain = drainable(server);
     const { port } = server.address() as AddressInfo;
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+
+    const timeoutMs = config.shutdownTimeoutSeconds * 1000;
+    const stop = async (): Promise<boolean> => {
+      const draining = drain(timeoutMs);
+      log.info('stopped accepting connections; letting requests in flight finish');
+      const drained = await draining;
+      if (!drained) log.warn({ timeoutMs }, 'requests still in flight at the shutdown timeout were cut off');
+      const hooksFinished = await shutdownHooks.run(log, timeoutMs);
+      await rateLimiter.close();
+      await db.close();
+      return drained && hooksFinished;
+    };
+    let stopping: Promise<boolean> | undefined;
     return {
       url: `http://${host}:${port}`,
       db,
       jwtSecret,
       demoSeeded,
-      async close() {
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        await dialer?.stop();
-        await db.close();
-      },
+      readiness,
+      onShutdown: (name, hook) => shutdownHooks.add(name, hook),
+      close: () => (stopping ??= stop()),
     };
   } catch (error) {
+    await rateLimiter.close();
     await db.close();
     throw error;
   }
 }
 
 function listen(fetch: (request: Request) => Response | Promise<Response>, hostname: string, port: number) {
-  return new Promise<ServerType & { address(): AddressInfo | string | null }>((resolve, reject) => {
-    const server = serve({ fetch, hostname, port }, () => resolve(server as never));
+  return new Promise<Server>((resolve, reject) => {
+    // serve() makes a node:http server unless told otherwise.
+    const server = serve({ fetch, hostname, port }, () => resolve(server as Server));
     server.once('error', reject);
   });
 }

@@ -78,6 +78,32 @@ describe('configuration', () => {
     ]);
   });
 
+  it('reads a metrics token, never echoing a bad one', () => {
+    expect(loadConfig({}).metricsToken).toBeUndefined();
+    expect(loadConfig({ METRICS_TOKEN: 'scrape-token-0123456789' }).metricsToken).toBe('scrape-token-0123456789');
+    expect(problems({ METRICS_TOKEN: 'short' })).toEqual(['METRICS_TOKEN must be at least 16 characters, without spaces']);
+  });
+
+  it('reads per-user rate limits as requests/seconds or off, and a Redis URL it never echoes', () => {
+    const defaults = loadConfig({});
+    expect(defaults.rateLimits).toEqual({
+      requests: { points: 600, durationSeconds: 60 },
+      import: { points: 10, durationSeconds: 60 },
+      dispatch: { points: 30, durationSeconds: 60 },
+    });
+    expect(defaults.redisUrl).toBeUndefined();
+    const configured = loadConfig({ RATE_LIMIT: 'off', RATE_LIMIT_IMPORT: '5/3600', REDIS_URL: 'redis://:pw@cache:6379/2' });
+    expect(configured.rateLimits.requests).toBeNull();
+    expect(configured.rateLimits.import).toEqual({ points: 5, durationSeconds: 3600 });
+    expect(configured.redisUrl).toBe('redis://:pw@cache:6379/2');
+    expect(problems({ RATE_LIMIT: 'fast', RATE_LIMIT_DISPATCH: '0/60', REDIS_URL: 'http://:pw@cache', DATABASE_URL: 'mysql://u:pw@h' })).toEqual([
+      'DATABASE_URL must be a postgres:// or postgresql:// connection string',
+      'REDIS_URL must be a redis:// or rediss:// URL',
+      'RATE_LIMIT must be requests/seconds (like 600/60) or off (got "fast")',
+      'RATE_LIMIT_DISPATCH must be requests/seconds (like 600/60) or off (got "0/60")',
+    ]);
+  });
+
   it('generates a development secret once and keeps it in the data folder', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'callflow-config-'));
     try {

@@ -4,6 +4,8 @@ import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { dbStatements } from '../ops/metrics.js';
+import { countingAdapterFactory } from './counting-adapter.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { applyMigrations } from './schema-engine.js';
 
@@ -16,7 +18,7 @@ export interface Database {
   jobEngineConnection: { connectionString: string } | { db: { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> } };
   /** Applies pending migrations; returns the names applied. */
   migrate(): Promise<string[]>;
-  /** The SQL statements Prisma sent, when opened with `countStatements` (tests); 0 otherwise. */
+  /** The SQL statements Prisma sent through this database (tests compare it before and after a request). */
   statementCount(): number;
   close(): Promise<void>;
 }
@@ -26,13 +28,8 @@ export type DatabaseTarget =
   | { kind: 'pglite'; dataDir: string }
   | { kind: 'pglite'; instance: PGlite };
 
-export interface OpenOptions {
-  /** Counts statements through Prisma's query events, which copy every statement's parameters. */
-  countStatements?: boolean;
-}
-
 /** With a PostgreSQL URL, a real server through node-postgres; otherwise PGlite in a local folder. */
-export async function openDatabase(target: DatabaseTarget, options: OpenOptions = {}): Promise<Database> {
+export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let factory: SqlMigrationAwareDriverAdapterFactory;
   let closeDriver: () => Promise<void> = async () => {};
   let jobEngineConnection: Database['jobEngineConnection'];
@@ -64,14 +61,11 @@ export async function openDatabase(target: DatabaseTarget, options: OpenOptions 
   }
 
   let statements = 0;
-  const prisma = options.countStatements
-    ? new PrismaClient({ adapter: factory, log: [{ emit: 'event', level: 'query' }] })
-    : new PrismaClient({ adapter: factory });
-  if (options.countStatements) {
-    (prisma as PrismaClient<'query'>).$on('query', () => {
-      statements += 1;
-    });
-  }
+  const counted = countingAdapterFactory(factory, () => {
+    statements += 1;
+    dbStatements.inc();
+  });
+  const prisma = new PrismaClient({ adapter: counted });
 
   return {
     kind: target.kind,

@@ -1,12 +1,19 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { BodyLimits } from '../config.js';
+import type { RateLimiter } from '../ops/rate-limits.js';
+import type { Readiness } from '../ops/readiness.js';
 import { json } from '../rest/errors.js';
 import type { RouteDefinition } from '../rest/route.js';
 import { createRestApp } from '../rest/router.js';
 import type { Authenticator } from '../services/auth.js';
 import type { ServiceEnv } from '../services/context.js';
+import { accessLog } from './access-log.js';
 import { createGraphQLServer } from './graphql.js';
+import { metricsEndpoint } from './metrics-endpoint.js';
+import { readinessEndpoint } from './readiness-endpoint.js';
+import { requestMetrics } from './request-metrics.js';
+import { requestScope, scopeOf } from './request-scope.js';
 import { stripeWebhook } from './stripe-webhook.js';
 
 export interface AppDeps {
@@ -17,14 +24,26 @@ export interface AppDeps {
   /** The v1 routes to serve; tests mount probe routes beside the real ones. */
   routes?: RouteDefinition[];
   stripeWebhookSecret?: string | undefined;
+  /** When set, /metrics answers only requests bearing this token. */
+  metricsToken?: string | undefined;
+  /** What /readyz checks. */
+  readiness: Readiness;
+  /** Per-user request budgets on both surfaces. */
+  rateLimiter: RateLimiter;
 }
 
-/** One HTTP application: GraphQL at /graphql, v1 REST under /api/v1/, payment webhooks under /webhooks/. */
+/**
+ * One HTTP application: GraphQL at /graphql, v1 REST under /api/v1/, payment webhooks under /webhooks/,
+ * and the operations endpoints /healthz, /readyz and /metrics.
+ */
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono({ strict: true });
   const yoga = createGraphQLServer({ ...deps, ...deps.graphql });
 
+  app.use(requestScope(deps.env.log), accessLog(), requestMetrics());
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', readinessEndpoint(deps.readiness));
+  app.get('/metrics', metricsEndpoint(deps.metricsToken));
   // GraphQL requests may carry a CSV upload (importContacts), so they get the import body limit.
   app.use(
     '/graphql',
@@ -33,15 +52,15 @@ export function createApp(deps: AppDeps): Hono {
       onError: () => json(413, { errors: [{ message: 'Request body is too large.', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] }),
     }),
   );
-  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw));
+  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { scope: scopeOf(c) }));
   app.post(
     '/webhooks/stripe',
     stripeWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, secret: deps.stripeWebhookSecret }),
   );
   app.route('/', createRestApp(deps));
   app.notFound(() => json(404, { detail: 'Not found.' }));
-  app.onError((error) => {
-    deps.env.log.error({ err: error }, 'unhandled error');
+  app.onError((error, c) => {
+    scopeOf(c).log.error({ err: error }, 'unhandled error');
     return json(500, { detail: 'A server error occurred.' });
   });
   return app;

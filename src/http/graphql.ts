@@ -9,13 +9,18 @@ import type { Authenticator } from '../services/auth.js';
 import { serviceContext, type ServiceEnv } from '../services/context.js';
 import { AuthenticationError } from '../services/errors.js';
 import { findNullCharacter, NULL_CHARACTER_MESSAGE } from '../services/validation.js';
+import type { RateLimiter } from '../ops/rate-limits.js';
 import { WWW_AUTHENTICATE } from '../rest/errors.js';
+import { graphqlMetrics } from './graphql-metrics.js';
+import { graphqlRateLimits } from './graphql-rate-limits.js';
+import { currentRequestScope, type RequestScope } from './request-scope.js';
 
 export interface GraphQLDeps {
   env: ServiceEnv;
   authenticator: Authenticator;
   introspection: boolean;
   graphiql: boolean;
+  rateLimiter: RateLimiter;
 }
 
 /** Limits on what one operation may ask for, against abusive or accidental giant queries. */
@@ -38,8 +43,13 @@ const refuseNullCharacters: Plugin = {
   },
 };
 
-export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Record<string, never>, GraphQLContext> {
-  return createYoga<Record<string, never>, GraphQLContext>({
+/** What the HTTP app hands yoga with each request. */
+export interface GraphQLServerContext {
+  scope: RequestScope;
+}
+
+export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<GraphQLServerContext, GraphQLContext> {
+  return createYoga<GraphQLServerContext, GraphQLContext>({
     schema: buildSchema(),
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -48,7 +58,8 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Recor
     // loaded on the first request for it rather than at start.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     logging: false,
-    maskedErrors: { maskError: maskGraphQLError(deps.env.log) },
+    // Yoga hands error masking no context, so the request's logger is found from where it runs.
+    maskedErrors: { maskError: (error) => maskGraphQLError(currentRequestScope()?.log ?? deps.env.log)(error) },
     plugins: [
       EnvelopArmorPlugin({
         maxDepth: { n: QUERY_LIMITS.maxDepth },
@@ -60,11 +71,14 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Recor
       }),
       ...(deps.introspection ? [] : [useDisableIntrospection()]),
       refuseNullCharacters,
+      graphqlRateLimits(deps.rateLimiter),
+      graphqlMetrics,
     ],
-    context: async ({ request }): Promise<GraphQLContext> => {
+    context: async ({ request, scope }): Promise<GraphQLContext> => {
       try {
         const user = await deps.authenticator.authenticate(request.headers.get('authorization'));
-        return { user, prisma: deps.env.db, service: serviceContext(deps.env, user) };
+        scope.userId = user.id;
+        return { user, prisma: deps.env.db, service: serviceContext({ ...deps.env, log: scope.log }, user) };
       } catch (error) {
         if (!(error instanceof AuthenticationError)) throw error;
         throw new GraphQLError(error.message, {

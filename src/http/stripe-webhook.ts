@@ -3,6 +3,7 @@ import { readRawBody } from '../rest/body.js';
 import { errorResponse, json } from '../rest/errors.js';
 import { applyStripeEvent, verifyStripeEvent } from '../services/billing/stripe.js';
 import type { LedgerContext } from '../services/billing/ledger.js';
+import { scopeOf } from './request-scope.js';
 
 export interface StripeWebhookDeps extends LedgerContext {
   maxBodyBytes: number;
@@ -15,8 +16,8 @@ export interface StripeWebhookDeps extends LedgerContext {
  * credit, so that Stripe shows and retries those.
  */
 export function stripeWebhook(deps: StripeWebhookDeps) {
-  const log = deps.log.child({ webhook: 'stripe' });
   return async (c: Context): Promise<Response> => {
+    const log = scopeOf(c).log.child({ webhook: 'stripe' });
     // 503 rather than 404 so that Stripe keeps retrying until the secret is configured.
     if (!deps.secret) return json(503, { detail: 'Stripe webhooks are not configured (STRIPE_WEBHOOK_SECRET).' });
     try {

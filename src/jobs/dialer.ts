@@ -22,6 +22,8 @@ export interface DialerRuntimeOptions {
 export interface DialerRuntime {
   control: DialerControl;
   dialer: Dialer;
+  /** False once stopped, for the readiness check. */
+  running(): boolean;
   /** Stops taking work; calls in flight are left to their leases, as after a crash. */
   stop(): Promise<void>;
 }
@@ -88,6 +90,7 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
 
   return {
     dialer,
+    running: () => !stopped,
     control: {
       wake: async (campaignId) => {
         tickHere(campaignId);

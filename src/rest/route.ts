@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { RateLimitBucket } from '../ops/rate-limits.js';
 import type { ServiceContext } from '../services/context.js';
 
 // A v1 endpoint is declared once, as data: the router serves it and the OpenAPI document is printed
@@ -29,6 +30,8 @@ export interface RouteDefinition<
   body?: B;
   /** Takes the larger import body limit (whole files) instead of the ordinary one. */
   largeBody?: boolean;
+  /** A tighter per-user budget this endpoint also spends, besides the general one. */
+  rateLimit?: RateLimitBucket;
   /**
    * How field errors from the service layer are named on the wire: v1 mostly uses snake_case
    * (`contact_group_id`), but some endpoints take camelCase bodies (`groupName`).

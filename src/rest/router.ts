@@ -2,6 +2,8 @@ import { Hono, type Context } from 'hono';
 import type { Authenticator } from '../services/auth.js';
 import { serviceContext, type ServiceEnv } from '../services/context.js';
 import type { BodyLimits } from '../config.js';
+import { scopeOf } from '../http/request-scope.js';
+import type { RateLimiter } from '../ops/rate-limits.js';
 import { NON_FIELD, NotFoundError, ValidationError, type FieldErrors } from '../services/errors.js';
 import { fieldErrorsOf, findNullCharacter, NULL_CHARACTER_MESSAGE } from '../services/validation.js';
 import { JsonParseError, readBody } from './body.js';
@@ -15,6 +17,7 @@ export interface RestDeps {
   env: ServiceEnv;
   authenticator: Authenticator;
   limits: BodyLimits;
+  rateLimiter: RateLimiter;
   routes?: RouteDefinition[];
 }
 
@@ -74,11 +77,15 @@ function paramsLookValid(params: Record<string, string>): boolean {
 }
 
 async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promise<Response> {
+  const scope = scopeOf(c);
   try {
     const rawParams = c.req.param() as Record<string, string>;
     if (!paramsLookValid(rawParams)) throw new NotFoundError();
     const user = await deps.authenticator.authenticate(c.req.header('authorization'));
-    const ctx = serviceContext(deps.env, user);
+    scope.userId = user.id;
+    // Before the body is read, so that a refused import is not parsed.
+    await deps.rateLimiter.consume(user.id, route.rateLimit ? [route.rateLimit] : []);
+    const ctx = serviceContext({ ...deps.env, log: scope.log }, user);
 
     const limit = route.largeBody ? deps.limits.maxImportBodyBytes : deps.limits.maxBodyBytes;
     const rawQuery = firstValues(c.req.queries());
@@ -96,9 +103,9 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
   } catch (error) {
     if (error instanceof JsonParseError) return json(400, { detail: error.message });
     if (error instanceof ValidationError && route.fieldCase !== 'camel') {
-      return errorResponse(new ValidationError(snakeCaseFields(error.fieldErrors)), deps.env.log);
+      return errorResponse(new ValidationError(snakeCaseFields(error.fieldErrors)), scope.log);
     }
-    return errorResponse(error, deps.env.log);
+    return errorResponse(error, scope.log);
   }
 }
 

@@ -25,7 +25,11 @@ export function maskGraphQLError(log: Logger) {
 function details(error: AppError): Record<string, unknown> {
   if (error instanceof ValidationError) return { fieldErrors: error.fieldErrors };
   if (error instanceof ConflictError && error.reason) return { reason: error.reason };
-  if (error instanceof RateLimitedError) return { retryAfterSeconds: error.retryAfterSeconds };
+  if (error instanceof RateLimitedError) {
+    // Yoga answers with the status and headers under `http`, and leaves them out of the body.
+    const retryAfter = String(error.retryAfterSeconds);
+    return { retryAfterSeconds: error.retryAfterSeconds, http: { status: 429, headers: { 'Retry-After': retryAfter } } };
+  }
   return {};
 }
 

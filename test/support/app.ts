@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { pino } from 'pino';
+import type { Logger } from 'pino';
 import type { Database } from '../../src/db/database.js';
 import { seedAgentTemplates } from '../../src/db/seed.js';
 import { createApp } from '../../src/http/app.js';
+import { createLogger } from '../../src/logger.js';
+import { registerDatabaseChecks } from '../../src/ops/database-checks.js';
+import { createRateLimiter, type RateLimiterOptions, type RateLimitRules } from '../../src/ops/rate-limits.js';
+import { Readiness } from '../../src/ops/readiness.js';
 import type { RouteDefinition } from '../../src/rest/route.js';
 import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from '../../src/services/auth.js';
 import { systemClock, type Clock } from '../../src/services/context.js';
@@ -24,6 +28,13 @@ export interface TestAppOptions {
   introspection?: boolean;
   routes?: RouteDefinition[];
   stripeWebhookSecret?: string;
+  /** Where the app logs; silent unless TEST_LOG_LEVEL is set. */
+  log?: Logger;
+  metricsToken?: string;
+  /** A database to serve instead of a fresh one of this file's own; the app closes it. */
+  database?: Database;
+  /** Per-user budgets; none unless given, so that suites may send many requests as one user. */
+  rateLimits?: Partial<RateLimitRules> & Pick<RateLimiterOptions, 'redisUrl' | 'keyPrefix'>;
 }
 
 export interface RequestOptions {
@@ -42,10 +53,14 @@ export interface GraphQLResult<T = any> {
 
 /** The whole HTTP application on a real socket, over a database of this test file's own. */
 export async function startTestApp(options: TestAppOptions = {}) {
-  const db: Database = await openTestDatabase();
+  const db: Database = options.database ?? (await openTestDatabase());
   await seedAgentTemplates(db.prisma);
   const auth = options.auth ?? { secret: TEST_SECRET };
-  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const log = options.log ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const readiness = new Readiness(500);
+  registerDatabaseChecks(readiness, db.prisma);
+  const { redisUrl, keyPrefix, ...rules } = options.rateLimits ?? {};
+  const rateLimiter = createRateLimiter({ requests: null, import: null, dispatch: null, ...rules }, { redisUrl, keyPrefix, log });
   const app = createApp({
     env: {
       db: db.prisma,
@@ -62,6 +77,9 @@ export async function startTestApp(options: TestAppOptions = {}) {
     graphql: { introspection: options.introspection ?? true, graphiql: true },
     ...(options.routes ? { routes: options.routes } : {}),
     stripeWebhookSecret: options.stripeWebhookSecret,
+    metricsToken: options.metricsToken,
+    readiness,
+    rateLimiter,
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
@@ -99,11 +117,13 @@ export async function startTestApp(options: TestAppOptions = {}) {
     url,
     db,
     prisma: db.prisma,
+    readiness,
     token,
     request,
     gql,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await rateLimiter.close();
       await db.close();
     },
   };

@@ -15,12 +15,15 @@ export function databaseUrl(serverUrl: string, database: string): string {
   return url.toString();
 }
 
-/** A migrated database of this test file's own, dropped again by `close()`. */
-export async function openTestDatabase(): Promise<Database> {
+/**
+ * A migrated database of this test file's own, dropped again by `close()`. On PostgreSQL, `through`
+ * (`host:port`) sends the connections to that address instead, such as a proxy in front of the server.
+ */
+export async function openTestDatabase(options: { through?: string } = {}): Promise<Database> {
   const source = inject('testDatabase');
   if (source.kind === 'pglite') {
     const dump = new Blob([await readFile(source.dumpPath)]);
-    return openDatabase({ kind: 'pglite', instance: new PGlite({ loadDataDir: dump }) }, { countStatements: true });
+    return openDatabase({ kind: 'pglite', instance: new PGlite({ loadDataDir: dump }) });
   }
   const name = `callflow_test_${randomUUID().replace(/-/g, '')}`;
   const admin = new pg.Client({ connectionString: source.serverUrl });
@@ -30,7 +33,9 @@ export async function openTestDatabase(): Promise<Database> {
   } finally {
     await admin.end();
   }
-  const db = await openDatabase({ kind: 'postgres', url: databaseUrl(source.serverUrl, name) }, { countStatements: true });
+  const url = new URL(databaseUrl(source.serverUrl, name));
+  if (options.through) url.host = options.through;
+  const db = await openDatabase({ kind: 'postgres', url: url.toString() });
   return {
     ...db,
     async close() {

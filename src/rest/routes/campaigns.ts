@@ -121,6 +121,7 @@ export const campaignRoutes = [
     operationId: 'dispatchCampaign',
     summary: 'Start, schedule or resume a campaign',
     tag: 'Campaigns',
+    rateLimit: 'dispatch',
     params: byId,
     body: z.object({ triggered_by: dispatchInput.shape.triggeredBy.describe('Who or what asked; echoed back (default "api").') }),
     status: 202,

@@ -40,6 +40,7 @@ export const contactRoutes = [
     tag: 'Contacts',
     body: importBody,
     largeBody: true,
+    rateLimit: 'import',
     fieldCase: 'camel',
     status: 201,
     response: v1ImportResult,

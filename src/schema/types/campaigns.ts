@@ -1,3 +1,4 @@
+import { rateLimit } from '../../ops/rate-limits.js';
 import * as campaigns from '../../services/campaigns/campaigns.js';
 import { dispatchCampaign, resumeCampaign, type DispatchResult } from '../../services/campaigns/dispatch.js';
 import { campaignProgress, noProgress, type CampaignProgress } from '../../services/campaigns/progress.js';
@@ -257,6 +258,7 @@ builder.mutationFields((t) => ({
       'errors whose reason is campaign_completed, campaign_cancelled, insufficient_credits, agent_inactive, ' +
       'agent_has_no_phone_number or no_callable_contacts.',
     authScopes: { authenticated: true },
+    extensions: rateLimit('dispatch'),
     args: { id: t.arg({ type: 'UUID', required: true }), triggeredBy: t.arg.string({ description: 'Who or what asked (default "api").' }) },
     resolve: (_root, args, ctx) => dispatchCampaign(ctx.service, args.id, { triggeredBy: args.triggeredBy ?? undefined }),
   }),
@@ -271,6 +273,7 @@ builder.mutationFields((t) => ({
     type: 'Campaign',
     description: 'paused -> running, with the checks of dispatchCampaign.',
     authScopes: { authenticated: true },
+    extensions: rateLimit('dispatch'),
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (query, _root, args, ctx) => resumeCampaign(ctx.service, args.id, query),
   }),

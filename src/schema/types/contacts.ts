@@ -1,3 +1,4 @@
+import { rateLimit } from '../../ops/rate-limits.js';
 import * as contacts from '../../services/contacts/contacts.js';
 import * as dnc from '../../services/contacts/do-not-call.js';
 import { readData } from '../../services/contacts/fields.js';
@@ -161,6 +162,7 @@ builder.mutationFields((t) => ({
     type: ImportContactsResult,
     description: 'Creates a contact group from rows or a CSV file; nothing is written unless all of it is.',
     authScopes: { authenticated: true },
+    extensions: rateLimit('import'),
     args: { input: t.arg({ type: ImportContactsInput, required: true }) },
     resolve: async (_root, args, ctx) => {
       const { file, rows, ...rest } = withoutNulls(args.input);

@@ -1,0 +1,54 @@
+import { getOperationAST, GraphQLError, Kind, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { RateLimitBucket, RateLimiter } from '../ops/rate-limits.js';
+import type { GraphQLContext } from '../schema/context.js';
+import { maskGraphQLError } from '../schema/errors.js';
+import { RateLimitedError } from '../services/errors.js';
+
+/**
+ * Spends the caller's budgets before an operation runs: the general one, plus the bucket of each root
+ * field that declares one (`extensions: rateLimit('import')`), once per field executed, so aliases count.
+ */
+export function graphqlRateLimits(limiter: RateLimiter): Plugin<GraphQLContext> {
+  return {
+    async onExecute({ args, setResultAndStopExecution }) {
+      const { user, service } = args.contextValue;
+      try {
+        await limiter.consume(user.id, rootFieldBuckets(args.schema, args.document, args.operationName));
+      } catch (error) {
+        if (!(error instanceof RateLimitedError)) throw error;
+        const refusal = maskGraphQLError(service.log)(new GraphQLError(error.message, { originalError: error }));
+        setResultAndStopExecution({ errors: [refusal] });
+      }
+    },
+  };
+}
+
+function rootFieldBuckets(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): RateLimitBucket[] {
+  const operation = getOperationAST(document, operationName);
+  const root = operation && schema.getRootType(operation.operation);
+  if (!operation || !root) return [];
+  const fields = root.getFields();
+  const fragments = new Map<string, SelectionSetNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition.selectionSet);
+  }
+  // Keyed by response name: GraphQL runs a field once per name, however many fragments repeat it.
+  // Validation has already refused fragment cycles.
+  const buckets = new Map<string, RateLimitBucket>();
+  const collect = (selectionSet: SelectionSetNode) => {
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD) {
+        const bucket = fields[selection.name.value]?.extensions.rateLimit as RateLimitBucket | undefined;
+        if (bucket) buckets.set(selection.alias?.value ?? selection.name.value, bucket);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        collect(selection.selectionSet);
+      } else {
+        const spread = fragments.get(selection.name.value);
+        if (spread) collect(spread);
+      }
+    }
+  };
+  collect(operation.selectionSet);
+  return [...buckets.values()];
+}

@@ -1,0 +1,73 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+// Every Prometheus metric of the process, served at /metrics. Labels only take values from bounded sets
+// (route patterns, known methods, operation names up to a cap) so that no client can grow the series
+// without bound. Metrics are per process: several processes are told apart by Prometheus' target labels.
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+const registers = [registry];
+
+export const httpRequests = new Counter({
+  name: 'http_requests_total',
+  help: 'HTTP requests answered, by method, route pattern and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers,
+});
+
+export const httpRequestDuration = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'Time from receiving an HTTP request to its response headers, by method, route pattern and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers,
+});
+
+export const graphqlOperations = new Counter({
+  name: 'graphql_operations_total',
+  help: 'GraphQL operations executed, by operation type and name, and whether the result carried errors.',
+  labelNames: ['operation_type', 'operation_name', 'result'] as const,
+  registers,
+});
+
+export const graphqlOperationDuration = new Histogram({
+  name: 'graphql_operation_duration_seconds',
+  help: 'Execution time of GraphQL operations (after parsing, validation and authentication).',
+  labelNames: ['operation_type', 'operation_name'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers,
+});
+
+export const dbStatements = new Counter({
+  name: 'db_statements_total',
+  help: 'SQL statements sent to the database through Prisma (transaction starts included).',
+  registers,
+});
+
+export const rateLimitedRequests = new Counter({
+  name: 'rate_limited_requests_total',
+  help: 'Requests refused by a per-user rate limit, by budget (requests, import, dispatch).',
+  labelNames: ['bucket'] as const,
+  registers,
+});
+
+// Set by the dialer. They carry no campaign or user label: those would be unbounded.
+
+export const dialerCallsInFlight = new Gauge({
+  name: 'dialer_calls_in_flight',
+  help: 'Calls this process has placed that have not ended yet.',
+  registers,
+});
+
+export const dialerQueueDepth = new Gauge({
+  name: 'dialer_queue_depth',
+  help: 'Dial jobs waiting in the job engine (the same shared queue seen from every process: aggregate with max).',
+  registers,
+});
+
+export const dialerCreditHeldCents = new Gauge({
+  name: 'dialer_credit_held_cents',
+  help: 'Credit this process holds for its calls in flight, in cents.',
+  registers,
+});

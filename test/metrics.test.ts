@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialerCallsInFlight, dialerCreditHeldCents, dialerQueueDepth } from '../src/ops/metrics.js';
+import { startTestApp, type TestApp } from './support/app.js';
+
+// Prometheus metrics at /metrics: HTTP by route pattern, GraphQL by operation, SQL statements, and the
+// gauges the dialer sets. Counters are per process and this file has its own, so values are exact.
+
+/** The value of one series in the exposition text, or undefined when absent. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    const match = line.match(/^([a-z_]+)(?:\{(.*)\})? (\S+)$/);
+    if (!match || match[1] !== name) continue;
+    const found = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    if (Object.entries(labels).every(([key, value]) => found[key] === value)) return Number(match[3]);
+  }
+  return undefined;
+}
+
+describe('/metrics', () => {
+  let app: TestApp;
+  let token: string;
+  const scrape = async () => (await app.request('GET', '/metrics')).text;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    token = await app.token();
+  });
+  afterAll(() => app.close());
+
+  it('is open without a token configured, in Prometheus text format', async () => {
+    const res = await app.request('GET', '/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(sample(res.text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+  });
+
+  it('counts and times HTTP requests by route pattern, never by raw path', async () => {
+    const id = randomUUID();
+    await app.request('GET', `/api/v1/contacts/contacts/${id}/`, { token });
+    await app.request('GET', `/api/v1/contacts/contacts/${randomUUID()}/`, { token });
+    await app.request('GET', '/no/such/page');
+    await app.request('PURGE', '/healthz');
+    const text = await scrape();
+    const contact = { method: 'GET', route: '/api/v1/contacts/contacts/:id/', status: '404' };
+    expect(sample(text, 'http_requests_total', contact)).toBe(2);
+    expect(sample(text, 'http_request_duration_seconds_count', contact)).toBe(2);
+    expect(sample(text, 'http_requests_total', { method: 'GET', route: '(unmatched)', status: '404' })).toBe(1);
+    expect(sample(text, 'http_requests_total', { method: 'OTHER', route: '(unmatched)', status: '404' })).toBe(1);
+    expect(text).not.toContain(id);
+    expect(text).not.toContain('/no/such/page');
+  });
+
+  it('counts and times GraphQL operations by type and name, and whether they failed', async () => {
+    await app.gql('query Templates { agentTemplates { id } }', {}, token);
+    await app.gql('query Templates { agentTemplates { id } }', {}, token);
+    await app.gql(`{ agent(id: "${randomUUID()}") { id } }`, {}, token);
+    const text = await scrape();
+    const templates = { operation_type: 'query', operation_name: 'Templates' };
+    expect(sample(text, 'graphql_operations_total', { ...templates, result: 'success' })).toBe(2);
+    expect(sample(text, 'graphql_operation_duration_seconds_count', templates)).toBe(2);
+    expect(sample(text, 'graphql_operations_total', { operation_type: 'query', operation_name: '(anonymous)', result: 'error' })).toBe(1);
+    expect(sample(text, 'http_requests_total', { method: 'POST', route: '/graphql', status: '200' })).toBe(3);
+  });
+
+  it('counts SQL statements, transactions included', async () => {
+    const before = app.db.statementCount();
+    const scraped = sample(await scrape(), 'db_statements_total')!;
+    await app.prisma.$transaction([app.prisma.user.count(), app.prisma.user.count()]);
+    // BEGIN, two statements, COMMIT.
+    expect(app.db.statementCount() - before).toBe(4);
+    expect(sample(await scrape(), 'db_statements_total')! - scraped).toBe(4);
+  });
+
+  it('shows the gauges the dialer sets', async () => {
+    dialerCallsInFlight.set(3);
+    dialerQueueDepth.set(120);
+    dialerCreditHeldCents.set(4500);
+    const text = await scrape();
+    expect(sample(text, 'dialer_calls_in_flight')).toBe(3);
+    expect(sample(text, 'dialer_queue_depth')).toBe(120);
+    expect(sample(text, 'dialer_credit_held_cents')).toBe(4500);
+  });
+});
+
+describe('/metrics with METRICS_TOKEN', () => {
+  const metricsToken = 'scrape-token-0123456789';
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({ metricsToken });
+  });
+  afterAll(() => app.close());
+
+  it('answers only a request bearing the token', async () => {
+    const none = await app.request('GET', '/metrics');
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+    expect((await app.request('GET', '/metrics', { token: 'wrong-token-0123456789' })).status).toBe(401);
+    const ok = await app.request('GET', '/metrics', { token: metricsToken });
+    expect(ok.status).toBe(200);
+    expect(ok.text).toContain('http_requests_total');
+  });
+});

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.js';
+import { createRateLimiter } from '../src/ops/rate-limits.js';
+import { RateLimitedError } from '../src/services/errors.js';
+import { startTestApp, type TestApp } from './support/app.js';
+
+// Per-user budgets on both surfaces: a general one for every request, and tighter ones that imports
+// (and dispatch) declare. Small budgets over 2-second windows, so that the reset is seen too. Run on
+// the in-memory counters and on Redis (at REDIS_TEST_URL, 127.0.0.1:6379 by default).
+
+const REDIS_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
+const WINDOW_SECONDS = 2;
+
+async function deleteKeys(prefix: string) {
+  const redis = new Redis(REDIS_URL);
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+  return keys;
+}
+
+const IMPORT = `mutation($name: String!) { importContacts(input: { groupName: $name, rows: [{ Phone: "+14155550142" }] }) { success } }`;
+const IMPORT_TWICE = `mutation($name: String!) {
+  a: importContacts(input: { groupName: $name, rows: [{ Phone: "+14155550142" }] }) { success }
+  b: importContacts(input: { groupName: $name, rows: [{ Phone: "+14155550143" }] }) { success } }`;
+
+describe.each([
+  { backend: 'memory', redis: false },
+  { backend: 'Redis', redis: true },
+])('rate limits ($backend)', ({ redis }) => {
+  const keyPrefix = `test:ratelimit:${randomUUID()}`;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp({
+      rateLimits: {
+        requests: { points: 4, durationSeconds: WINDOW_SECONDS },
+        import: { points: 1, durationSeconds: WINDOW_SECONDS },
+        ...(redis ? { redisUrl: REDIS_URL, keyPrefix } : {}),
+      },
+    });
+  });
+  afterAll(async () => {
+    await app.close();
+    const keys = await deleteKeys(keyPrefix);
+    // The budgets really were kept in Redis (and only there in the Redis run).
+    expect(keys.length > 0).toBe(redis);
+  });
+
+  it('REST: 429 with Retry-After and a DRF body past the budget, per user, and a fresh budget after the window', async () => {
+    const token = await app.token();
+    for (let i = 0; i < 4; i += 1) expect((await app.request('GET', '/api/v1/agents/active/', { token })).status).toBe(200);
+    const refused = await app.request('GET', '/api/v1/agents/active/', { token });
+    expect(refused.status).toBe(429);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(WINDOW_SECONDS);
+    expect(refused.json).toEqual({ detail: `Request was throttled. Expected available in ${retryAfter} seconds.` });
+
+    expect((await app.request('GET', '/api/v1/agents/active/', { token: await app.token() })).status).toBe(200);
+
+    await sleep(retryAfter * 1000 + 100);
+    expect((await app.request('GET', '/api/v1/agents/active/', { token })).status).toBe(200);
+  });
+
+  it('REST: an import also spends the tighter import budget', async () => {
+    const token = await app.token();
+    const body = { groupName: 'First', csvData: [{ Phone: '+14155550142' }] };
+    expect((await app.request('POST', '/api/v1/contacts/import/', { token, body })).status).toBe(201);
+    const refused = await app.request('POST', '/api/v1/contacts/import/', { token, body: { ...body, groupName: 'Second' } });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toMatch(/^[12]$/);
+    // Other endpoints still have budget.
+    expect((await app.request('GET', '/api/v1/agents/active/', { token })).status).toBe(200);
+
+    await sleep(Number(refused.headers.get('retry-after')) * 1000 + 100);
+    expect((await app.request('POST', '/api/v1/contacts/import/', { token, body: { ...body, groupName: 'Third' } })).status).toBe(201);
+  });
+
+  it('GraphQL: RATE_LIMITED with HTTP 429 and Retry-After past the general budget', async () => {
+    const token = await app.token();
+    for (let i = 0; i < 4; i += 1) expect((await app.gql('{ agentTemplates { id } }', {}, token)).status).toBe(200);
+    const refused = await app.request('POST', '/graphql', { token, body: { query: '{ agentTemplates { id } }' } });
+    expect(refused.status).toBe(429);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(refused.json.data).toBeUndefined();
+    expect(refused.json.errors).toEqual([
+      {
+        message: `Request was throttled. Expected available in ${retryAfter} seconds.`,
+        extensions: { code: 'RATE_LIMITED', retryAfterSeconds: retryAfter },
+      },
+    ]);
+
+    await sleep(retryAfter * 1000 + 100);
+    expect((await app.gql('{ agentTemplates { id } }', {}, token)).status).toBe(200);
+  });
+
+  it('GraphQL: importContacts spends the import budget once per field, aliases included', async () => {
+    const token = await app.token();
+    const twice = await app.gql(IMPORT_TWICE, { name: 'Twice' }, token);
+    expect(twice.status).toBe(429);
+    expect(twice.errors![0]!.extensions!.code).toBe('RATE_LIMITED');
+    // Refused before running: nothing was imported.
+    expect((await app.gql('{ contactGroups(first: 5) { totalCount } }', {}, token)).data.contactGroups.totalCount).toBe(0);
+
+    await sleep(WINDOW_SECONDS * 1000 + 100);
+    const once = await app.gql(IMPORT, { name: 'Once' }, token);
+    expect(once.errors).toBeUndefined();
+    expect(once.data.importContacts.success).toBe(true);
+  });
+});
+
+describe('rate limits while Redis is unreachable', () => {
+  it('keeps counting in memory instead of failing requests', async () => {
+    const limiter = createRateLimiter(
+      { requests: { points: 2, durationSeconds: 60 }, import: null, dispatch: null },
+      { redisUrl: 'redis://127.0.0.1:1', log: createLogger('silent') },
+    );
+    try {
+      await limiter.consume('user-1');
+      await limiter.consume('user-1');
+      await expect(limiter.consume('user-1')).rejects.toBeInstanceOf(RateLimitedError);
+      await limiter.consume('user-2');
+    } finally {
+      await limiter.close();
+    }
+  });
+});
