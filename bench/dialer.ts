@@ -49,7 +49,7 @@ async function campaignFor(db: Database, env: ServiceEnv): Promise<string> {
       scheduleConfig: { max_attempts: 1, max_attempts_per_day: 1, retry_interval_minutes: 60, retry_on: [] },
     },
   });
-  await db.prisma.$transaction((tx) => enrollContacts(tx, campaign.id));
+  await db.prisma.$transaction((tx) => enrollContacts(tx, campaign.id, new Date()));
   return campaign.id;
 }
 

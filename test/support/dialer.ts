@@ -139,7 +139,7 @@ export async function runningCampaign(app: TestApp, env: ServiceEnv, setup: Camp
       ...setup.campaign,
     },
   });
-  await app.prisma.$transaction((tx) => enrollContacts(tx, campaign.id));
+  await app.prisma.$transaction((tx) => enrollContacts(tx, campaign.id, env.clock.now()));
   return { userId, token, agent, campaignId: campaign.id, groupId: imported.groupId, ctx, admin };
 }
 

@@ -83,6 +83,6 @@ export async function startCampaign(tx: Tx, campaignId: string, now: Date): Prom
       startedAt: campaign.status === 'paused' && campaign.startedAt ? campaign.startedAt : now,
     },
   });
-  await enrollContacts(tx, campaign.id);
+  await enrollContacts(tx, campaign.id, now);
   return running;
 }

@@ -97,21 +97,23 @@ export class Dialer {
         const [{ in_flight } = { in_flight: 0 }] = await tx.$queryRaw<{ in_flight: number }[]>`
           SELECT count(*)::int AS in_flight FROM campaign_contacts WHERE campaign_id = ${campaignId}::uuid AND state = 'dialing'`;
         const slots = campaign.concurrent_calls - in_flight;
-        if (slots <= 0) return { calls: [], more: false };
-        // Locks are always taken in the same order (campaign, account, then contacts) by every dialer
-        // transaction, so concurrent ticks and result batches queue instead of deadlocking.
-        const account = await lockAccount(tx, campaign.user_id);
+        // Every slot is taken: the calls in flight wake the campaign when they end.
+        if (slots <= 0) return null;
 
         // Locking the contact rows (skipping those another tick holds) and checking that no other
         // campaign is dialing them makes "never two calls at once to one person" hold across campaigns.
+        // A number on the do-not-call list is skipped even before its contacts are marked. Skipping
+        // locked rows means a tick never waits on a contact, so the lock order of every dialer
+        // transaction (campaign, then account; result batches: account only) cannot deadlock.
         const limit = slots * 3;
         const candidates = await tx.$queryRaw<Candidate[]>`
-          SELECT cc.id, cc.contact_id, cc.attempts, c.phone_number, c.status::text AS status, c.timezone, c.data
+          SELECT cc.id, cc.contact_id, cc.attempts, c.phone_number,
+                 CASE WHEN d.id IS NULL THEN c.status::text ELSE 'do_not_call' END AS status, c.timezone, c.data
           FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
-          WHERE cc.campaign_id = ${campaignId}::uuid AND cc.state = 'pending'
-            AND (cc.next_attempt_at IS NULL OR cc.next_attempt_at <= ${now})
+          LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
+          WHERE cc.campaign_id = ${campaignId}::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= ${now}
             AND NOT EXISTS (SELECT 1 FROM campaign_contacts o WHERE o.contact_id = cc.contact_id AND o.state = 'dialing')
-          ORDER BY cc.next_attempt_at NULLS FIRST, cc.id
+          ORDER BY cc.next_attempt_at
           LIMIT ${limit}
           FOR UPDATE OF cc, c SKIP LOCKED`;
 
@@ -132,6 +134,7 @@ export class Dialer {
         if (uncallable.length) await finishContacts(tx, uncallable);
         if (waiting.length) await deferContacts(tx, waiting);
 
+        const account = await lockAccount(tx, campaign.user_id);
         const affordable = Number(effectiveCents(account) / estimate);
         const chosen = ready.slice(0, Math.max(0, affordable));
         if (chosen.length < ready.length && chosen.length === 0 && in_flight === 0) {
@@ -160,7 +163,8 @@ export class Dialer {
             last_attempt_at = ${now}, lease_expires_at = ${leaseUntil}, updated_at = ${now}
           WHERE id IN (SELECT (jsonb_array_elements_text(${JSON.stringify(calls.map((c) => c.campaignContactId))}::jsonb))::uuid)`;
         await holdCallsWithin(tx, this.env, account, campaign.user_id, calls.map((c) => c.id), estimate);
-        return { calls, from, providerAgentId: agent.providerAgentId, more: candidates.length === limit || ready.length > chosen.length };
+        // Only when this tick spent its look on contacts it could not call is there more to do now.
+        return { calls, from, providerAgentId: agent.providerAgentId, more: candidates.length === limit && chosen.length < slots };
       },
       TRANSACTION_OPTIONS,
     ));
@@ -254,7 +258,7 @@ export class Dialer {
                           recording_url text, transcript text, analysis jsonb)
           WHERE call_attempts.id = r.id AND call_attempts.status IN ('queued', 'ringing', 'in_progress')
           RETURNING call_attempts.id, call_attempts.user_id, call_attempts.campaign_id, call_attempts.contact_id`;
-        if (finished.length === 0) return [];
+        if (finished.length === 0) return null;
 
         const contexts = await tx.$queryRaw<
           {
@@ -296,13 +300,19 @@ export class Dialer {
         }
 
         const updates: { id: string; state: string; outcome: string | null; next_attempt_at: Date | null; last_status: string }[] = [];
+        const blocked: { userId: string; phoneNumber: string }[] = [];
         const appointments: Prisma.AppointmentCreateManyInput[] = [];
         for (const f of finished) {
           const result = results.get(f.id)!;
           const ctx = contextOf.get(f.id)!;
           const zone = ctx.contact_timezone ?? ctx.campaign_timezone;
           if (result.doNotCall) {
-            await putOnList(tx, f.user_id, ctx.phone_number, 'Asked during a call', 'call');
+            await tx.doNotCallEntry.upsert({
+              where: { userId_phoneNumber: { userId: f.user_id, phoneNumber: ctx.phone_number } },
+              create: { userId: f.user_id, phoneNumber: ctx.phone_number, reason: 'Asked during a call', source: 'call' },
+              update: {},
+            });
+            blocked.push({ userId: f.user_id, phoneNumber: ctx.phone_number });
             updates.push({ id: ctx.cc_id, state: 'done', outcome: 'do_not_call', next_attempt_at: null, last_status: result.status });
           } else {
             const today = localDate(now, zone);
@@ -344,11 +354,17 @@ export class Dialer {
             AS r(id uuid, state text, outcome text, next_attempt_at timestamptz, last_status text)
           WHERE campaign_contacts.id = r.id`;
         if (appointments.length) await tx.appointment.createMany({ data: appointments });
-        return [...new Set(finished.map((f) => f.campaign_id))];
+        return { campaigns: [...new Set(finished.map((f) => f.campaign_id))], blocked };
       },
       TRANSACTION_OPTIONS,
     ));
-    for (const campaignId of touched) {
+    if (!touched) return;
+    // Marking the number's contacts in every group waits for no dialer lock once the list entry is in
+    // (ticks skip listed numbers), so it runs after the batch, outside its transaction.
+    for (const { userId, phoneNumber } of touched.blocked) {
+      await this.env.db.$transaction((tx) => putOnList(tx, userId, phoneNumber, 'Asked during a call', 'call'));
+    }
+    for (const campaignId of touched.campaigns) {
       await this.afterResults(campaignId);
       this.wake(campaignId);
     }
@@ -360,9 +376,9 @@ export class Dialer {
     await retryOnConflict(() => this.env.db.$transaction(async (tx) => {
       const [campaign] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM campaigns WHERE id = ${campaignId}::uuid FOR UPDATE`;
       if (campaign?.status !== 'running') return;
-      const [{ open } = { open: 0 }] = await tx.$queryRaw<{ open: number }[]>`
-        SELECT count(*)::int AS open FROM campaign_contacts WHERE campaign_id = ${campaignId}::uuid AND state <> 'done'`;
-      if (open === 0) {
+      const [{ open } = { open: false }] = await tx.$queryRaw<{ open: boolean }[]>`
+        SELECT EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = ${campaignId}::uuid AND state <> 'done') AS open`;
+      if (!open) {
         await tx.campaign.update({ where: { id: campaignId }, data: { status: 'completed', completedAt: now, pausedReason: null } });
         return;
       }
@@ -379,10 +395,10 @@ export class Dialer {
     }, TRANSACTION_OPTIONS));
   }
 
-  /** Schedules the campaign's next tick for its earliest waiting contact, if any. */
+  /** Schedules the campaign's next tick for its earliest contact waiting for a later time, if any. */
   private async wakeAtNextDue(campaignId: string): Promise<void> {
     const next = await this.env.db.campaignContact.findFirst({
-      where: { campaignId, state: 'pending', nextAttemptAt: { not: null } },
+      where: { campaignId, state: 'pending', nextAttemptAt: { gt: this.env.clock.now() } },
       orderBy: { nextAttemptAt: 'asc' },
       select: { nextAttemptAt: true },
     });
