@@ -1,0 +1,194 @@
+import { z } from 'zod';
+import type { CallStatus, Campaign, ContactStatus, Prisma, Sentiment } from '../generated/prisma/client.js';
+import { NEWEST_FIRST, type CallAttemptQuery } from './calls.js';
+import type { ServiceContext } from './context.js';
+import { NotFoundError } from './errors.js';
+import { parseInput, uuid, type RawInput } from './validation.js';
+
+// A campaign's report, the same on both surfaces. Every figure is an aggregate the database computes
+// over indexed columns; no attempt is loaded to be counted. The statements run side by side, so on a
+// busy campaign two figures may be a few milliseconds apart.
+
+/** How many of the latest completed calls a report shows. */
+export const RECENT_SUCCESSFUL_CALLS = 10;
+
+/** Paging of a report's contact outcomes: v1's rules (default 50, above 500 counts as 500). */
+export const reportPageInput = z.object({
+  limit: z
+    .int()
+    .min(1)
+    .transform((n) => Math.min(n, 500))
+    .default(50),
+  offset: z.int().min(0).default(0),
+});
+export type ReportPage = RawInput<typeof reportPageInput>;
+
+/** Call statuses as metric field names. */
+const STATUS_FIELD = {
+  queued: 'queued',
+  ringing: 'ringing',
+  in_progress: 'inProgress',
+  completed: 'completed',
+  no_answer: 'noAnswer',
+  busy: 'busy',
+  failed: 'failed',
+  voicemail: 'voicemail',
+  canceled: 'canceled',
+} as const satisfies Record<CallStatus, string>;
+
+export type CallCounts = { total: number } & Record<(typeof STATUS_FIELD)[CallStatus], number>;
+export type SentimentCounts = Record<Sentiment, number>;
+
+export interface ContactCounts {
+  /** Contacts in the campaign's group now. */
+  total: number;
+  /** Of those, the ones that may be called (status active). */
+  callable: number;
+  /** Contacts the campaign dialed at least once. */
+  attempted: number;
+  /** Contacts with the final outcome `reached`. */
+  reached: number;
+  /** Contacts of the group without a final outcome: not dispatched yet, waiting for a retry, or on a call. */
+  pending: number;
+}
+
+export interface CampaignMetrics {
+  contacts: ContactCounts;
+  calls: CallCounts;
+  /** reached / attempted contacts, 0 to 1 (4 decimals); 0 before anyone was dialed. */
+  successRate: number;
+  /** Mean length of the calls that connected (duration above 0), 1 decimal. */
+  averageDurationSeconds: number;
+  totalDurationSeconds: number;
+  totalCostCents: bigint;
+  /** Appointments booked from the campaign's calls, whatever became of them since. */
+  appointmentsBooked: number;
+  /** Sentiment of the completed calls (conversations). */
+  sentiment: SentimentCounts;
+}
+
+export interface ContactOutcome {
+  contactId: string;
+  contactName: string;
+  phoneNumber: string | null;
+  contactStatus: ContactStatus;
+  attempts: number;
+  lastStatus: string | null;
+  lastCallAt: Date | null;
+  /** The dialer's final outcome (reached, not_reached, do_not_call, invalid, cancelled), else `pending`. */
+  outcome: string;
+}
+
+export interface CampaignReport {
+  campaign: Campaign;
+  metrics: CampaignMetrics;
+  contactOutcomes: ContactOutcome[];
+  totalContactOutcomes: number;
+  hasMoreContactOutcomes: boolean;
+  limit: number;
+  offset: number;
+}
+
+async function ownedCampaign(ctx: ServiceContext, id: string): Promise<Campaign> {
+  if (!uuid.safeParse(id).success) throw new NotFoundError('Campaign');
+  const campaign = await ctx.db.campaign.findFirst({ where: { id, userId: ctx.user.id } });
+  if (!campaign) throw new NotFoundError('Campaign');
+  return campaign;
+}
+
+/** Metrics of a campaign and one page of its contacts' outcomes (in the order the contacts were added). */
+export async function getCampaignReport(ctx: ServiceContext, campaignId: string, rawPage: ReportPage = {}): Promise<CampaignReport> {
+  const page = parseInput(reportPageInput, rawPage);
+  const campaign = await ownedCampaign(ctx, campaignId);
+  const [group, dialed, callGroups, appointmentsBooked, contactOutcomes] = await Promise.all([
+    ctx.db.$queryRaw<{ total: number; callable: number }[]>`
+      SELECT count(*)::int AS total, count(*) FILTER (WHERE status = 'active')::int AS callable
+      FROM contacts WHERE contact_group_id = ${campaign.contactGroupId}::uuid`,
+    ctx.db.$queryRaw<{ attempted: number; reached: number; done: number }[]>`
+      SELECT count(*) FILTER (WHERE attempts > 0)::int AS attempted,
+             count(*) FILTER (WHERE state = 'done' AND outcome = 'reached')::int AS reached,
+             count(*) FILTER (WHERE state = 'done')::int AS done
+      FROM campaign_contacts WHERE campaign_id = ${campaign.id}::uuid`,
+    ctx.db.$queryRaw<CallGroup[]>`
+      SELECT status::text AS status, sentiment::text AS sentiment, count(*)::int AS calls,
+             coalesce(sum(duration_seconds), 0)::bigint AS "durationSeconds",
+             count(*) FILTER (WHERE duration_seconds > 0)::int AS connected,
+             coalesce(sum(cost_cents), 0)::bigint AS "costCents"
+      FROM call_attempts WHERE campaign_id = ${campaign.id}::uuid
+      GROUP BY status, sentiment`,
+    ctx.db.appointment.count({ where: { campaignId: campaign.id, userId: ctx.user.id } }),
+    ctx.db.$queryRaw<ContactOutcome[]>`
+      SELECT c.id AS "contactId", c.name AS "contactName", c.phone_number AS "phoneNumber", c.status::text AS "contactStatus",
+             coalesce(cc.attempts, 0) AS attempts, cc.last_status AS "lastStatus", cc.last_attempt_at AS "lastCallAt",
+             CASE WHEN cc.state = 'done' AND cc.outcome IS NOT NULL THEN cc.outcome ELSE 'pending' END AS outcome
+      FROM contacts c
+      LEFT JOIN campaign_contacts cc ON cc.campaign_id = ${campaign.id}::uuid AND cc.contact_id = c.id
+      WHERE c.contact_group_id = ${campaign.contactGroupId}::uuid
+      ORDER BY c.created_at, c.id
+      LIMIT ${page.limit} OFFSET ${page.offset}`,
+  ]);
+  const { total, callable } = group[0]!;
+  const { attempted, reached, done } = dialed[0]!;
+  // A contact moved to another group after its outcome keeps counting for this campaign, so `done` may
+  // exceed what is left of the group.
+  const contacts = { total, callable, attempted, reached, pending: Math.max(total - done, 0) };
+  return {
+    campaign,
+    metrics: { ...callMetrics(callGroups), contacts, successRate: ratio(reached, attempted, 4), appointmentsBooked },
+    contactOutcomes,
+    totalContactOutcomes: total,
+    hasMoreContactOutcomes: page.offset + contactOutcomes.length < total,
+    limit: page.limit,
+    offset: page.offset,
+  };
+}
+
+interface CallGroup {
+  status: CallStatus;
+  sentiment: Sentiment;
+  calls: number;
+  durationSeconds: bigint;
+  connected: number;
+  costCents: bigint;
+}
+
+/** Folds the per (status, sentiment) aggregates, at most 36 rows, into the call metrics. */
+function callMetrics(groups: CallGroup[]): Omit<CampaignMetrics, 'contacts' | 'successRate' | 'appointmentsBooked'> {
+  const calls = Object.fromEntries([['total', 0], ...Object.values(STATUS_FIELD).map((field) => [field, 0])]) as CallCounts;
+  const sentiment: SentimentCounts = { positive: 0, neutral: 0, negative: 0, unknown: 0 };
+  let totalDurationSeconds = 0;
+  let connected = 0;
+  let totalCostCents = 0n;
+  for (const group of groups) {
+    calls.total += group.calls;
+    calls[STATUS_FIELD[group.status]] += group.calls;
+    if (group.status === 'completed') sentiment[group.sentiment] += group.calls;
+    totalDurationSeconds += Number(group.durationSeconds);
+    connected += group.connected;
+    totalCostCents += group.costCents;
+  }
+  return {
+    calls,
+    sentiment,
+    totalDurationSeconds,
+    averageDurationSeconds: ratio(totalDurationSeconds, connected, 1),
+    totalCostCents,
+  };
+}
+
+const ratio = (part: number, whole: number, decimals: number) =>
+  whole === 0 ? 0 : Math.round((part / whole) * 10 ** decimals) / 10 ** decimals;
+
+/** The campaign's latest completed calls, newest first; `query` carries the relations a caller wants. */
+export function listRecentSuccessfulCalls<Q extends CallAttemptQuery = {}>(
+  ctx: ServiceContext,
+  campaignId: string,
+  query: Q = {} as Q,
+): Promise<Prisma.CallAttemptGetPayload<Q>[]> {
+  return ctx.db.callAttempt.findMany({
+    ...query,
+    where: { campaignId, userId: ctx.user.id, status: 'completed' },
+    orderBy: NEWEST_FIRST,
+    take: RECENT_SUCCESSFUL_CALLS,
+  }) as Promise<Prisma.CallAttemptGetPayload<Q>[]>;
+}
