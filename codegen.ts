@@ -16,7 +16,7 @@ const config: CodegenConfig = {
         useTypeImports: true,
         enumsAsTypes: true,
         strictScalars: true,
-        scalars: { UUID: 'string', DateTime: 'string', JSON: 'unknown', BigInt: 'number' },
+        scalars: { UUID: 'string', DateTime: 'string', JSON: 'unknown', BigInt: 'number', File: 'File' },
       },
     },
   },
