@@ -18,6 +18,7 @@ interface Call {
 }
 
 type DialRow = { state: 'pending' | 'dialing' | 'done'; outcome?: string };
+type Attempt = { id: string; contactId: string; status: CallStatus; createdAt: Date };
 
 interface Person {
   first: string;
@@ -82,7 +83,7 @@ async function insertCampaign(app: TestApp, userId: string, name: string, people
     data: { userId, agentId: agent.id, contactGroupId: group.id, name, status: 'running', startedAt: T0 },
   });
   const contacts = [];
-  const attempts: { id: string; contactId: string; status: CallStatus; createdAt: Date }[] = [];
+  const attempts: Attempt[] = [];
   for (const [index, person] of people.entries()) {
     const contact = await app.prisma.contact.create({
       data: {
@@ -146,9 +147,10 @@ export async function seedResults(app: TestApp, userId: string) {
       calls: [{ status: 'completed', minute: 200, duration: 45, cost: 8n, sentiment: 'positive', summary: 'Confirmed' }],
     },
   ]);
-  const byName = (first: string) => spring.attempts.filter((a) => a.contactId === spring.contacts[SPRING.findIndex((p) => p.first === first)]!.id);
-  const adaCall = byName('Ada').find((a) => a.status === 'completed')!;
-  const edsgerCall = byName('Edsger')[0]!;
+  // SPRING's completed calls: Ada's (contact 1) and Edsger's (contact 5).
+  const [adaCall, edsgerCall] = [0, 4].map(
+    (index) => spring.attempts.find((a) => a.contactId === spring.contacts[index]!.id && a.status === 'completed')!,
+  ) as [Attempt, Attempt];
   const radiaCall = autumn.attempts[0]!;
   const appointment = (call: { id: string; contactId: string }, campaignId: string, status: string, scheduled: Date, minute: number) =>
     app.prisma.appointment.create({
