@@ -1,11 +1,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { benchDialer } from './dialer.js';
 import { benchImport } from './import.js';
+import { benchReport } from './report.js';
 
 // `npm run bench`: every benchmark on PostgreSQL (BENCH_DATABASE_URL, default the local server), a table
 // on stdout and the figures as JSON in bench-results/. Pick some with `npm run bench -- import`.
 
-const all = { import: benchImport, dialer: benchDialer } as const;
+const all = { import: benchImport, report: benchReport, dialer: benchDialer } as const;
 const wanted = process.argv.slice(2).filter((a) => a in all) as (keyof typeof all)[];
 const names = wanted.length ? wanted : (Object.keys(all) as (keyof typeof all)[]);
 

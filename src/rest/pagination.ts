@@ -17,7 +17,8 @@ export const paginationQuery = z.object({
     .transform((n) => Math.min(n, MAX_LIMIT))
     .default(DEFAULT_LIMIT)
     .describe(`Maximum number of rows to return (default ${DEFAULT_LIMIT}; values above ${MAX_LIMIT} count as ${MAX_LIMIT}).`),
-  offset: whole(0).default(0).describe('Zero-based offset of the first row.'),
+  // Bounded so that the database is never handed an offset it cannot read (a 500 before).
+  offset: whole(0).pipe(z.number().max(Number.MAX_SAFE_INTEGER)).default(0).describe('Zero-based offset of the first row.'),
 });
 
 export type Pagination = z.output<typeof paginationQuery>;

@@ -3,10 +3,13 @@ import { assertRootFieldsDeclareAuthorization } from './authorization.js';
 import { builder } from './builder.js';
 import './types/agent-templates.js';
 import './types/agents.js';
+import './types/appointments.js';
 import './types/billing.js';
+import './types/calls.js';
 import './types/campaigns.js';
 import './types/contacts.js';
 import './types/phone-numbers.js';
+import './types/reports.js';
 
 let built: GraphQLSchema | undefined;
 

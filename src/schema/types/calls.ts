@@ -1,0 +1,73 @@
+import { CallStatus as CallStatuses, Sentiment as Sentiments } from '../../generated/prisma/enums.js';
+import * as calls from '../../services/calls.js';
+import { builder } from '../builder.js';
+
+export const CallStatus = builder.enumType(CallStatuses, { name: 'CallStatus' });
+export const Sentiment = builder.enumType(Sentiments, { name: 'Sentiment' });
+
+export const CallAttempt = builder.prismaObject('CallAttempt', {
+  description: 'One dial of one contact by a campaign, as the telephony provider reported it.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    attemptNumber: t.exposeInt('attemptNumber', { description: 'Which attempt at this contact in this campaign, from 1.' }),
+    status: t.expose('status', { type: CallStatus }),
+    toNumber: t.exposeString('toNumber', { description: 'The number dialed (E.164).' }),
+    fromNumber: t.exposeString('fromNumber', { nullable: true, description: 'The agent number it was dialed from.' }),
+    durationSeconds: t.exposeInt('durationSeconds', { nullable: true, description: 'Null until the call has ended.' }),
+    summary: t.exposeString('summary', { nullable: true }),
+    sentiment: t.expose('sentiment', { type: Sentiment }),
+    costCents: t.expose('costCents', { type: 'BigInt', description: 'What the call was charged.' }),
+    recordingUrl: t.exposeString('recordingUrl', { nullable: true }),
+    transcript: t.exposeString('transcript', { nullable: true }),
+    disconnectReason: t.exposeString('disconnectReason', { nullable: true }),
+    analysis: t.expose('analysis', { type: 'JSON', description: 'Post-call analysis the provider returned.' }),
+    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
+    endedAt: t.expose('endedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the call was dialed.' }),
+    contact: t.relation('contact'),
+    campaign: t.relation('campaign'),
+    appointments: t.relation('appointments', { query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  callAttempts: t.prismaConnection({
+    type: 'CallAttempt',
+    description: 'The caller’s call history across campaigns, newest first.',
+    cursor: 'id',
+    authScopes: { authenticated: true },
+    args: {
+      campaignId: t.arg({ type: 'UUID' }),
+      contactId: t.arg({ type: 'UUID' }),
+      statuses: t.arg({ type: [CallStatus], description: 'Only calls with one of these statuses.' }),
+      sentiments: t.arg({ type: [Sentiment], description: 'Only calls with one of these sentiments.' }),
+      from: t.arg({ type: 'DateTime', description: 'Only calls dialed at or after this time.' }),
+      to: t.arg({ type: 'DateTime', description: 'Only calls dialed before this time.' }),
+    },
+    totalCount: (_parent, args, ctx) => calls.countCallAttempts(ctx.service, args),
+    resolve: (query, _root, args, ctx) => calls.listCallAttempts(ctx.service, args, query),
+  }),
+  callAttempt: t.prismaField({
+    type: 'CallAttempt',
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (query, _root, args, ctx) => calls.getCallAttempt(ctx.service, args.id, query),
+  }),
+}));
+
+builder.prismaObjectFields('Campaign', (t) => ({
+  attempts: t.relatedConnection('callAttempts', {
+    description: 'The campaign’s call attempts, newest first.',
+    cursor: 'id',
+    totalCount: true,
+    args: {
+      contactId: t.arg({ type: 'UUID' }),
+      statuses: t.arg({ type: [CallStatus], description: 'Only calls with one of these statuses.' }),
+      sentiments: t.arg({ type: [Sentiment], description: 'Only calls with one of these sentiments.' }),
+      from: t.arg({ type: 'DateTime', description: 'Only calls dialed at or after this time.' }),
+      to: t.arg({ type: 'DateTime', description: 'Only calls dialed before this time.' }),
+    },
+    query: (args) => ({ where: calls.callAttemptFilterWhere(args), orderBy: calls.NEWEST_FIRST }),
+  }),
+}));

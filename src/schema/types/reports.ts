@@ -1,0 +1,106 @@
+import * as reports from '../../services/reports.js';
+import { builder } from '../builder.js';
+import { withoutNulls } from '../inputs.js';
+import { ContactStatus } from './contacts.js';
+
+// A campaign's report as typed objects; the figures come from the same service as v1's report.
+
+const ContactCounts = builder.objectRef<reports.ContactCounts>('CampaignContactCounts').implement({
+  fields: (t) => ({
+    total: t.exposeInt('total', { description: 'Contacts in the campaign’s group.' }),
+    callable: t.exposeInt('callable', { description: 'Of those, the ones that may be called (status active).' }),
+    attempted: t.exposeInt('attempted', { description: 'Contacts dialed at least once.' }),
+    reached: t.exposeInt('reached', { description: 'Contacts whose final outcome is reached.' }),
+    pending: t.exposeInt('pending', { description: 'Contacts of the group without a final outcome yet.' }),
+  }),
+});
+
+const CallCounts = builder.objectRef<reports.CallCounts>('CallStatusCounts').implement({
+  description: 'Calls by status.',
+  fields: (t) => ({
+    total: t.exposeInt('total'),
+    queued: t.exposeInt('queued'),
+    ringing: t.exposeInt('ringing'),
+    inProgress: t.exposeInt('inProgress'),
+    completed: t.exposeInt('completed'),
+    noAnswer: t.exposeInt('noAnswer'),
+    busy: t.exposeInt('busy'),
+    failed: t.exposeInt('failed'),
+    voicemail: t.exposeInt('voicemail'),
+    canceled: t.exposeInt('canceled'),
+  }),
+});
+
+const SentimentCounts = builder.objectRef<reports.SentimentCounts>('SentimentCounts').implement({
+  description: 'Completed calls by sentiment.',
+  fields: (t) => ({
+    positive: t.exposeInt('positive'),
+    neutral: t.exposeInt('neutral'),
+    negative: t.exposeInt('negative'),
+    unknown: t.exposeInt('unknown'),
+  }),
+});
+
+const CampaignMetrics = builder.objectRef<reports.CampaignMetrics>('CampaignMetrics').implement({
+  fields: (t) => ({
+    contacts: t.field({ type: ContactCounts, resolve: (m) => m.contacts }),
+    calls: t.field({ type: CallCounts, resolve: (m) => m.calls }),
+    successRate: t.exposeFloat('successRate', {
+      description: 'Reached contacts divided by attempted contacts, 0 to 1 (0 when none was attempted).',
+    }),
+    averageDurationSeconds: t.exposeFloat('averageDurationSeconds', { description: 'Mean length of the calls that connected.' }),
+    totalDurationSeconds: t.exposeInt('totalDurationSeconds'),
+    totalCostCents: t.expose('totalCostCents', { type: 'BigInt' }),
+    appointmentsBooked: t.exposeInt('appointmentsBooked', { description: 'Appointments booked from the campaign’s calls.' }),
+    sentiment: t.field({ type: SentimentCounts, resolve: (m) => m.sentiment }),
+  }),
+});
+
+const ContactOutcome = builder.objectRef<reports.ContactOutcome>('ContactOutcome').implement({
+  description: 'Where one contact of the campaign’s group stands.',
+  fields: (t) => ({
+    contactId: t.expose('contactId', { type: 'UUID' }),
+    contactName: t.exposeString('contactName'),
+    phoneNumber: t.exposeString('phoneNumber', { nullable: true }),
+    contactStatus: t.expose('contactStatus', { type: ContactStatus }),
+    attempts: t.exposeInt('attempts'),
+    lastStatus: t.exposeString('lastStatus', { nullable: true, description: 'Status of the latest call; null before the first.' }),
+    lastCallAt: t.expose('lastCallAt', { type: 'DateTime', nullable: true }),
+    outcome: t.exposeString('outcome', {
+      description: 'reached, not_reached, do_not_call, invalid or cancelled once final; pending before.',
+    }),
+  }),
+});
+
+const CampaignReport = builder.objectRef<reports.CampaignReport>('CampaignReport').implement({
+  fields: (t) => ({
+    metrics: t.field({ type: CampaignMetrics, resolve: (r) => r.metrics }),
+    recentSuccessfulCalls: t.prismaField({
+      type: ['CallAttempt'],
+      description: `The latest completed calls, newest first (at most ${reports.RECENT_SUCCESSFUL_CALLS}).`,
+      resolve: (query, report, _args, ctx) => reports.listRecentSuccessfulCalls(ctx.service, report.campaign.id, query),
+    }),
+    contactOutcomes: t.field({
+      type: [ContactOutcome],
+      description: 'One page of the group’s contacts, in the order they were added.',
+      resolve: (r) => r.contactOutcomes,
+    }),
+    totalContactOutcomes: t.exposeInt('totalContactOutcomes'),
+    hasMoreContactOutcomes: t.exposeBoolean('hasMoreContactOutcomes'),
+    limit: t.exposeInt('limit', { description: 'Page size applied.' }),
+    offset: t.exposeInt('offset', { description: 'Offset applied.' }),
+  }),
+});
+
+builder.prismaObjectFields('Campaign', (t) => ({
+  report: t.field({
+    type: CampaignReport,
+    description: 'Metrics, the latest completed calls and a page of per-contact outcomes (the same as v1’s report).',
+    args: {
+      limit: t.arg.int({ defaultValue: 50, description: 'Contact outcomes per page (values above 500 count as 500).' }),
+      offset: t.arg.int({ defaultValue: 0 }),
+    },
+    select: { id: true },
+    resolve: (campaign, args, ctx) => reports.getCampaignReport(ctx.service, campaign.id, withoutNulls(args)),
+  }),
+}));

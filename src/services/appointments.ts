@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import type { Prisma } from '../generated/prisma/client.js';
+import type { ServiceContext } from './context.js';
+import { NotFoundError, ValidationError } from './errors.js';
+import { parseInput, uuid, type RawInput } from './validation.js';
+
+// Appointments the dialer booked during calls, as their owner reads and manages them.
+
+export const APPOINTMENT_STATUSES = ['scheduled', 'confirmed', 'cancelled', 'completed', 'no_show'] as const;
+/** The statuses of an appointment that is still to happen, the only ones that may be rescheduled. */
+const UPCOMING = new Set<string>(['scheduled', 'confirmed']);
+
+export type AppointmentQuery = { include?: Prisma.AppointmentInclude; select?: Prisma.AppointmentSelect };
+
+/** `newest`: booked most recently first (v1's order); `soonest`: by appointment time, earliest first. */
+export type AppointmentOrder = 'newest' | 'soonest';
+
+const filterInput = z.object({
+  statuses: z.array(z.enum(APPOINTMENT_STATUSES)).nullish(),
+  campaignId: uuid.nullish(),
+  /** Appointment time at or after (inclusive). */
+  from: z.date().nullish(),
+  /** Appointment time before (exclusive). */
+  to: z.date().nullish(),
+});
+export type AppointmentFilter = RawInput<typeof filterInput>;
+
+function owned(ctx: ServiceContext, raw: AppointmentFilter): Prisma.AppointmentWhereInput {
+  const filter = parseInput(filterInput, raw);
+  if (filter.from && filter.to && filter.from > filter.to) throw ValidationError.field('to', 'Must not be earlier than from.');
+  return {
+    userId: ctx.user.id,
+    ...(filter.statuses ? { status: { in: filter.statuses } } : {}),
+    ...(filter.campaignId ? { campaignId: filter.campaignId } : {}),
+    ...(filter.from || filter.to
+      ? { scheduledAt: { ...(filter.from ? { gte: filter.from } : {}), ...(filter.to ? { lt: filter.to } : {}) } }
+      : {}),
+  };
+}
+
+const ORDERS: Record<AppointmentOrder, Prisma.AppointmentOrderByWithRelationInput[]> = {
+  newest: [{ createdAt: 'desc' }, { id: 'desc' }],
+  soonest: [{ scheduledAt: { sort: 'asc', nulls: 'last' } }, { id: 'asc' }],
+};
+
+export function listAppointments<Q extends AppointmentQuery & Pick<Prisma.AppointmentFindManyArgs, 'take' | 'skip' | 'cursor'> = {}>(
+  ctx: ServiceContext,
+  filter: AppointmentFilter,
+  order: AppointmentOrder = 'newest',
+  query: Q = {} as Q,
+): Promise<Prisma.AppointmentGetPayload<Q>[]> {
+  return ctx.db.appointment.findMany({ ...query, where: owned(ctx, filter), orderBy: ORDERS[order] }) as Promise<
+    Prisma.AppointmentGetPayload<Q>[]
+  >;
+}
+
+export function countAppointments(ctx: ServiceContext, filter: AppointmentFilter): Promise<number> {
+  return ctx.db.appointment.count({ where: owned(ctx, filter) });
+}
+
+export async function getAppointment<Q extends AppointmentQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q = {} as Q,
+): Promise<Prisma.AppointmentGetPayload<Q>> {
+  if (!uuid.safeParse(id).success) throw new NotFoundError('Appointment');
+  const appointment = await ctx.db.appointment.findFirst({ ...query, where: { id, userId: ctx.user.id } });
+  if (!appointment) throw new NotFoundError('Appointment');
+  return appointment as Prisma.AppointmentGetPayload<Q>;
+}
+
+export const updateAppointmentInput = z
+  .object({
+    status: z.enum(APPOINTMENT_STATUSES).optional(),
+    scheduledAt: z.date({ error: 'Datetime has wrong format. Use ISO 8601, e.g. 2026-01-31T09:00:00Z.' }).optional(),
+  })
+  .refine((input) => input.status !== undefined || input.scheduledAt !== undefined, {
+    error: 'Provide a status, a new time (scheduledAt), or both.',
+  });
+export type UpdateAppointmentInput = RawInput<typeof updateAppointmentInput>;
+
+/**
+ * Changes an appointment's status, its time, or both. A new time must lie in the future, and only an
+ * appointment that is (or becomes) scheduled or confirmed can be given one. The row is locked while the
+ * rules are checked, so a concurrent update cannot slip a cancellation in between.
+ */
+export async function updateAppointment<Q extends AppointmentQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  raw: UpdateAppointmentInput,
+  query: Q = {} as Q,
+): Promise<Prisma.AppointmentGetPayload<Q>> {
+  await getAppointment(ctx, id, { select: { id: true } });
+  const input = parseInput(updateAppointmentInput, raw);
+  return ctx.db.$transaction(async (tx) => {
+    const [current] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM appointments WHERE id = ${id}::uuid FOR UPDATE`;
+    if (!current) throw new NotFoundError('Appointment');
+    if (input.scheduledAt) {
+      if (input.scheduledAt <= ctx.clock.now()) throw ValidationError.field('scheduledAt', 'Must be in the future.');
+      if (!UPCOMING.has(input.status ?? current.status)) {
+        throw ValidationError.field('scheduledAt', 'Only a scheduled or confirmed appointment can be given a new time.');
+      }
+    }
+    return tx.appointment.update({ ...query, where: { id }, data: input });
+  }) as Promise<Prisma.AppointmentGetPayload<Q>>;
+}
