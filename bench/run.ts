@@ -1,12 +1,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { benchDialer } from './dialer.js';
 import { benchImport } from './import.js';
+import { benchLoad } from './load.js';
 import { benchReport } from './report.js';
 
 // `npm run bench`: every benchmark on PostgreSQL (BENCH_DATABASE_URL, default the local server), a table
 // on stdout and the figures as JSON in bench-results/. Pick some with `npm run bench -- import`.
 
-const all = { import: benchImport, report: benchReport, dialer: benchDialer } as const;
+const all = { load: benchLoad, import: benchImport, report: benchReport, dialer: benchDialer } as const;
 const wanted = process.argv.slice(2).filter((a) => a in all) as (keyof typeof all)[];
 const names = wanted.length ? wanted : (Object.keys(all) as (keyof typeof all)[]);
 
@@ -15,7 +16,10 @@ for (const name of names) {
   console.log(`running ${name} ...`);
   const result = await all[name]();
   results.push(result);
-  console.table(result);
+  // Lists (one row per scenario) print as tables of their own.
+  const lists = Object.entries(result).filter(([, value]) => Array.isArray(value));
+  console.table(Object.fromEntries(Object.entries(result).filter(([, value]) => !Array.isArray(value))));
+  for (const [, rows] of lists) console.table(rows);
 }
 await mkdir('bench-results', { recursive: true });
 const file = `bench-results/${new Date().toISOString().replace(/[:.]/g, '-')}.json`;

@@ -367,6 +367,29 @@ describe('reads', () => {
     const twelve = await statementsFor(12);
     expect(twelve).toBe(two);
   });
+
+  it('reads campaigns with agent, group and the group’s first 20 contacts in one or two statements', async () => {
+    async function statementsFor(count: number) {
+      const who = await customer(app, { contacts: 25 });
+      for (let i = 0; i < count; i += 1) await createCampaign(app, who);
+      const before = app.db.statementCount();
+      const result = await app.gql(
+        `query($first: Int!) { campaigns(first: $first) { edges { node { id name status agent { id name }
+           contactGroup { id name total contacts(first: 20) { edges { node { id phoneNumber status } } } } } } } }`,
+        { first: count },
+        who.token,
+      );
+      const statements = app.db.statementCount() - before;
+      expect(result.errors).toBeUndefined();
+      expect(result.data.campaigns.edges).toHaveLength(count);
+      for (const { node } of result.data.campaigns.edges) expect(node.contactGroup.contacts.edges).toHaveLength(20);
+      return statements;
+    }
+    const three = await statementsFor(3);
+    const thirty = await statementsFor(30);
+    expect(thirty).toBe(three);
+    expect(three).toBeLessThanOrEqual(2);
+  });
 });
 
 describe('another user’s campaign does not exist for you', () => {
