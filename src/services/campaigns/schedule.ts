@@ -91,17 +91,36 @@ export const scheduleConfig = z
   });
 export type ScheduleConfig = z.output<typeof scheduleConfig>;
 
-export function readCallingHours(stored: unknown): CallingHours {
-  const parsed = callingHours.safeParse(stored);
-  return parsed.success ? parsed.data : { ...DEFAULT_CALLING_HOURS };
+/**
+ * Reads a JSON column with its schema, falling back to the default. Every list and page of campaigns
+ * reads these three per row, and a user has few distinct values, so results are remembered by their
+ * JSON text (frozen, as they are shared) in a small table that starts over when full.
+ */
+function columnReader<T>(schema: z.ZodType<T>, fallback: () => T): (stored: unknown) => T {
+  const seen = new Map<string, T>();
+  return (stored) => {
+    const key = JSON.stringify(stored ?? null);
+    let value = seen.get(key);
+    if (value === undefined) {
+      const parsed = schema.safeParse(stored);
+      value = deepFreeze(parsed.success ? parsed.data : fallback());
+      if (seen.size >= 1_000) seen.clear();
+      seen.set(key, value);
+    }
+    return value;
+  };
 }
 
-export function readActiveDays(stored: unknown): Weekday[] {
-  const parsed = activeDays.safeParse(stored);
-  return parsed.success ? parsed.data : [...DEFAULT_ACTIVE_DAYS];
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') for (const inner of Object.values(value)) deepFreeze(inner);
+  return Object.freeze(value);
 }
 
-export function readScheduleConfig(stored: unknown): ScheduleConfig {
-  const parsed = scheduleConfig.safeParse(stored ?? {});
-  return parsed.success ? parsed.data : scheduleConfig.parse({});
-}
+export const readCallingHours: (stored: unknown) => CallingHours = columnReader(callingHours, () => ({ ...DEFAULT_CALLING_HOURS }));
+
+export const readActiveDays: (stored: unknown) => Weekday[] = columnReader(activeDays, () => [...DEFAULT_ACTIVE_DAYS]);
+
+export const readScheduleConfig: (stored: unknown) => ScheduleConfig = columnReader(
+  z.preprocess((stored) => stored ?? {}, scheduleConfig),
+  () => scheduleConfig.parse({}),
+);
