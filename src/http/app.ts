@@ -43,7 +43,7 @@ export function createApp(deps: AppDeps): Hono {
   app.use(requestScope(deps.env.log), accessLog(), requestMetrics());
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', readinessEndpoint(deps.readiness));
-  app.get('/metrics', metricsEndpoint(deps.metricsToken));
+  app.get('/metrics', metricsEndpoint(deps.env, deps.metricsToken));
   // GraphQL requests may carry a CSV upload (importContacts), so they get the import body limit.
   app.use(
     '/graphql',

@@ -52,22 +52,23 @@ export const rateLimitedRequests = new Counter({
   registers,
 });
 
-// Set by the dialer. They carry no campaign or user label: those would be unbounded.
+// The dialer's state, read from the database at each scrape (see src/http/metrics-endpoint.ts): the same
+// from every process, so aggregate several instances with max. No campaign or user label: unbounded.
 
 export const dialerCallsInFlight = new Gauge({
   name: 'dialer_calls_in_flight',
-  help: 'Calls this process has placed that have not ended yet.',
+  help: 'Calls placed and not finished yet, across every worker.',
   registers,
 });
 
 export const dialerQueueDepth = new Gauge({
   name: 'dialer_queue_depth',
-  help: 'Dial jobs waiting in the job engine (the same shared queue seen from every process: aggregate with max).',
+  help: 'Contacts of running campaigns whose next call is due now and not placed yet.',
   registers,
 });
 
 export const dialerCreditHeldCents = new Gauge({
   name: 'dialer_credit_held_cents',
-  help: 'Credit this process holds for its calls in flight, in cents.',
+  help: 'Credit held for calls in flight, across every account, in cents.',
   registers,
 });
