@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { startDialer } from './jobs/dialer.js';
 import { createLogger } from './logger.js';
+import { ShutdownHooks } from './ops/shutdown-hooks.js';
 import { idleDialer } from './services/dialer/control.js';
 import { systemClock } from './services/context.js';
 
@@ -30,14 +31,19 @@ await db.migrate();
 const runtime = await startDialer({ db: db.prisma, clock: systemClock, log, settings: config.settings, dialer: idleDialer }, db, config.dialer);
 log.info({ pid: process.pid }, 'dialer worker started');
 
+// SIGTERM: the dialer stops and hands its campaigns back to the queue, then the database closes, each
+// bounded by SHUTDOWN_TIMEOUT_SECONDS. A second signal stops at once.
+const hooks = new ShutdownHooks();
+hooks.add('database', () => db.close());
+hooks.add('dialer', () => runtime.stop());
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {
-    if (stopping) return;
+    if (stopping) process.exit(1);
     stopping = true;
     log.info({ signal }, 'dialer worker stopping');
-    await runtime.stop();
-    await db.close();
-    process.exit(0);
+    const clean = await hooks.run(log, config.shutdownTimeoutSeconds * 1000);
+    log.info({ clean }, 'dialer worker stopped');
+    process.exit(clean ? 0 : 1);
   });
 }

@@ -83,7 +83,7 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('two worker processes
     await app.close();
   });
 
-  function worker(url: string): ChildProcess {
+  function worker(url: string, env: Record<string, string> = {}): ChildProcess {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
       cwd: new URL('..', import.meta.url).pathname,
       env: {
@@ -95,11 +95,20 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('two worker processes
         DIALER_LEASE_SECONDS: '5',
         DIALER_SWEEP_SECONDS: '1',
         CALL_RATE_CENTS_PER_MINUTE: '60',
+        ...env,
       },
       stdio: 'ignore',
     });
     workers.push(child);
     return child;
+  }
+
+  /** This test file's own database, for the workers. */
+  async function databaseUrl() {
+    const [{ name }] = (await app.prisma.$queryRaw<{ name: string }[]>`SELECT current_database() AS name`) as [{ name: string }];
+    const url = new URL((inject('testDatabase') as { serverUrl: string }).serverUrl);
+    url.pathname = `/${name}`;
+    return url.toString();
   }
 
   it('dials no contact twice at once, loses no attempt, and completes', async () => {
@@ -108,24 +117,52 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('two worker processes
       rows: numbers(300, 4_000_000),
       campaign: { concurrentCalls: 20, scheduleConfig: { max_attempts: 2, max_attempts_per_day: 2, retry_interval_minutes: 1 } },
     });
-    // The workers connect to this test file's own database.
-    const [{ name }] = (await app.prisma.$queryRaw<{ name: string }[]>`SELECT current_database() AS name`) as [{ name: string }];
-    const databaseUrl = new URL((inject('testDatabase') as { serverUrl: string }).serverUrl);
-    databaseUrl.pathname = `/${name}`;
-    const first = worker(databaseUrl.toString());
-    worker(databaseUrl.toString());
+    const url = await databaseUrl();
+    const first = worker(url);
+    worker(url);
     // The workers' sweeps find the running campaign; kill one once calls are under way.
     await waitFor(async () => ((await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId } })) > 60 ? true : undefined), 60_000).catch(
       () => undefined,
     );
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
-    worker(databaseUrl.toString());
+    worker(url);
     await waitFor(async () => {
       const campaign = await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } });
       return campaign.status === 'completed' ? campaign : undefined;
     }, 150_000);
     const attempts = await expectConsistent(app, setup.campaignId, setup.userId);
     expect(new Set(attempts.map((a) => a.contactId)).size).toBe(300);
+  }, 200_000);
+
+  it('on SIGTERM, finishes what a worker started and hands the campaign to the next worker', async () => {
+    const env = dialerEnv(app, systemClock);
+    const setup = await runningCampaign(app, env, {
+      rows: numbers(300, 5_000_000),
+      campaign: { concurrentCalls: 20, scheduleConfig: { max_attempts: 1, max_attempts_per_day: 1, retry_interval_minutes: 1 } },
+    });
+    const url = await databaseUrl();
+    const first = worker(url);
+    await waitFor(async () => ((await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId } })) > 60 ? true : undefined), 60_000);
+    const exited = new Promise<number | null>((resolve) => first.once('exit', resolve));
+    first.kill('SIGTERM');
+    expect(await exited).toBe(0);
+
+    // Nothing it started was left to a lease: every call it placed has ended and been applied.
+    const unfinished = await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId, status: { in: ['queued', 'ringing', 'in_progress'] } } });
+    expect(unfinished).toBe(0);
+    expect(await app.prisma.campaignContact.count({ where: { campaignId: setup.campaignId, state: 'dialing' } })).toBe(0);
+    const before = await app.prisma.campaignContact.count({ where: { campaignId: setup.campaignId, state: 'pending' } });
+    expect(before).toBeGreaterThan(0);
+
+    // The next worker never sweeps: it finds the campaign only through the wake-up the first one queued.
+    worker(url, { DIALER_SWEEP_SECONDS: '3600' });
+    await waitFor(async () => {
+      const campaign = await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } });
+      return campaign.status === 'completed' ? campaign : undefined;
+    }, 120_000);
+    const attempts = await expectConsistent(app, setup.campaignId, setup.userId);
+    expect(attempts).toHaveLength(300);
+    expect(attempts.filter((a) => a.disconnectReason === 'no_report')).toEqual([]);
   }, 200_000);
 });

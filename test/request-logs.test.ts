@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { startDialer, type DialerRuntime } from '../src/jobs/dialer.js';
 import { createLogger, jobLogger } from '../src/logger.js';
 import { defineRoute } from '../src/rest/route.js';
 import { v1Routes } from '../src/rest/routes/index.js';
+import { systemClock } from '../src/services/context.js';
+import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/engine.js';
 import { startTestApp, type TestApp } from './support/app.js';
+import { createCampaign, customer, dispatch } from './support/campaigns.js';
+import { dialerEnv } from './support/dialer.js';
 
 // Every log line of a request carries its id, on both surfaces; one access line per request; no
 // credentials in any line.
@@ -135,6 +140,36 @@ describe('request ids and logs', () => {
     expect(text).toContain('service says hello');
     for (const secret of [token, 'query-secret', 'cookie-secret', 'Bearer leaked', 'whsec_leaked']) expect(text).not.toContain(secret);
   });
+});
+
+describe('a dispatch’s request id in the dialer’s lines', () => {
+  const { log, lines } = capture();
+  let app: TestApp;
+  let runtime: DialerRuntime;
+
+  beforeAll(async () => {
+    app = await startTestApp({ log, dialer: { wake: (id, cause) => runtime.control.wake(id, cause) } });
+    runtime = await startDialer({ ...dialerEnv(app, systemClock), log }, app.db, {
+      simulator: { seed: 'request-logs', timeScale: 0 },
+      dialer: DEFAULT_DIALER_OPTIONS,
+      sweepSeconds: 3_600,
+    });
+  });
+  afterAll(async () => {
+    await runtime.stop();
+    await app.close();
+  });
+
+  it('follows the dispatch into the job that dials the campaign', async () => {
+    const who = await customer(app, { contacts: 3 });
+    const { id } = await createCampaign(app, who, { calling_hours: { start: '00:00', end: '24:00' }, active_days: [1, 2, 3, 4, 5, 6, 7] });
+    const res = await dispatch(app, who.token, id, { triggered_by: 'tests' }, { 'x-request-id': 'dispatch-4711' });
+    expect(res.status).toBe(202);
+    const deadline = Date.now() + 30_000;
+    const ticked = () => lines.find((line) => line.msg === 'dialer tick' && line.campaignId === id && line.placed > 0);
+    while (!ticked() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(ticked()).toMatchObject({ requestId: 'dispatch-4711', job: 'dialer-wake', jobId: expect.any(String) });
+  }, 40_000);
 });
 
 describe('logger', () => {

@@ -78,7 +78,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
       try {
         const user = await deps.authenticator.authenticate(request.headers.get('authorization'));
         scope.userId = user.id;
-        return { user, prisma: deps.env.db, service: serviceContext({ ...deps.env, log: scope.log }, user) };
+        return { user, prisma: deps.env.db, service: serviceContext({ ...deps.env, log: scope.log }, user, scope.requestId) };
       } catch (error) {
         if (!(error instanceof AuthenticationError)) throw error;
         throw new GraphQLError(error.message, {

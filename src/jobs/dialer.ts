@@ -1,5 +1,7 @@
 import PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
+import { jobLogger } from '../logger.js';
 import type { ServiceEnv } from '../services/context.js';
 import type { DialerControl } from '../services/dialer/control.js';
 import { Dialer, type DialerOptions } from '../services/dialer/engine.js';
@@ -8,9 +10,15 @@ import { SimulatedTelephony, type SimulatorOptions } from '../services/dialer/si
 // The dialer on pg-boss. A wake-up ("tick campaign X") is a durable job that any worker process may
 // take; a worker that has work keeps ticking the campaign itself, and asks the queue to bring the other
 // workers in. Delayed wake-ups (retries, calling windows) are jobs with a start time. Every worker also
-// sweeps now and then, which recovers whatever a crashed worker left behind.
+// sweeps now and then, which recovers whatever a crashed worker left behind. A wake-up carries the id of
+// the request that caused it (a dispatch), and the lines of its ticks carry that id too.
 
 const WAKE = 'dialer-wake';
+
+interface WakeJob {
+  campaignId: string;
+  requestId?: string;
+}
 
 export interface DialerRuntimeOptions {
   simulator: SimulatorOptions;
@@ -24,7 +32,11 @@ export interface DialerRuntime {
   dialer: Dialer;
   /** False once stopped, for the readiness check. */
   running(): boolean;
-  /** Stops taking work; calls in flight are left to their leases, as after a crash. */
+  /**
+   * Stops taking work, lets the ticks under way finish, applies the results of calls that ended (the
+   * simulator ends its calls now), and puts wake-ups for the campaigns it touched on the queue, so
+   * another worker goes on with them at once.
+   */
   stop(): Promise<void>;
 }
 
@@ -37,8 +49,10 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
   const running = new Map<string, boolean>();
   const loops = new Set<Promise<void>>();
   let stopped = false;
+  /** Wake-ups being written to the queue; stop() waits for them. */
+  const sending = new Set<Promise<unknown>>();
   /** Ticks a campaign in this process until it has nothing more to do now; repeated asks coalesce. */
-  const tickHere = (campaignId: string) => {
+  const tickHere = (campaignId: string, log: Logger = env.log) => {
     if (stopped) return;
     if (running.has(campaignId)) {
       running.set(campaignId, true);
@@ -49,10 +63,11 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
       try {
         do {
           running.set(campaignId, false);
-          await dialer.tick(campaignId);
+          const placed = await dialer.tick(campaignId, log);
+          log.debug({ campaignId, placed }, 'dialer tick');
         } while (running.get(campaignId) && !stopped);
       } catch (error) {
-        env.log.error({ err: error, campaignId }, 'dialer tick failed');
+        log.error({ err: error, campaignId }, 'dialer tick failed');
       } finally {
         running.delete(campaignId);
       }
@@ -60,10 +75,21 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
     loops.add(loop);
     void loop.finally(() => loops.delete(loop));
   };
-  const enqueue = (campaignId: string, startAfter?: Date) =>
-    boss
-      .send(WAKE, { campaignId }, startAfter ? { startAfter, singletonKey: `${campaignId}@${startAfter.toISOString()}` } : { singletonKey: campaignId, singletonSeconds: 1 })
-      .catch((error: unknown) => env.log.error({ err: error, campaignId }, 'could not queue a dialer wake-up'));
+  const enqueue = (campaignId: string, startAfter?: Date, requestId?: string): Promise<string | null> => {
+    const sent = boss
+      .send(
+        WAKE,
+        { campaignId, ...(requestId ? { requestId } : {}) },
+        startAfter ? { startAfter, singletonKey: `${campaignId}@${startAfter.toISOString()}` } : { singletonKey: campaignId, singletonSeconds: 1 },
+      )
+      .catch((error: unknown) => {
+        env.log.error({ err: error, campaignId }, 'could not queue a dialer wake-up');
+        return null;
+      });
+    sending.add(sent);
+    void sent.finally(() => sending.delete(sent));
+    return sent;
+  };
 
   const dialer: Dialer = new Dialer(
     env,
@@ -80,8 +106,13 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
   );
   const telephony = new SimulatedTelephony(options.simulator, (result) => dialer.report(result));
 
-  await boss.work<{ campaignId: string }>(WAKE, { batchSize: 20, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-    for (const campaignId of new Set(jobs.map((job) => job.data.campaignId))) tickHere(campaignId);
+  await boss.work<WakeJob>(WAKE, { batchSize: 20, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+    const seen = new Set<string>();
+    for (const job of jobs) {
+      if (seen.has(job.data.campaignId)) continue;
+      seen.add(job.data.campaignId);
+      tickHere(job.data.campaignId, jobLogger(env.log, { name: WAKE, id: job.id, requestId: job.data.requestId }));
+    }
   });
   const sweeper = setInterval(() => {
     dialer.sweep().catch((error: unknown) => env.log.error({ err: error }, 'dialer sweep failed'));
@@ -92,18 +123,26 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
     dialer,
     running: () => !stopped,
     control: {
-      wake: async (campaignId) => {
-        tickHere(campaignId);
-        await enqueue(campaignId);
+      wake: async (campaignId, cause) => {
+        const jobId = await enqueue(campaignId, undefined, cause?.requestId);
+        tickHere(campaignId, jobLogger(env.log, { name: WAKE, id: jobId ?? 'coalesced', requestId: cause?.requestId }));
       },
     },
     async stop() {
       stopped = true;
       clearInterval(sweeper);
-      telephony.stop();
+      const ticking = [...running.keys()];
+      await boss.offWork(WAKE);
       await Promise.all(loops);
-      await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+      telephony.stop();
+      // Results delivered on the next turn of the event loop (instant calls) are reported by then.
+      await new Promise((resolve) => setImmediate(resolve));
+      // Applying the results wakes their campaigns, which, with no ticks here any more, puts the
+      // wake-ups on the queue for the other workers.
       await dialer.settled();
+      for (const campaignId of ticking) void enqueue(campaignId);
+      await Promise.all(sending);
+      await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
     },
   };
 }

@@ -85,7 +85,7 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     scope.userId = user.id;
     // Before the body is read, so that a refused import is not parsed.
     await deps.rateLimiter.consume(user.id, route.rateLimit ? [route.rateLimit] : []);
-    const ctx = serviceContext({ ...deps.env, log: scope.log }, user);
+    const ctx = serviceContext({ ...deps.env, log: scope.log }, user, scope.requestId);
 
     const limit = route.largeBody ? deps.limits.maxImportBodyBytes : deps.limits.maxBodyBytes;
     const rawQuery = firstValues(c.req.queries());

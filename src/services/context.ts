@@ -27,8 +27,10 @@ export interface ServiceEnv {
 /** What every service call receives; it knows nothing of HTTP or GraphQL. */
 export interface ServiceContext extends ServiceEnv {
   user: Principal;
+  /** The id of the request this call serves, handed on to background work it starts. */
+  requestId?: string | undefined;
 }
 
-export function serviceContext(env: ServiceEnv, user: Principal): ServiceContext {
-  return { ...env, user, log: env.log.child({ userId: user.id }) };
+export function serviceContext(env: ServiceEnv, user: Principal, requestId?: string): ServiceContext {
+  return { ...env, user, requestId, log: env.log.child({ userId: user.id }) };
 }

@@ -65,5 +65,5 @@ export async function forceStatus(app: TestApp, id: string, status: CampaignStat
   await app.prisma.campaign.update({ where: { id }, data: { status, ...extra } });
 }
 
-export const dispatch = (app: TestApp, token: string, id: string, body: Record<string, unknown> = { triggered_by: 'tests' }) =>
-  app.request('POST', `/api/v1/campaigns/${id}/dispatch/`, { token, body });
+export const dispatch = (app: TestApp, token: string, id: string, body: Record<string, unknown> = { triggered_by: 'tests' }, headers: Record<string, string> = {}) =>
+  app.request('POST', `/api/v1/campaigns/${id}/dispatch/`, { token, body, headers });

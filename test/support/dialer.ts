@@ -68,6 +68,9 @@ export class RecordingTelephony implements Telephony {
     }
   }
 
+  /** Results stay the test's to deliver. */
+  stop() {}
+
   /** A call the dialer gave up on (lease expired) is no longer in flight. */
   forget(attemptId: string) {
     this.inFlight.delete(attemptId);

@@ -4,7 +4,8 @@
  * a no-op; the dialer's periodic sweep also finds running campaigns on its own.
  */
 export interface DialerControl {
-  wake(campaignId: string): Promise<void>;
+  /** `requestId`: the request that started the campaign, for the dialer's log lines. */
+  wake(campaignId: string, cause?: { requestId?: string | undefined }): Promise<void>;
 }
 
 export const idleDialer: DialerControl = { wake: async () => {} };

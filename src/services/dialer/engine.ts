@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { CallStatus, Prisma } from '../../generated/prisma/client.js';
 import { holdCallsWithin, releaseHoldsWithin, settleCallsWithin } from '../billing/calls.js';
 import { effectiveCents, lockAccount, type Balances } from '../billing/ledger.js';
@@ -74,9 +75,9 @@ export class Dialer {
 
   /**
    * Claims as many due, callable contacts as the campaign has free slots (and the balance can pay
-   * for), and places their calls. Returns how many calls it placed.
+   * for), and places their calls. Returns how many calls it placed. `log`: the job's logger.
    */
-  async tick(campaignId: string): Promise<number> {
+  async tick(campaignId: string, log: Logger = this.env.log): Promise<number> {
     const now = this.env.clock.now();
     const estimate = BigInt(this.options.holdMinutes * this.env.settings.callRateCentsPerMinute);
     const claim = await retryOnConflict(() => this.env.db.$transaction(
@@ -170,13 +171,13 @@ export class Dialer {
     ));
     if (!claim) return 0;
 
-    await this.place(claim.calls.map((c) => ({ attemptId: c.id, attemptNumber: c.attemptNumber, from: claim.from!, to: c.to, providerAgentId: claim.providerAgentId ?? null, variables: c.variables })));
+    await this.place(claim.calls.map((c) => ({ attemptId: c.id, attemptNumber: c.attemptNumber, from: claim.from!, to: c.to, providerAgentId: claim.providerAgentId ?? null, variables: c.variables })), log);
     if (claim.more) this.wake(campaignId);
     else if (claim.calls.length === 0) await this.wakeAtNextDue(campaignId);
     return claim.calls.length;
   }
 
-  private async place(calls: PlaceCall[]): Promise<void> {
+  private async place(calls: PlaceCall[], log: Logger): Promise<void> {
     if (calls.length === 0) return;
     const telephony = this.telephony();
     const placed: { id: string; provider_call_id: string }[] = [];
@@ -186,7 +187,7 @@ export class Dialer {
           const { providerCallId } = await telephony.placeCall(call);
           placed.push({ id: call.attemptId, provider_call_id: providerCallId });
         } catch (error) {
-          this.env.log.warn({ err: error, attemptId: call.attemptId }, 'the provider refused a call');
+          log.warn({ err: error, attemptId: call.attemptId }, 'the provider refused a call');
           this.report({ attemptId: call.attemptId, status: 'failed', durationSeconds: 0, disconnectReason: 'provider_error' });
         }
       }),

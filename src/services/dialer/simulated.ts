@@ -24,7 +24,8 @@ const SUMMARIES: Record<CallResult['status'], string[]> = {
 };
 
 export class SimulatedTelephony implements Telephony {
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Calls in progress, each with the delivery of its result. */
+  private readonly timers = new Map<NodeJS.Timeout, () => void>();
 
   constructor(
     private readonly options: SimulatorOptions,
@@ -41,14 +42,21 @@ export class SimulatedTelephony implements Telephony {
         this.timers.delete(timer);
         deliver();
       }, delayMs + 2000 * this.options.timeScale);
-      this.timers.add(timer);
+      this.timers.set(timer, deliver);
     }
     return { providerCallId: `sim_${call.attemptId}` };
   }
 
-  /** Calls still ringing are simply forgotten: their leases expire, as with a provider that went silent. */
+  /**
+   * The simulated calls live in this process, so on shutdown they end now and report, rather than be
+   * lost with it: nothing is left to lease expiry. (A real provider's calls go on and report to any
+   * instance.) After a crash, leases do expire, and the sweep counts those calls as failed.
+   */
   stop(): void {
-    for (const timer of this.timers) clearTimeout(timer);
+    for (const [timer, deliver] of this.timers) {
+      clearTimeout(timer);
+      deliver();
+    }
     this.timers.clear();
   }
 

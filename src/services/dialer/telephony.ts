@@ -34,6 +34,8 @@ export interface CallResult {
 export interface Telephony {
   /** Starts a call; resolves with the provider's call id, or rejects if the provider refused it. */
   placeCall(call: PlaceCall): Promise<{ providerCallId: string }>;
+  /** On shutdown, once no more calls are placed: reports what the adapter alone holds. */
+  stop(): void;
 }
 
 export type ReportResult = (result: CallResult) => void;
