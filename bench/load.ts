@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
-import { memoryOf, round, startServer, tokenFor, withDatabase, type Server } from './support.js';
+import { cpuMsOf, memoryOf, round, startServer, tokenFor, withDatabase, type Server } from './support.js';
 
 // Issue 8: the read endpoints under load, on PostgreSQL, against the server started as production starts
 // it. A customer with AGENTS agents, GROUPS groups of CONTACTS contacts and CAMPAIGNS campaigns (and
@@ -129,7 +129,9 @@ export async function benchLoad() {
       for (const scenario of scenarios(CAMPAIGNS)) {
         const statements = await statementsPerRequest(server, token, scenario);
         await load(server, token, scenario, 2);
+        const cpuBefore = await cpuMsOf(server.pid);
         const result = await load(server, token, scenario, SECONDS);
+        const cpuMs = (await cpuMsOf(server.pid)) - cpuBefore;
         const memory = await memoryOf(server.pid);
         rows.push({
           scenario: scenario.name,
@@ -139,6 +141,8 @@ export async function benchLoad() {
           maxMs: result.latency.max,
           requests: result.requests.total,
           sqlStatementsPerRequest: statements,
+          // Less noisy than latency on a shared machine: what one request costs the server.
+          serverCpuMsPerRequest: round(cpuMs / result.requests.total, 2),
           rssMb: round(memory.rssMb),
         });
       }

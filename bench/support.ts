@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { signToken } from '../src/services/auth.js';
 
@@ -95,6 +95,28 @@ export async function cpuMsOf(pid: number): Promise<number> {
   const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
   // utime and stime, fields 14 and 15 of proc(5), in clock ticks of 10 ms.
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** CPU time each PostgreSQL process on this machine has used so far, in ms, by pid. */
+export async function postgresCpuMs(): Promise<Map<number, number>> {
+  const byPid = new Map<number, number>();
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if ((await readFile(`/proc/${entry}/comm`, 'utf8')).trim() !== 'postgres') continue;
+      byPid.set(Number(entry), await cpuMsOf(Number(entry)));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return byPid;
+}
+
+/** PostgreSQL's CPU between two readings, over the processes alive at the second (backends that came and went are missed). */
+export function postgresCpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
+  return total;
 }
 
 export function median(values: number[]): number {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDialer } from '../src/jobs/dialer.js';
 import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/engine.js';
 import { systemClock } from '../src/services/context.js';
@@ -78,10 +78,13 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('two worker processes
   beforeAll(async () => {
     app = await startTestApp();
   });
-  afterAll(async () => {
-    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
-    await app.close();
+  // Each test's workers end with it, so none dials the next test's campaign.
+  afterEach(async () => {
+    const alive = workers.splice(0).filter((w) => w.exitCode === null && w.signalCode === null);
+    for (const w of alive) w.kill('SIGKILL');
+    await Promise.all(alive.map((w) => new Promise((resolve) => w.once('exit', resolve))));
   });
+  afterAll(() => app.close());
 
   function worker(url: string, env: Record<string, string> = {}): ChildProcess {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
