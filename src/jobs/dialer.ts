@@ -96,6 +96,7 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
         tickHere(campaignId);
         await enqueue(campaignId);
       },
+      report: (result) => dialer.report(result),
     },
     async stop() {
       stopped = true;

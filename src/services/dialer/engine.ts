@@ -10,6 +10,7 @@ import { ConflictError } from '../errors.js';
 import { uuidv7 } from '../ids.js';
 import { retryOnConflict } from './retry.js';
 import { decide, policyOf } from './policy.js';
+import { readPendingResult } from './pending-result.js';
 import type { CallResult, PlaceCall, Telephony } from './telephony.js';
 import { isOpen, localDate, nextOpening, windowOf } from './window.js';
 
@@ -241,7 +242,7 @@ export class Dialer {
           UPDATE call_attempts SET status = r.status::"CallStatus", duration_seconds = r.duration_seconds, summary = r.summary,
             sentiment = coalesce(r.sentiment, 'unknown')::"Sentiment", disconnect_reason = r.disconnect_reason,
             recording_url = r.recording_url, transcript = r.transcript, analysis = coalesce(r.analysis, '{}'::jsonb),
-            ended_at = ${now}, lease_expires_at = NULL, updated_at = ${now}
+            ended_at = ${now}, lease_expires_at = NULL, pending_result = NULL, updated_at = ${now}
           FROM jsonb_to_recordset(${JSON.stringify(
             [...results.values()].map((r) => ({
               id: r.attemptId,
@@ -406,18 +407,21 @@ export class Dialer {
   }
 
   /**
-   * What time alone changes: calls whose lease ran out count as failed (their slot comes back), scheduled
-   * campaigns whose start has come begin, cancelled campaigns close their waiting contacts, and every
-   * running campaign gets a tick. Returns the running campaigns it woke.
+   * What time alone changes: calls whose lease ran out get the result their provider left for them, or
+   * else count as failed (either way their slot comes back), scheduled campaigns whose start has come
+   * begin, cancelled campaigns close their waiting contacts, and every running campaign gets a tick.
+   * Returns the running campaigns it woke.
    */
   async sweep(): Promise<string[]> {
     const now = this.env.clock.now();
     const expired = await this.env.db.callAttempt.findMany({
       where: { status: { in: UNFINISHED }, leaseExpiresAt: { lt: now } },
-      select: { id: true },
+      select: { id: true, pendingResult: true },
       take: 5_000,
     });
-    for (const { id } of expired) this.report({ attemptId: id, status: 'failed', durationSeconds: 0, disconnectReason: 'no_report' });
+    for (const { id, pendingResult } of expired) {
+      this.report(pendingResult ? readPendingResult(pendingResult) : { attemptId: id, status: 'failed', durationSeconds: 0, disconnectReason: 'no_report' });
+    }
     await this.settled();
     await this.env.db.$executeRaw`
       UPDATE campaign_contacts SET state = 'done', outcome = 'cancelled', next_attempt_at = NULL, updated_at = ${now}
