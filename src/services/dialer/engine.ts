@@ -11,7 +11,8 @@ import { uuidv7 } from '../ids.js';
 import { retryOnConflict } from './retry.js';
 import { decide, policyOf } from './policy.js';
 import { readPendingResult } from './pending-result.js';
-import type { CallResult, PlaceCall, Telephony } from './telephony.js';
+import { putBackUnplaced } from './put-back.js';
+import { CallRefused, type CallResult, type PlaceCall, type Telephony } from './telephony.js';
 import { isOpen, localDate, nextOpening, windowOf } from './window.js';
 
 // The dialer: claims contacts and places calls (tick), applies finished calls (report/flush), and
@@ -171,27 +172,44 @@ export class Dialer {
     ));
     if (!claim) return 0;
 
-    await this.place(claim.calls.map((c) => ({ attemptId: c.id, attemptNumber: c.attemptNumber, from: claim.from!, to: c.to, providerAgentId: claim.providerAgentId ?? null, variables: c.variables })));
+    await this.place(campaignId, claim.calls.map((c) => ({ attemptId: c.id, attemptNumber: c.attemptNumber, from: claim.from!, to: c.to, providerAgentId: claim.providerAgentId ?? null, variables: c.variables })));
     if (claim.more) this.wake(campaignId);
     else if (claim.calls.length === 0) await this.wakeAtNextDue(campaignId);
     return claim.calls.length;
   }
 
-  private async place(calls: PlaceCall[]): Promise<void> {
+  private async place(campaignId: string, calls: PlaceCall[]): Promise<void> {
     if (calls.length === 0) return;
     const telephony = this.telephony();
     const placed: { id: string; provider_call_id: string }[] = [];
+    const later: string[] = [];
+    let retryAfterSeconds = 0;
     await Promise.all(
       calls.map(async (call) => {
         try {
           const { providerCallId } = await telephony.placeCall(call);
           placed.push({ id: call.attemptId, provider_call_id: providerCallId });
         } catch (error) {
+          if (error instanceof CallRefused && error.reason === 'retry_later') {
+            later.push(call.attemptId);
+            retryAfterSeconds = Math.max(retryAfterSeconds, error.retryAfterSeconds);
+            return;
+          }
           this.env.log.warn({ err: error, attemptId: call.attemptId }, 'the provider refused a call');
-          this.report({ attemptId: call.attemptId, status: 'failed', durationSeconds: 0, disconnectReason: 'provider_error' });
+          this.report(
+            error instanceof CallRefused
+              ? { attemptId: call.attemptId, status: 'failed', durationSeconds: 0, disconnectReason: 'invalid_destination', invalidDestination: true }
+              : { attemptId: call.attemptId, status: 'failed', durationSeconds: 0, disconnectReason: 'provider_error' },
+          );
         }
       }),
     );
+    if (later.length) {
+      const dueAt = new Date(this.env.clock.now().getTime() + retryAfterSeconds * 1000);
+      this.env.log.info({ campaignId, calls: later.length, retryAfterSeconds }, 'the provider asked to retry calls later');
+      await putBackUnplaced(this.env, later, dueAt);
+      this.wake(campaignId, dueAt);
+    }
     if (placed.length) {
       await this.env.db.$executeRaw`
         UPDATE call_attempts SET provider_call_id = r.provider_call_id, status = 'ringing', started_at = now(), updated_at = now()
@@ -315,6 +333,8 @@ export class Dialer {
             });
             blocked.push({ userId: f.user_id, phoneNumber: ctx.phone_number });
             updates.push({ id: ctx.cc_id, state: 'done', outcome: 'do_not_call', next_attempt_at: null, last_status: result.status });
+          } else if (result.invalidDestination) {
+            updates.push({ id: ctx.cc_id, state: 'done', outcome: 'invalid', next_attempt_at: null, last_status: result.status });
           } else {
             const today = localDate(now, zone);
             const decision = decide(
