@@ -141,16 +141,28 @@ describe('logger', () => {
   it('redacts credentials wherever they sit', () => {
     const { log, lines } = capture();
     log.info({
-      headers: { authorization: 'Bearer a', cookie: 'c', 'stripe-signature': 's' },
+      headers: { authorization: 'Bearer a', cookie: 'c', 'stripe-signature': 's', 'x-retell-signature': 'r' },
       token: 't',
       jwt: { secret: 'j' },
-      config: { databaseUrl: 'postgresql://u:pw@h/db', redisUrl: 'redis://:pw@h', metricsToken: 'm' },
+      config: {
+        databaseUrl: 'postgresql://u:pw@h/db',
+        redisUrl: 'redis://:pw@h',
+        metricsToken: 'm',
+        retellWebhook: { key: 'k' },
+        telephony: { apiKey: 'a' },
+      },
     });
     expect(lines[0]).toMatchObject({
-      headers: { authorization: '[redacted]', cookie: '[redacted]', 'stripe-signature': '[redacted]' },
+      headers: { authorization: '[redacted]', cookie: '[redacted]', 'stripe-signature': '[redacted]', 'x-retell-signature': '[redacted]' },
       token: '[redacted]',
       jwt: { secret: '[redacted]' },
-      config: { databaseUrl: '[redacted]', redisUrl: '[redacted]', metricsToken: '[redacted]' },
+      config: {
+        databaseUrl: '[redacted]',
+        redisUrl: '[redacted]',
+        metricsToken: '[redacted]',
+        retellWebhook: { key: '[redacted]' },
+        telephony: { apiKey: '[redacted]' },
+      },
     });
   });
 

@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import type { ServiceEnv } from '../services/context.js';
 import type { DialerControl } from '../services/dialer/control.js';
 import { Dialer, type DialerOptions } from '../services/dialer/engine.js';
+import { RetellTelephony, type RetellOptions } from '../services/dialer/retell.js';
 import { SimulatedTelephony, type SimulatorOptions } from '../services/dialer/simulated.js';
 
 // The dialer on pg-boss. A wake-up ("tick campaign X") is a durable job that any worker process may
@@ -12,8 +13,11 @@ import { SimulatedTelephony, type SimulatorOptions } from '../services/dialer/si
 
 const WAKE = 'dialer-wake';
 
+/** The telephony adapter: the simulator, or Retell (whose results arrive on /webhooks/retell). */
+export type TelephonyOptions = ({ provider: 'simulated' } & SimulatorOptions) | ({ provider: 'retell' } & RetellOptions);
+
 export interface DialerRuntimeOptions {
-  simulator: SimulatorOptions;
+  telephony: TelephonyOptions;
   dialer: DialerOptions;
   /** Seconds between sweeps (lease expiry, scheduled starts, running campaigns). */
   sweepSeconds: number;
@@ -78,7 +82,10 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
     },
     options.dialer,
   );
-  const telephony = new SimulatedTelephony(options.simulator, (result) => dialer.report(result));
+  const telephony =
+    options.telephony.provider === 'retell'
+      ? new RetellTelephony(options.telephony)
+      : new SimulatedTelephony(options.telephony, (result) => dialer.report(result));
 
   await boss.work<{ campaignId: string }>(WAKE, { batchSize: 20, pollingIntervalSeconds: 0.5 }, async (jobs) => {
     for (const campaignId of new Set(jobs.map((job) => job.data.campaignId))) tickHere(campaignId);
@@ -101,7 +108,7 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
     async stop() {
       stopped = true;
       clearInterval(sweeper);
-      telephony.stop();
+      if (telephony instanceof SimulatedTelephony) telephony.stop();
       await Promise.all(loops);
       await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
       await dialer.settled();
