@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { DialerRuntimeOptions } from './jobs/dialer.js';
 import { DEFAULT_DIALER_OPTIONS } from './services/dialer/engine.js';
 import type { RateLimitRule, RateLimitRules } from './ops/rate-limits.js';
+import type { RetellWebhookSettings } from './services/dialer/retell-webhooks.js';
 import type { Settings } from './services/settings.js';
 
 /** Largest request bodies: most endpoints, and contact imports, which carry whole files. */
@@ -58,7 +59,7 @@ const envSchema = z
     IMPORT_MAX_ROWS: integer(1, 10_000_000).default(100_000),
     CALL_RATE_CENTS_PER_MINUTE: integer(1, 100_000).default(10),
     DIALER: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
-    TELEPHONY_PROVIDER: z.enum(['simulated'], { error: 'must be simulated (more providers arrive as adapters)' }).default('simulated'),
+    TELEPHONY_PROVIDER: z.enum(['simulated', 'retell'], { error: 'must be simulated or retell' }).default('simulated'),
     SIM_SEED: z.string().min(1).default('demo'),
     SIM_TIME_SCALE: z
       .string()
@@ -66,9 +67,15 @@ const envSchema = z
       .transform(Number)
       .pipe(z.number().max(1, { error: 'must be at most 1 (real time)' }))
       .default(0.1),
-    DIALER_LEASE_SECONDS: integer(5, 86_400).default(300),
+    DIALER_LEASE_SECONDS: integer(5, 86_400).optional(),
     DIALER_HOLD_MINUTES: integer(1, 240).default(5),
     DIALER_SWEEP_SECONDS: integer(1, 3_600).default(15),
+    RETELL_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.retellai.com'),
+    RETELL_API_KEY: z.string().regex(/^\S{8,}$/, { error: 'must be a Retell API key (8+ characters, no spaces)' }).optional(),
+    RETELL_WEBHOOK_KEY: z.string().regex(/^\S{8,}$/, { error: 'must be the Retell API key that signs webhooks (8+ characters, no spaces)' }).optional(),
+    RETELL_TIMEOUT_SECONDS: integer(1, 120).default(10),
+    RETELL_WEBHOOK_TOLERANCE_SECONDS: integer(1, 3_600).default(300),
+    RETELL_ANALYSIS_WAIT_SECONDS: integer(0, 3_600).default(300),
     STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\S+$/, { error: 'must be a Stripe signing secret (whsec_...)' }).optional(),
     REDIS_URL: z.string().regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' }).optional(),
     RATE_LIMIT: rate('600/60'),
@@ -78,6 +85,14 @@ const envSchema = z
     METRICS_TOKEN: z.string().regex(/^\S{16,}$/, { error: 'must be at least 16 characters, without spaces' }).optional(),
   })
   .superRefine((env, ctx) => {
+    if (env.TELEPHONY_PROVIDER === 'retell') {
+      for (const name of ['RETELL_API_KEY', 'RETELL_WEBHOOK_KEY'] as const) {
+        if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required with TELEPHONY_PROVIDER=retell' });
+      }
+      if (env.NODE_ENV === 'production' && !env.RETELL_BASE_URL.startsWith('https://')) {
+        ctx.addIssue({ code: 'custom', path: ['RETELL_BASE_URL'], message: 'must be an https URL in production (it carries the API key)' });
+      }
+    }
     if (env.JWT_SECRET && env.JWT_JWKS_URL) {
       ctx.addIssue({ code: 'custom', path: ['JWT_JWKS_URL'], message: 'set JWT_SECRET or JWT_JWKS_URL, not both' });
     }
@@ -112,6 +127,8 @@ export interface Config {
   settings: Settings;
   /** Signing secret of the Stripe webhook endpoint; without it /webhooks/stripe answers 503. */
   stripeWebhookSecret: string | undefined;
+  /** How /webhooks/retell verifies and applies Retell's events; without a key it answers 503. */
+  retellWebhook: RetellWebhookSettings | undefined;
   /** Whether this process dials (npm start runs one dialer in process; npm run worker runs only that). */
   runDialer: boolean;
   dialer: DialerRuntimeOptions;
@@ -140,7 +157,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? 'environment');
         // Secrets, and connection strings that may carry passwords, are never echoed.
-        const secret = /SECRET|TOKEN|DATABASE_URL|REDIS_URL/.test(name);
+        const secret = /SECRET|TOKEN|_KEY$|DATABASE_URL|REDIS_URL/.test(name);
         const given = name in present && !secret ? ` (got ${JSON.stringify(present[name])})` : '';
         return `${name} ${issue.message}${given}`;
       }),
@@ -164,10 +181,21 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     limits: { maxBodyBytes: env.MAX_BODY_BYTES, maxImportBodyBytes: env.MAX_IMPORT_BODY_BYTES },
     settings: { importMaxRows: env.IMPORT_MAX_ROWS, callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE },
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
+    retellWebhook: env.RETELL_WEBHOOK_KEY
+      ? { key: env.RETELL_WEBHOOK_KEY, toleranceSeconds: env.RETELL_WEBHOOK_TOLERANCE_SECONDS, analysisWaitSeconds: env.RETELL_ANALYSIS_WAIT_SECONDS }
+      : undefined,
     runDialer: env.DIALER === 'on',
     dialer: {
-      simulator: { seed: env.SIM_SEED, timeScale: env.SIM_TIME_SCALE },
-      dialer: { ...DEFAULT_DIALER_OPTIONS, leaseSeconds: env.DIALER_LEASE_SECONDS, holdMinutes: env.DIALER_HOLD_MINUTES },
+      telephony:
+        env.TELEPHONY_PROVIDER === 'retell'
+          ? { provider: 'retell', baseUrl: env.RETELL_BASE_URL, apiKey: env.RETELL_API_KEY!, timeoutSeconds: env.RETELL_TIMEOUT_SECONDS }
+          : { provider: 'simulated', seed: env.SIM_SEED, timeScale: env.SIM_TIME_SCALE },
+      dialer: {
+        ...DEFAULT_DIALER_OPTIONS,
+        // A real call may last up to an hour (Retell's default longest call), plus ringing.
+        leaseSeconds: env.DIALER_LEASE_SECONDS ?? (env.TELEPHONY_PROVIDER === 'retell' ? 3_900 : 300),
+        holdMinutes: env.DIALER_HOLD_MINUTES,
+      },
       sweepSeconds: env.DIALER_SWEEP_SECONDS,
     },
     metricsToken: env.METRICS_TOKEN,

@@ -67,6 +67,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       limits: config.limits,
       graphql: config.graphql,
       stripeWebhookSecret: config.stripeWebhookSecret,
+      retellWebhook: config.retellWebhook,
       metricsToken: config.metricsToken,
       readiness,
       rateLimiter,

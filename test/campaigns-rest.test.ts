@@ -34,6 +34,7 @@ beforeAll(async () => {
         if (wakeFails) throw new Error('dialer unreachable');
         woken.push(id);
       },
+      report: () => {},
     },
   });
   openapi = (await app.request('GET', '/api/v1/schema/')).json;

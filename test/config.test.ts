@@ -104,6 +104,44 @@ describe('configuration', () => {
     ]);
   });
 
+  it('dials through the simulator unless told otherwise, with a five-minute lease', () => {
+    const config = loadConfig({});
+    expect(config.dialer.telephony).toEqual({ provider: 'simulated', seed: 'demo', timeScale: 0.1 });
+    expect(config.dialer.dialer.leaseSeconds).toBe(300);
+    expect(config.retellWebhook).toBeUndefined();
+  });
+
+  it('dials through Retell with an API key and a webhook key, never echoing either', () => {
+    const keys = { RETELL_API_KEY: 'key_api_0123456789', RETELL_WEBHOOK_KEY: 'key_webhook_0123456789' };
+    const config = loadConfig({ TELEPHONY_PROVIDER: 'retell', ...keys });
+    expect(config.dialer.telephony).toEqual({ provider: 'retell', baseUrl: 'https://api.retellai.com', apiKey: keys.RETELL_API_KEY, timeoutSeconds: 10 });
+    expect(config.retellWebhook).toEqual({ key: keys.RETELL_WEBHOOK_KEY, toleranceSeconds: 300, analysisWaitSeconds: 300 });
+    // A real call may last an hour: its lease covers that unless set.
+    expect(config.dialer.dialer.leaseSeconds).toBe(3_900);
+    expect(loadConfig({ TELEPHONY_PROVIDER: 'retell', ...keys, DIALER_LEASE_SECONDS: '600' }).dialer.dialer.leaseSeconds).toBe(600);
+
+    expect(problems({ TELEPHONY_PROVIDER: 'retell' })).toEqual([
+      'RETELL_API_KEY is required with TELEPHONY_PROVIDER=retell',
+      'RETELL_WEBHOOK_KEY is required with TELEPHONY_PROVIDER=retell',
+    ]);
+    expect(problems({ TELEPHONY_PROVIDER: 'twilio' })).toEqual(['TELEPHONY_PROVIDER must be simulated or retell (got "twilio")']);
+    const found = problems({ TELEPHONY_PROVIDER: 'retell', RETELL_API_KEY: 'has space', RETELL_WEBHOOK_KEY: 'short', RETELL_BASE_URL: 'ftp://x' });
+    expect(found).toEqual([
+      'RETELL_BASE_URL must be an http(s) URL (got "ftp://x")',
+      'RETELL_API_KEY must be a Retell API key (8+ characters, no spaces)',
+      'RETELL_WEBHOOK_KEY must be the Retell API key that signs webhooks (8+ characters, no spaces)',
+    ]);
+  });
+
+  it('refuses Retell in production over plain http, where the API key would travel in clear', () => {
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), TELEPHONY_PROVIDER: 'retell', RETELL_API_KEY: 'key_api_0123456789', RETELL_WEBHOOK_KEY: 'key_webhook_0123456789' };
+    expect(problems(production)).toEqual([]);
+    expect(problems({ ...production, RETELL_BASE_URL: 'http://retell.internal' })).toEqual([
+      'RETELL_BASE_URL must be an https URL in production (it carries the API key) (got "http://retell.internal")',
+    ]);
+    expect(problems({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), TELEPHONY_PROVIDER: 'retell' })).toHaveLength(2);
+  });
+
   it('generates a development secret once and keeps it in the data folder', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'callflow-config-'));
     try {

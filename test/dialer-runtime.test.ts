@@ -5,20 +5,11 @@ import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/engine.js';
 import { systemClock } from '../src/services/context.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ledgerMatchesAccount, runningCampaign } from './support/dialer.js';
+import { waitFor } from './support/wait.js';
 
 // The dialer as it runs in production: on the pg-boss job engine, with the simulated provider.
 
 const numbers = (count: number, base: number) => Array.from({ length: count }, (_, i) => ({ Phone: `+1415${base + i}` }));
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 async function expectConsistent(app: TestApp, campaignId: string, userId: string) {
   const attempts = await app.prisma.callAttempt.findMany({ where: { campaignId }, orderBy: { createdAt: 'asc' } });
@@ -50,7 +41,7 @@ describe('on the job engine, in process', () => {
   it('dials a campaign to completion after a wake-up', async () => {
     const env = dialerEnv(app, systemClock);
     const runtime = await startDialer(env, app.db, {
-      simulator: { seed: 'runtime-test', timeScale: 0 },
+      telephony: { provider: 'simulated', seed: 'runtime-test', timeScale: 0 },
       dialer: DEFAULT_DIALER_OPTIONS,
       sweepSeconds: 1,
     });

@@ -148,9 +148,9 @@ describe('a dispatch’s request id in the dialer’s lines', () => {
   let runtime: DialerRuntime;
 
   beforeAll(async () => {
-    app = await startTestApp({ log, dialer: { wake: (id, cause) => runtime.control.wake(id, cause) } });
+    app = await startTestApp({ log, dialer: { wake: (id, cause) => runtime.control.wake(id, cause), report: (result) => runtime.control.report(result) } });
     runtime = await startDialer({ ...dialerEnv(app, systemClock), log }, app.db, {
-      simulator: { seed: 'request-logs', timeScale: 0 },
+      telephony: { provider: 'simulated', seed: 'request-logs', timeScale: 0 },
       dialer: DEFAULT_DIALER_OPTIONS,
       sweepSeconds: 3_600,
     });
@@ -176,16 +176,28 @@ describe('logger', () => {
   it('redacts credentials wherever they sit', () => {
     const { log, lines } = capture();
     log.info({
-      headers: { authorization: 'Bearer a', cookie: 'c', 'stripe-signature': 's' },
+      headers: { authorization: 'Bearer a', cookie: 'c', 'stripe-signature': 's', 'x-retell-signature': 'r' },
       token: 't',
       jwt: { secret: 'j' },
-      config: { databaseUrl: 'postgresql://u:pw@h/db', redisUrl: 'redis://:pw@h', metricsToken: 'm' },
+      config: {
+        databaseUrl: 'postgresql://u:pw@h/db',
+        redisUrl: 'redis://:pw@h',
+        metricsToken: 'm',
+        retellWebhook: { key: 'k' },
+        telephony: { apiKey: 'a' },
+      },
     });
     expect(lines[0]).toMatchObject({
-      headers: { authorization: '[redacted]', cookie: '[redacted]', 'stripe-signature': '[redacted]' },
+      headers: { authorization: '[redacted]', cookie: '[redacted]', 'stripe-signature': '[redacted]', 'x-retell-signature': '[redacted]' },
       token: '[redacted]',
       jwt: { secret: '[redacted]' },
-      config: { databaseUrl: '[redacted]', redisUrl: '[redacted]', metricsToken: '[redacted]' },
+      config: {
+        databaseUrl: '[redacted]',
+        redisUrl: '[redacted]',
+        metricsToken: '[redacted]',
+        retellWebhook: { key: '[redacted]' },
+        telephony: { apiKey: '[redacted]' },
+      },
     });
   });
 

@@ -8,12 +8,14 @@ import type { RouteDefinition } from '../rest/route.js';
 import { createRestApp } from '../rest/router.js';
 import type { Authenticator } from '../services/auth.js';
 import type { ServiceEnv } from '../services/context.js';
+import type { RetellWebhookSettings } from '../services/dialer/retell-webhooks.js';
 import { accessLog } from './access-log.js';
 import { createGraphQLServer } from './graphql.js';
 import { metricsEndpoint } from './metrics-endpoint.js';
 import { readinessEndpoint } from './readiness-endpoint.js';
 import { requestMetrics } from './request-metrics.js';
 import { requestScope, scopeOf } from './request-scope.js';
+import { retellWebhook } from './retell-webhook.js';
 import { stripeWebhook } from './stripe-webhook.js';
 
 export interface AppDeps {
@@ -24,6 +26,8 @@ export interface AppDeps {
   /** The v1 routes to serve; tests mount probe routes beside the real ones. */
   routes?: RouteDefinition[];
   stripeWebhookSecret?: string | undefined;
+  /** Verifies and applies Retell's call webhooks; unset, /webhooks/retell answers 503. */
+  retellWebhook?: RetellWebhookSettings | undefined;
   /** When set, /metrics answers only requests bearing this token. */
   metricsToken?: string | undefined;
   /** What /readyz checks. */
@@ -33,7 +37,7 @@ export interface AppDeps {
 }
 
 /**
- * One HTTP application: GraphQL at /graphql, v1 REST under /api/v1/, payment webhooks under /webhooks/,
+ * One HTTP application: GraphQL at /graphql, v1 REST under /api/v1/, payment and telephony webhooks under /webhooks/,
  * and the operations endpoints /healthz, /readyz and /metrics.
  */
 export function createApp(deps: AppDeps): Hono {
@@ -56,6 +60,11 @@ export function createApp(deps: AppDeps): Hono {
   app.post(
     '/webhooks/stripe',
     stripeWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, secret: deps.stripeWebhookSecret }),
+  );
+  // A long call's events carry its whole transcript, word by word: they get the import body limit.
+  app.post(
+    '/webhooks/retell',
+    retellWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxImportBodyBytes, retell: deps.retellWebhook }),
   );
   app.route('/', createRestApp(deps));
   app.notFound(() => json(404, { detail: 'Not found.' }));

@@ -5,6 +5,7 @@ import { jobLogger } from '../logger.js';
 import type { ServiceEnv } from '../services/context.js';
 import type { DialerControl } from '../services/dialer/control.js';
 import { Dialer, type DialerOptions } from '../services/dialer/engine.js';
+import { RetellTelephony, type RetellOptions } from '../services/dialer/retell.js';
 import { SimulatedTelephony, type SimulatorOptions } from '../services/dialer/simulated.js';
 
 // The dialer on pg-boss. A wake-up ("tick campaign X") is a durable job that any worker process may
@@ -20,8 +21,11 @@ interface WakeJob {
   requestId?: string;
 }
 
+/** The telephony adapter: the simulator, or Retell (whose results arrive on /webhooks/retell). */
+export type TelephonyOptions = ({ provider: 'simulated' } & SimulatorOptions) | ({ provider: 'retell' } & RetellOptions);
+
 export interface DialerRuntimeOptions {
-  simulator: SimulatorOptions;
+  telephony: TelephonyOptions;
   dialer: DialerOptions;
   /** Seconds between sweeps (lease expiry, scheduled starts, running campaigns). */
   sweepSeconds: number;
@@ -104,7 +108,10 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
     },
     options.dialer,
   );
-  const telephony = new SimulatedTelephony(options.simulator, (result) => dialer.report(result));
+  const telephony =
+    options.telephony.provider === 'retell'
+      ? new RetellTelephony(options.telephony)
+      : new SimulatedTelephony(options.telephony, (result) => dialer.report(result));
 
   await boss.work<WakeJob>(WAKE, { batchSize: 20, pollingIntervalSeconds: 0.5 }, async (jobs) => {
     const seen = new Set<string>();
@@ -127,6 +134,7 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
         const jobId = await enqueue(campaignId, undefined, cause?.requestId);
         tickHere(campaignId, jobLogger(env.log, { name: WAKE, id: jobId ?? 'coalesced', requestId: cause?.requestId }));
       },
+      report: (result) => dialer.report(result),
     },
     async stop() {
       stopped = true;

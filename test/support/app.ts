@@ -13,6 +13,7 @@ import type { RouteDefinition } from '../../src/rest/route.js';
 import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from '../../src/services/auth.js';
 import { systemClock, type Clock } from '../../src/services/context.js';
 import { idleDialer, type DialerControl } from '../../src/services/dialer/control.js';
+import type { RetellWebhookSettings } from '../../src/services/dialer/retell-webhooks.js';
 import { defaultSettings, type Settings } from '../../src/services/settings.js';
 import { openTestDatabase } from './database.js';
 
@@ -28,6 +29,7 @@ export interface TestAppOptions {
   introspection?: boolean;
   routes?: RouteDefinition[];
   stripeWebhookSecret?: string;
+  retellWebhook?: RetellWebhookSettings;
   /** Where the app logs; silent unless TEST_LOG_LEVEL is set. */
   log?: Logger;
   metricsToken?: string;
@@ -77,6 +79,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     graphql: { introspection: options.introspection ?? true, graphiql: true },
     ...(options.routes ? { routes: options.routes } : {}),
     stripeWebhookSecret: options.stripeWebhookSecret,
+    retellWebhook: options.retellWebhook,
     metricsToken: options.metricsToken,
     readiness,
     rateLimiter,

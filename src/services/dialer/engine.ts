@@ -11,7 +11,9 @@ import { ConflictError } from '../errors.js';
 import { uuidv7 } from '../ids.js';
 import { retryOnConflict } from './retry.js';
 import { decide, policyOf } from './policy.js';
-import type { CallResult, PlaceCall, Telephony } from './telephony.js';
+import { readPendingResult } from './pending-result.js';
+import { putBackUnplaced } from './put-back.js';
+import { CallRefused, type CallResult, type PlaceCall, type Telephony } from './telephony.js';
 import { isOpen, localDate, nextOpening, windowOf } from './window.js';
 
 // The dialer: claims contacts and places calls (tick), applies finished calls (report/flush), and
@@ -171,27 +173,44 @@ export class Dialer {
     ));
     if (!claim) return 0;
 
-    await this.place(claim.calls.map((c) => ({ attemptId: c.id, attemptNumber: c.attemptNumber, from: claim.from!, to: c.to, providerAgentId: claim.providerAgentId ?? null, variables: c.variables })), log);
+    await this.place(campaignId, claim.calls.map((c) => ({ attemptId: c.id, attemptNumber: c.attemptNumber, from: claim.from!, to: c.to, providerAgentId: claim.providerAgentId ?? null, variables: c.variables })), log);
     if (claim.more) this.wake(campaignId);
     else if (claim.calls.length === 0) await this.wakeAtNextDue(campaignId);
     return claim.calls.length;
   }
 
-  private async place(calls: PlaceCall[], log: Logger): Promise<void> {
+  private async place(campaignId: string, calls: PlaceCall[], log: Logger): Promise<void> {
     if (calls.length === 0) return;
     const telephony = this.telephony();
     const placed: { id: string; provider_call_id: string }[] = [];
+    const later: string[] = [];
+    let retryAfterSeconds = 0;
     await Promise.all(
       calls.map(async (call) => {
         try {
           const { providerCallId } = await telephony.placeCall(call);
           placed.push({ id: call.attemptId, provider_call_id: providerCallId });
         } catch (error) {
+          if (error instanceof CallRefused && error.reason === 'retry_later') {
+            later.push(call.attemptId);
+            retryAfterSeconds = Math.max(retryAfterSeconds, error.retryAfterSeconds);
+            return;
+          }
           log.warn({ err: error, attemptId: call.attemptId }, 'the provider refused a call');
-          this.report({ attemptId: call.attemptId, status: 'failed', durationSeconds: 0, disconnectReason: 'provider_error' });
+          this.report(
+            error instanceof CallRefused
+              ? { attemptId: call.attemptId, status: 'failed', durationSeconds: 0, disconnectReason: 'invalid_destination', invalidDestination: true }
+              : { attemptId: call.attemptId, status: 'failed', durationSeconds: 0, disconnectReason: 'provider_error' },
+          );
         }
       }),
     );
+    if (later.length) {
+      const dueAt = new Date(this.env.clock.now().getTime() + retryAfterSeconds * 1000);
+      this.env.log.info({ campaignId, calls: later.length, retryAfterSeconds }, 'the provider asked to retry calls later');
+      await putBackUnplaced(this.env, later, dueAt);
+      this.wake(campaignId, dueAt);
+    }
     if (placed.length) {
       await this.env.db.$executeRaw`
         UPDATE call_attempts SET provider_call_id = r.provider_call_id, status = 'ringing', started_at = now(), updated_at = now()
@@ -242,7 +261,7 @@ export class Dialer {
           UPDATE call_attempts SET status = r.status::"CallStatus", duration_seconds = r.duration_seconds, summary = r.summary,
             sentiment = coalesce(r.sentiment, 'unknown')::"Sentiment", disconnect_reason = r.disconnect_reason,
             recording_url = r.recording_url, transcript = r.transcript, analysis = coalesce(r.analysis, '{}'::jsonb),
-            ended_at = ${now}, lease_expires_at = NULL, updated_at = ${now}
+            ended_at = ${now}, lease_expires_at = NULL, pending_result = NULL, updated_at = ${now}
           FROM jsonb_to_recordset(${JSON.stringify(
             [...results.values()].map((r) => ({
               id: r.attemptId,
@@ -315,6 +334,8 @@ export class Dialer {
             });
             blocked.push({ userId: f.user_id, phoneNumber: ctx.phone_number });
             updates.push({ id: ctx.cc_id, state: 'done', outcome: 'do_not_call', next_attempt_at: null, last_status: result.status });
+          } else if (result.invalidDestination) {
+            updates.push({ id: ctx.cc_id, state: 'done', outcome: 'invalid', next_attempt_at: null, last_status: result.status });
           } else {
             const today = localDate(now, zone);
             const decision = decide(
@@ -407,18 +428,21 @@ export class Dialer {
   }
 
   /**
-   * What time alone changes: calls whose lease ran out count as failed (their slot comes back), scheduled
-   * campaigns whose start has come begin, cancelled campaigns close their waiting contacts, and every
-   * running campaign gets a tick. Returns the running campaigns it woke.
+   * What time alone changes: calls whose lease ran out get the result their provider left for them, or
+   * else count as failed (either way their slot comes back), scheduled campaigns whose start has come
+   * begin, cancelled campaigns close their waiting contacts, and every running campaign gets a tick.
+   * Returns the running campaigns it woke.
    */
   async sweep(): Promise<string[]> {
     const now = this.env.clock.now();
     const expired = await this.env.db.callAttempt.findMany({
       where: { status: { in: UNFINISHED }, leaseExpiresAt: { lt: now } },
-      select: { id: true },
+      select: { id: true, pendingResult: true },
       take: 5_000,
     });
-    for (const { id } of expired) this.report({ attemptId: id, status: 'failed', durationSeconds: 0, disconnectReason: 'no_report' });
+    for (const { id, pendingResult } of expired) {
+      this.report(pendingResult ? readPendingResult(pendingResult) : { attemptId: id, status: 'failed', durationSeconds: 0, disconnectReason: 'no_report' });
+    }
     await this.settled();
     await this.env.db.$executeRaw`
       UPDATE campaign_contacts SET state = 'done', outcome = 'cancelled', next_attempt_at = NULL, updated_at = ${now}

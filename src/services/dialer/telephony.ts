@@ -26,13 +26,32 @@ export interface CallResult {
   transcript?: string | undefined;
   /** The callee asked never to be called again. */
   doNotCall?: boolean | undefined;
+  /** The number does not exist or cannot be dialed: the contact is done (outcome `invalid`), never retried. */
+  invalidDestination?: boolean | undefined;
   /** An appointment the call booked. */
   appointment?: { scheduledAt: Date; notes: string } | undefined;
   analysis?: Record<string, unknown> | undefined;
 }
 
+/**
+ * The provider refused to start a call, for a reason the dialer treats apart from other errors (which
+ * count as a failed call). `retry_later`: it is busy (rate or concurrency limit), so the call is put
+ * back as if never tried, due again after `retryAfterSeconds`. `invalid_destination`: the number cannot
+ * be called, so the contact is done.
+ */
+export class CallRefused extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'retry_later' | 'invalid_destination',
+    readonly retryAfterSeconds = 0,
+  ) {
+    super(message);
+    this.name = 'CallRefused';
+  }
+}
+
 export interface Telephony {
-  /** Starts a call; resolves with the provider's call id, or rejects if the provider refused it. */
+  /** Starts a call; resolves with the provider's call id, or rejects (CallRefused, or any error) if it could not. */
   placeCall(call: PlaceCall): Promise<{ providerCallId: string }>;
   /** On shutdown, once no more calls are placed: reports what the adapter alone holds. */
   stop(): void;

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "call_attempts" ADD COLUMN     "pending_result" JSONB;

@@ -1,0 +1,108 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import type { ServiceEnv } from '../context.js';
+import { ValidationError } from '../errors.js';
+import { parseInput } from '../validation.js';
+import { pendingResultJson } from './pending-result.js';
+import { attemptIdOf, callResultOf, retellCall } from './retell-calls.js';
+import type { CallResult } from './telephony.js';
+
+// Retell's webhooks: call_started, call_ended and call_analyzed, each carrying the call object. A
+// delivery is verified, recorded once (source `retell`, key `call_id:event`) in the same transaction
+// that stores what it says on the attempt, and then handed to the dialer, which applies results through
+// its one report path. What was stored survives the process: the dialers' sweep applies it when the
+// attempt's lease runs out.
+
+export interface RetellWebhookSettings {
+  /** The Retell API key that signs webhooks (the one with the webhook badge). */
+  key: string;
+  /** Largest accepted distance between the signature's timestamp and our clock. */
+  toleranceSeconds: number;
+  /** How long an ended call that connected waits for its call_analyzed before its end is applied alone. */
+  analysisWaitSeconds: number;
+}
+
+export const retellEvent = z.object({ event: z.string().min(1).max(64), call: retellCall });
+export type RetellEvent = z.output<typeof retellEvent>;
+
+export type RetellEventOutcome = 'applied' | 'duplicate' | 'ignored';
+
+const SIGNATURE = /^v=(\d{1,16}),d=([0-9a-f]{64})$/i;
+
+/**
+ * Checks Retell's `X-Retell-Signature` (`v=<unix ms>,d=<hex HMAC-SHA256 of the raw body followed by the
+ * timestamp>`, keyed with the webhook key) and returns the event it signs. A missing, malformed, wrong
+ * or stale signature, or a signed body that is not a Retell event, is a ValidationError.
+ */
+export function verifiedRetellEvent(payload: Uint8Array, signature: string | undefined, settings: RetellWebhookSettings, now: Date): RetellEvent {
+  const match = SIGNATURE.exec(signature?.trim() ?? '');
+  if (!match) throw ValidationError.field('x-retell-signature', 'Missing or malformed signature.');
+  const [, timestamp, digest] = match as unknown as [string, string, string];
+  if (Math.abs(now.getTime() - Number(timestamp)) > settings.toleranceSeconds * 1000) {
+    throw ValidationError.field('x-retell-signature', `Timestamp outside the tolerance of ${settings.toleranceSeconds} seconds.`);
+  }
+  const expected = createHmac('sha256', settings.key).update(payload).update(timestamp).digest();
+  if (!timingSafeEqual(expected, Buffer.from(digest, 'hex'))) {
+    throw ValidationError.field('x-retell-signature', 'Signature does not match the body.');
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.from(payload).toString('utf8'));
+  } catch {
+    throw ValidationError.field('body', 'Not JSON.');
+  }
+  return parseInput(retellEvent, body);
+}
+
+const HANDLED = new Set(['call_started', 'call_ended', 'call_analyzed']);
+const UNFINISHED = new Set(['queued', 'ringing', 'in_progress']);
+
+/**
+ * Applies a verified event once. `ignored`: an event type we do not use, a call that is not ours, an
+ * attempt already final, or an end that its analysis already delivered; nothing changes, except that
+ * a delivery for one of our calls is recorded so that its repeats are duplicates.
+ */
+export async function acceptRetellEvent(env: ServiceEnv, event: RetellEvent, settings: RetellWebhookSettings): Promise<RetellEventOutcome> {
+  if (!HANDLED.has(event.event)) return 'ignored';
+  const { call } = event;
+  const attemptId = attemptIdOf(call);
+  const now = env.clock.now();
+  const { outcome, due } = await env.db.$transaction(
+    async (tx): Promise<{ outcome: RetellEventOutcome; due?: CallResult }> => {
+      // Found by the attempt id we put in the metadata (the webhook may come before we stored Retell's
+      // call id), or by the call id for a call created without it.
+      const [attempt] = await tx.$queryRaw<{ id: string; status: string; provider_call_id: string | null; has_result: boolean }[]>`
+        SELECT id, status::text, provider_call_id, pending_result IS NOT NULL AS has_result FROM call_attempts
+        WHERE id = ${attemptId}::uuid OR (${attemptId === null} AND provider_call_id = ${call.call_id}) FOR UPDATE`;
+      if (!attempt || (attempt.provider_call_id !== null && attempt.provider_call_id !== call.call_id)) return { outcome: 'ignored' };
+      const claimed = await tx.webhookDelivery.createMany({ data: [{ source: 'retell', eventKey: `${call.call_id}:${event.event}` }], skipDuplicates: true });
+      if (claimed.count === 0) return { outcome: 'duplicate' };
+      if (!UNFINISHED.has(attempt.status)) return { outcome: 'ignored' };
+
+      if (event.event === 'call_started') {
+        if (attempt.has_result) return { outcome: 'ignored' };
+        await tx.$executeRaw`
+          UPDATE call_attempts SET status = 'in_progress', provider_call_id = ${call.call_id}, started_at = coalesce(started_at, ${now}), updated_at = ${now}
+          WHERE id = ${attempt.id}::uuid`;
+        return { outcome: 'applied' };
+      }
+      // call_analyzed carries the whole call, so an end arriving after it has nothing to add.
+      if (event.event === 'call_ended' && attempt.has_result) return { outcome: 'ignored' };
+      const result = callResultOf(attempt.id, call);
+      // A call that connected is analysed by Retell: its end waits (up to the analysis wait) for that.
+      const waits = event.event === 'call_ended' && result.durationSeconds > 0 && settings.analysisWaitSeconds > 0;
+      await tx.callAttempt.update({
+        where: { id: attempt.id },
+        data: {
+          providerCallId: call.call_id,
+          pendingResult: pendingResultJson(result),
+          leaseExpiresAt: waits ? new Date(now.getTime() + settings.analysisWaitSeconds * 1000) : now,
+        },
+      });
+      return waits ? { outcome: 'applied' } : { outcome: 'applied', due: result };
+    },
+    { maxWait: 15_000, timeout: 30_000 },
+  );
+  if (due) env.dialer.report(due);
+  return outcome;
+}

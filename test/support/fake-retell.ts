@@ -1,0 +1,219 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+// A local stand-in for Retell's API, speaking its protocol: POST /v2/create-phone-call with a bearer API
+// key answers with a call object, and the call's webhooks (call_started, call_ended, call_analyzed) are
+// then POSTed to our app, signed as Retell signs them: X-Retell-Signature `v=<unix ms>,d=<hex
+// HMAC-SHA256(key, body + timestamp)>`. Written from Retell's documentation, independently of the code
+// under test.
+
+export interface Analysis {
+  call_summary?: string;
+  user_sentiment?: 'Positive' | 'Negative' | 'Neutral' | 'Unknown';
+  call_successful?: boolean;
+  in_voicemail?: boolean;
+  custom_analysis_data?: Record<string, unknown>;
+}
+
+/** What happens to a call once create-phone-call is asked for it. */
+export type Outcome =
+  /** Connected: call_started, call_ended, call_analyzed. */
+  | { kind: 'connected'; reason: string; durationMs: number; analysis: Analysis }
+  /** Never connected: call_ended only (Retell sends no call_started then). */
+  | { kind: 'not_connected'; reason: string }
+  /** create-phone-call answers 400: the number is not valid. */
+  | { kind: 'invalid_number' }
+  /** The call is created and nothing more is sent: the test delivers its events itself. */
+  | { kind: 'silent' };
+
+/** What happens to calls to a number, chosen by the test. */
+export type Script =
+  | Outcome
+  /** create-phone-call answers 429 (with Retry-After) once for this number, then plays `then`. */
+  | { kind: 'rate_limited_once'; then: Outcome };
+
+export interface CreatedCall {
+  callId: string;
+  body: Record<string, any>;
+  authorization: string | undefined;
+  createdAt: number;
+}
+
+export interface Delivery {
+  callId: string;
+  event: string;
+  status: number;
+  body: any;
+}
+
+export interface FakeRetellOptions {
+  apiKey: string;
+  webhookKey: string;
+  /** Where webhooks go; settable after start, once the app's URL is known. */
+  webhookUrl?: string;
+  script: (toNumber: string) => Script;
+  /** The clock webhooks are signed with (unix ms). */
+  now?: () => number;
+}
+
+export class FakeRetell {
+  readonly calls: CreatedCall[] = [];
+  readonly requests: { to: string; status: number }[] = [];
+  readonly deliveries: Delivery[] = [];
+  webhookUrl: string | undefined;
+  private server: Server | undefined;
+  private readonly refusedOnce = new Set<string>();
+  private readonly playing = new Set<Promise<void>>();
+  url = '';
+
+  constructor(private readonly options: FakeRetellOptions) {
+    this.webhookUrl = options.webhookUrl;
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? Date.now();
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => reply(res, 500, { status: 'error', message: String(error) }));
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    await this.settled();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+
+  /** Waits until every webhook the fake is sending on its own has been answered. */
+  async settled(): Promise<void> {
+    while (this.playing.size) await Promise.all([...this.playing]);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== 'POST' || req.url !== '/v2/create-phone-call') return reply(res, 404, { status: 'error', message: 'Not found.' });
+    if (req.headers.authorization !== `Bearer ${this.options.apiKey}`) return reply(res, 401, { status: 'error', message: 'API key is missing or invalid.' });
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let body: Record<string, any>;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      return reply(res, 400, { status: 'error', message: 'Invalid request format, please check API reference.' });
+    }
+    const to = String(body.to_number ?? '');
+    if (!/^\+[1-9]\d{6,14}$/.test(String(body.from_number ?? '')) || !/^\+[1-9]\d{6,14}$/.test(to)) {
+      this.requests.push({ to, status: 400 });
+      return reply(res, 400, { status: 'error', message: 'Invalid request format, please check API reference.' });
+    }
+    let script = this.options.script(to);
+    if (script.kind === 'rate_limited_once') {
+      if (!this.refusedOnce.has(to)) {
+        this.refusedOnce.add(to);
+        this.requests.push({ to, status: 429 });
+        return reply(res, 429, { status: 'error', message: 'Account rate limited, please throttle your requests.' }, { 'retry-after': '1' });
+      }
+      script = script.then;
+    }
+    if (script.kind === 'invalid_number') {
+      this.requests.push({ to, status: 400 });
+      return reply(res, 400, { status: 'error', message: `Invalid to_number: ${to} is not a valid phone number.` });
+    }
+    const call: CreatedCall = { callId: `call_${randomBytes(14).toString('hex')}`, body, authorization: req.headers.authorization, createdAt: this.now() };
+    this.calls.push(call);
+    this.requests.push({ to, status: 201 });
+    reply(res, 201, this.callObject(call, 'registered'));
+    if (script.kind === 'silent') return;
+    const playing = this.play(call, script);
+    this.playing.add(playing);
+    void playing.finally(() => this.playing.delete(playing));
+  }
+
+  /** Sends the call's webhooks one after another, as Retell does. */
+  private async play(call: CreatedCall, script: Extract<Outcome, { kind: 'connected' | 'not_connected' }>): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (script.kind === 'not_connected') {
+      await this.send('call_ended', this.callObject(call, 'call_ended', script));
+      return;
+    }
+    await this.send('call_started', this.callObject(call, 'call_started', script));
+    await this.send('call_ended', this.callObject(call, 'call_ended', script));
+    await this.send('call_analyzed', this.callObject(call, 'call_analyzed', script));
+  }
+
+  /** The call object as Retell shows it at `stage`. */
+  callObject(call: CreatedCall, stage: 'registered' | 'call_started' | 'call_ended' | 'call_analyzed', script?: Script): Record<string, unknown> {
+    const base = {
+      call_type: 'phone_call',
+      direction: 'outbound',
+      call_id: call.callId,
+      agent_id: call.body.override_agent_id ?? 'agent_fake_bound_to_number',
+      agent_version: 1,
+      from_number: call.body.from_number,
+      to_number: call.body.to_number,
+      metadata: call.body.metadata ?? {},
+      retell_llm_dynamic_variables: call.body.retell_llm_dynamic_variables ?? {},
+      data_storage_setting: 'everything',
+    };
+    if (stage === 'registered') return { ...base, call_status: 'registered' };
+    const start = call.createdAt + 3_000;
+    if (script?.kind === 'not_connected') {
+      return { ...base, call_status: 'not_connected', disconnection_reason: script.reason, start_timestamp: call.createdAt, end_timestamp: call.createdAt + 25_000, duration_ms: 0 };
+    }
+    if (script?.kind !== 'connected') throw new Error('only connected and not_connected calls have events');
+    if (stage === 'call_started') return { ...base, call_status: 'ongoing', start_timestamp: start };
+    const ended = {
+      ...base,
+      call_status: 'ended',
+      start_timestamp: start,
+      end_timestamp: start + script.durationMs,
+      duration_ms: script.durationMs,
+      disconnection_reason: script.reason,
+      transcript: 'Agent: Hi, this is Sam from Acme Dental.\nUser: Hello.\n',
+      transcript_object: [
+        { role: 'agent', content: 'Hi, this is Sam from Acme Dental.', words: [{ word: 'Hi', start: 0.1, end: 0.3 }] },
+        { role: 'user', content: 'Hello.', words: [{ word: 'Hello', start: 2.1, end: 2.5 }] },
+      ],
+      recording_url: `https://dxc03zgurdly9.cloudfront.net/${call.callId}/recording.wav`,
+      public_log_url: `https://dxc03zgurdly9.cloudfront.net/${call.callId}/public.log`,
+      call_cost: { combined_cost: 7, total_duration_seconds: Math.round(script.durationMs / 1000), product_costs: [] },
+    };
+    return stage === 'call_ended' ? ended : { ...ended, call_analysis: script.analysis };
+  }
+
+  /**
+   * POSTs one webhook to the app, signed with the webhook key (or as told: another key, another
+   * timestamp, a header of the test's own, or none, or the body changed after signing).
+   */
+  async send(
+    event: string,
+    call: Record<string, unknown>,
+    options: { key?: string; timestampMs?: number; signature?: string | null; tamper?: (body: string) => string } = {},
+  ): Promise<Delivery> {
+    if (!this.webhookUrl) throw new Error('no webhook URL');
+    const body = JSON.stringify({ event, call });
+    const timestamp = options.timestampMs ?? this.now();
+    const signature =
+      options.signature === undefined
+        ? `v=${timestamp},d=${createHmac('sha256', options.key ?? this.options.webhookKey).update(body + timestamp).digest('hex')}`
+        : options.signature;
+    const response = await fetch(this.webhookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(signature === null ? {} : { 'x-retell-signature': signature }) },
+      body: options.tamper ? options.tamper(body) : body,
+    });
+    const text = await response.text();
+    const delivery = { callId: String(call.call_id), event, status: response.status, body: text ? JSON.parse(text) : undefined };
+    this.deliveries.push(delivery);
+    return delivery;
+  }
+}
+
+function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
