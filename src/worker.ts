@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { startDialer } from './jobs/dialer.js';
 import { createLogger } from './logger.js';
+import { createEventBus } from './ops/event-bus.js';
 import { idleDialer } from './services/dialer/control.js';
 import { systemClock } from './services/context.js';
 
@@ -27,7 +28,10 @@ if (!config.databaseUrl) {
 const log = createLogger(config.logLevel);
 const db = await openDatabase({ kind: 'postgres', url: config.databaseUrl });
 await db.migrate();
-const runtime = await startDialer({ db: db.prisma, clock: systemClock, log, settings: config.settings, dialer: idleDialer }, db, config.dialer);
+// Without REDIS_URL its live updates reach no subscriber: they live in other processes.
+const events = createEventBus({ redisUrl: config.redisUrl, prefix: config.redisPrefix, log });
+const env = { db: db.prisma, clock: systemClock, log, settings: config.settings, dialer: idleDialer, events };
+const runtime = await startDialer(env, db, config.dialer);
 log.info({ pid: process.pid }, 'dialer worker started');
 
 let stopping = false;
@@ -37,6 +41,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     stopping = true;
     log.info({ signal }, 'dialer worker stopping');
     await runtime.stop();
+    await events.close();
     await db.close();
     process.exit(0);
   });
