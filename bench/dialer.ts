@@ -9,6 +9,7 @@ import { importContacts } from '../src/services/contacts/import.js';
 import { serviceContext, systemClock, type ServiceEnv } from '../src/services/context.js';
 import { idleDialer } from '../src/services/dialer/control.js';
 import { enrollContacts } from '../src/services/dialer/enrollment.js';
+import { inProcessEventBus } from '../src/services/events.js';
 import { defaultSettings } from '../src/services/settings.js';
 import { cpuMsOf, median, postgresCpuBetween, postgresCpuMs, round, withDatabase } from './support.js';
 
@@ -102,7 +103,8 @@ export async function benchDialer() {
     const db = await openDatabase({ kind: 'postgres', url });
     await db.migrate();
     await seedAgentTemplates(db.prisma);
-    const env: ServiceEnv = { db: db.prisma, clock: systemClock, log: pino({ level: 'warn' }), settings: defaultSettings, dialer: idleDialer };
+    const log = pino({ level: 'warn' });
+    const env: ServiceEnv = { db: db.prisma, clock: systemClock, log, settings: defaultSettings, dialer: idleDialer, events: inProcessEventBus(log) };
     try {
       const one: Run[] = [];
       const two: Run[] = [];

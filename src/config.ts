@@ -78,6 +78,10 @@ const envSchema = z
     RETELL_ANALYSIS_WAIT_SECONDS: integer(0, 3_600).default(300),
     STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\S+$/, { error: 'must be a Stripe signing secret (whsec_...)' }).optional(),
     REDIS_URL: z.string().regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' }).optional(),
+    REDIS_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,64}$/, { error: 'must be 1 to 64 letters, digits, ".", "_", ":" or "-"' })
+      .default('callflow'),
     RATE_LIMIT: rate('600/60'),
     RATE_LIMIT_IMPORT: rate('10/60'),
     RATE_LIMIT_DISPATCH: rate('30/60'),
@@ -134,8 +138,10 @@ export interface Config {
   dialer: DialerRuntimeOptions;
   /** Bearer token /metrics requires; unset, /metrics is open (serve it on an internal network). */
   metricsToken: string | undefined;
-  /** Shared state between processes (rate limit budgets); unset, each process keeps its own in memory. */
+  /** Shared between processes: rate limit budgets and live updates; unset, each process keeps its own. */
   redisUrl: string | undefined;
+  /** Start of every Redis key and channel name, so that deployments sharing one Redis stay apart. */
+  redisPrefix: string;
   rateLimits: RateLimitRules;
   /** On SIGTERM, how long requests in flight may take to finish, and then each shutdown hook. */
   shutdownTimeoutSeconds: number;
@@ -200,6 +206,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     metricsToken: env.METRICS_TOKEN,
     redisUrl: env.REDIS_URL,
+    redisPrefix: env.REDIS_PREFIX,
     rateLimits: { requests: env.RATE_LIMIT, import: env.RATE_LIMIT_IMPORT, dispatch: env.RATE_LIMIT_DISPATCH },
     shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
   };

@@ -10,6 +10,7 @@ import { createApp } from './http/app.js';
 import { startDialer } from './jobs/dialer.js';
 import { drainable } from './http/drain.js';
 import { registerDatabaseChecks } from './ops/database-checks.js';
+import { createEventBus } from './ops/event-bus.js';
 import { createRateLimiter } from './ops/rate-limits.js';
 import { Readiness } from './ops/readiness.js';
 import { ShutdownHooks, type ShutdownHook } from './ops/shutdown-hooks.js';
@@ -40,12 +41,14 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
   );
   const readiness = new Readiness();
   const shutdownHooks = new ShutdownHooks();
-  const rateLimiter = createRateLimiter(config.rateLimits, { redisUrl: config.redisUrl, log });
+  const redis = { redisUrl: config.redisUrl, log };
+  const rateLimiter = createRateLimiter(config.rateLimits, { ...redis, keyPrefix: `${config.redisPrefix}:ratelimit` });
+  const events = createEventBus({ ...redis, prefix: config.redisPrefix });
   try {
     const applied = await db.migrate();
     if (applied.length) log.info({ migrations: applied }, 'applied migrations');
     await seedAgentTemplates(db.prisma);
-    const env: ServiceEnv = { db: db.prisma, clock, log, settings: config.settings, dialer: idleDialer };
+    const env: ServiceEnv = { db: db.prisma, clock, log, settings: config.settings, dialer: idleDialer, events };
     const demoSeeded = config.seedDemo ? await seedDemo(env) : false;
     if (config.runDialer) {
       const dialer = await startDialer(env, db, config.dialer);
@@ -85,7 +88,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       const drained = await draining;
       if (!drained) log.warn({ timeoutMs }, 'requests still in flight at the shutdown timeout were cut off');
       const hooksFinished = await shutdownHooks.run(log, timeoutMs);
-      await rateLimiter.close();
+      await Promise.all([rateLimiter.close(), events.close()]);
       await db.close();
       return drained && hooksFinished;
     };
@@ -100,7 +103,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       close: () => (stopping ??= stop()),
     };
   } catch (error) {
-    await rateLimiter.close();
+    await Promise.all([rateLimiter.close(), events.close()]);
     await db.close();
     throw error;
   }

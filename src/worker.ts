@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { startDialer } from './jobs/dialer.js';
 import { createLogger } from './logger.js';
+import { createEventBus } from './ops/event-bus.js';
 import { ShutdownHooks } from './ops/shutdown-hooks.js';
 import { idleDialer } from './services/dialer/control.js';
 import { systemClock } from './services/context.js';
@@ -28,13 +29,17 @@ if (!config.databaseUrl) {
 const log = createLogger(config.logLevel);
 const db = await openDatabase({ kind: 'postgres', url: config.databaseUrl });
 await db.migrate();
-const runtime = await startDialer({ db: db.prisma, clock: systemClock, log, settings: config.settings, dialer: idleDialer }, db, config.dialer);
+// Without REDIS_URL its live updates reach no subscriber: they live in other processes.
+const events = createEventBus({ redisUrl: config.redisUrl, prefix: config.redisPrefix, log });
+const env = { db: db.prisma, clock: systemClock, log, settings: config.settings, dialer: idleDialer, events };
+const runtime = await startDialer(env, db, config.dialer);
 log.info({ pid: process.pid }, 'dialer worker started');
 
-// SIGTERM: the dialer stops and hands its campaigns back to the queue, then the database closes, each
-// bounded by SHUTDOWN_TIMEOUT_SECONDS. A second signal stops at once.
+// SIGTERM: the dialer stops and hands its campaigns back to the queue, then the event bus and the
+// database close, each bounded by SHUTDOWN_TIMEOUT_SECONDS. A second signal stops at once.
 const hooks = new ShutdownHooks();
 hooks.add('database', () => db.close());
+hooks.add('events', () => events.close());
 hooks.add('dialer', () => runtime.stop());
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

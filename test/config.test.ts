@@ -92,13 +92,18 @@ describe('configuration', () => {
       dispatch: { points: 30, durationSeconds: 60 },
     });
     expect(defaults.redisUrl).toBeUndefined();
-    const configured = loadConfig({ RATE_LIMIT: 'off', RATE_LIMIT_IMPORT: '5/3600', REDIS_URL: 'redis://:pw@cache:6379/2' });
+    expect(defaults.redisPrefix).toBe('callflow');
+    const configured = loadConfig({ RATE_LIMIT: 'off', RATE_LIMIT_IMPORT: '5/3600', REDIS_URL: 'redis://:pw@cache:6379/2', REDIS_PREFIX: 'staging:callflow' });
     expect(configured.rateLimits.requests).toBeNull();
     expect(configured.rateLimits.import).toEqual({ points: 5, durationSeconds: 3600 });
     expect(configured.redisUrl).toBe('redis://:pw@cache:6379/2');
-    expect(problems({ RATE_LIMIT: 'fast', RATE_LIMIT_DISPATCH: '0/60', REDIS_URL: 'http://:pw@cache', DATABASE_URL: 'mysql://u:pw@h' })).toEqual([
+    expect(configured.redisPrefix).toBe('staging:callflow');
+    expect(
+      problems({ RATE_LIMIT: 'fast', RATE_LIMIT_DISPATCH: '0/60', REDIS_URL: 'http://:pw@cache', REDIS_PREFIX: 'a b', DATABASE_URL: 'mysql://u:pw@h' }),
+    ).toEqual([
       'DATABASE_URL must be a postgres:// or postgresql:// connection string',
       'REDIS_URL must be a redis:// or rediss:// URL',
+      'REDIS_PREFIX must be 1 to 64 letters, digits, ".", "_", ":" or "-" (got "a b")',
       'RATE_LIMIT must be requests/seconds (like 600/60) or off (got "fast")',
       'RATE_LIMIT_DISPATCH must be requests/seconds (like 600/60) or off (got "0/60")',
     ]);

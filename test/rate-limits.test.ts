@@ -6,6 +6,8 @@ import { createLogger } from '../src/logger.js';
 import { createRateLimiter } from '../src/ops/rate-limits.js';
 import { RateLimitedError } from '../src/services/errors.js';
 import { startTestApp, type TestApp } from './support/app.js';
+import { CAMPAIGN_UPDATED } from './support/live.js';
+import { subscribe } from './support/sse.js';
 
 // Per-user budgets on both surfaces: a general one for every request, and tighter ones that imports
 // (and dispatch) declare. Small budgets over 2-second windows, so that the reset is seen too. Run on
@@ -111,6 +113,20 @@ describe.each([
     const once = await app.gql(IMPORT, { name: 'Once' }, token);
     expect(once.errors).toBeUndefined();
     expect(once.data.importContacts.success).toBe(true);
+  });
+
+  it('GraphQL: a subscription spends one request when it opens', async () => {
+    const token = await app.token();
+    const open = async () => {
+      const subscription = await subscribe(app.url, CAMPAIGN_UPDATED, { id: randomUUID() }, token);
+      await subscription.ended;
+      return subscription;
+    };
+    for (let i = 0; i < 4; i += 1) expect((await open()).results[0]!.errors![0]!.extensions!.code).toBe('NOT_FOUND');
+    const refused = await open();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(refused.results[0]!.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED' });
   });
 });
 

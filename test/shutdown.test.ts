@@ -6,9 +6,12 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
+import { DEMO_USER_ID } from '../src/db/seed.js';
 import { createLogger } from '../src/logger.js';
 import { startRuntime } from '../src/runtime.js';
 import { signToken } from '../src/services/auth.js';
+import { CAMPAIGN_UPDATED } from './support/live.js';
+import { subscribe } from './support/sse.js';
 
 // Graceful shutdown: on SIGTERM the server stops accepting connections, lets requests in flight finish,
 // runs the shutdown hooks (the dialer hands its work back there), closes the database and exits 0.
@@ -104,7 +107,7 @@ describe('npm start on SIGTERM', () => {
 describe('runtime.close() with shutdown hooks', () => {
   let dataDir: string;
   const secret = 'shutdown-test-secret-that-is-long-enough-0123456789';
-  const config = (timeoutSeconds: number) =>
+  const config = (timeoutSeconds: number, more: Record<string, string> = {}) =>
     loadConfig({
       DATA_DIR: dataDir,
       HOST: '127.0.0.1',
@@ -112,6 +115,7 @@ describe('runtime.close() with shutdown hooks', () => {
       SEED_DEMO: 'false',
       JWT_SECRET: secret,
       SHUTDOWN_TIMEOUT_SECONDS: String(timeoutSeconds),
+      ...more,
     });
   const log = createLogger('silent');
 
@@ -161,5 +165,17 @@ describe('runtime.close() with shutdown hooks', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(ran).toEqual(['throws', 'hangs', 'first']);
     await expect(stuck.response).rejects.toThrow();
+  }, 60_000);
+
+  it('cuts live subscriptions at once instead of waiting for them, and does not complete them', async () => {
+    const runtime = await startRuntime(config(10, { SEED_DEMO: 'true' }), log);
+    const campaign = await runtime.db.prisma.campaign.findFirstOrThrow({ where: { userId: DEMO_USER_ID } });
+    const live = await subscribe(runtime.url, CAMPAIGN_UPDATED, { id: campaign.id }, await signToken(secret, { sub: DEMO_USER_ID }));
+    await live.until((results) => results.length === 1);
+
+    // A stream left open would hold the drain to its timeout, and close() would answer false.
+    expect(await runtime.close()).toBe(true);
+    await live.ended;
+    expect(live.completed).toBe(false);
   }, 60_000);
 });

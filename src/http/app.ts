@@ -1,3 +1,4 @@
+import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { BodyLimits } from '../config.js';
@@ -10,6 +11,7 @@ import type { Authenticator } from '../services/auth.js';
 import type { ServiceEnv } from '../services/context.js';
 import type { RetellWebhookSettings } from '../services/dialer/retell-webhooks.js';
 import { accessLog } from './access-log.js';
+import { markEventStream } from './drain.js';
 import { createGraphQLServer } from './graphql.js';
 import { metricsEndpoint } from './metrics-endpoint.js';
 import { readinessEndpoint } from './readiness-endpoint.js';
@@ -56,7 +58,12 @@ export function createApp(deps: AppDeps): Hono {
       onError: () => json(413, { errors: [{ message: 'Request body is too large.', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] }),
     }),
   );
-  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { scope: scopeOf(c) }));
+  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', async (c) => {
+    const response = await yoga.fetch(c.req.raw, { scope: scopeOf(c) });
+    const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
+    if (outgoing && response.headers.get('content-type')?.startsWith('text/event-stream')) markEventStream(outgoing);
+    return response;
+  });
   app.post(
     '/webhooks/stripe',
     stripeWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, secret: deps.stripeWebhookSecret }),

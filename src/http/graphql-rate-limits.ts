@@ -8,18 +8,28 @@ import { RateLimitedError } from '../services/errors.js';
 /**
  * Spends the caller's budgets before an operation runs: the general one, plus the bucket of each root
  * field that declares one (`extensions: rateLimit('import')`), once per field executed, so aliases count.
+ * A subscription spends them once, when it opens; its events spend none.
  */
 export function graphqlRateLimits(limiter: RateLimiter): Plugin<GraphQLContext> {
+  /** What to answer instead of running the operation, or nothing when the budgets allow it. */
+  const refusal = async (args: { contextValue: GraphQLContext; schema: GraphQLSchema; document: DocumentNode; operationName?: string | null }) => {
+    const { user, service } = args.contextValue;
+    try {
+      await limiter.consume(user.id, rootFieldBuckets(args.schema, args.document, args.operationName));
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof RateLimitedError)) throw error;
+      return { errors: [maskGraphQLError(service.log)(new GraphQLError(error.message, { originalError: error }))] };
+    }
+  };
   return {
     async onExecute({ args, setResultAndStopExecution }) {
-      const { user, service } = args.contextValue;
-      try {
-        await limiter.consume(user.id, rootFieldBuckets(args.schema, args.document, args.operationName));
-      } catch (error) {
-        if (!(error instanceof RateLimitedError)) throw error;
-        const refusal = maskGraphQLError(service.log)(new GraphQLError(error.message, { originalError: error }));
-        setResultAndStopExecution({ errors: [refusal] });
-      }
+      const refused = await refusal(args);
+      if (refused) setResultAndStopExecution(refused);
+    },
+    async onSubscribe({ args, setResultAndStopExecution }) {
+      const refused = await refusal(args);
+      if (refused) setResultAndStopExecution(refused);
     },
   };
 }

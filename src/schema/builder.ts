@@ -27,6 +27,8 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   scopeAuth: {
     authScopes: (ctx) => ({ authenticated: Boolean(ctx.user), admin: ctx.user?.isAdmin === true }),
+    // A subscription is authorized once, before it starts listening, not again at each event.
+    authorizeOnSubscribe: true,
     unauthorizedError: () => new ForbiddenError(),
   },
   prisma: {
@@ -57,3 +59,4 @@ builder.addScalarType('BigInt', BigIntScalar);
 
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});

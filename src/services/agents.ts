@@ -128,11 +128,15 @@ export async function createAgent<Q extends AgentQuery = {}>(ctx: ServiceContext
  */
 export async function archiveAgent<Q extends AgentQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.AgentGetPayload<Q>> {
   await getAgent(ctx, id, { select: { id: true } });
-  return ctx.db.$transaction(async (tx) => {
-    await tx.campaign.updateMany({
+  const { agent, paused } = await ctx.db.$transaction(async (tx) => {
+    const paused = await tx.campaign.updateManyAndReturn({
       where: { agentId: id, userId: ctx.user.id, status: 'running' },
       data: { status: 'paused', pausedReason: 'agent_archived' },
+      select: { id: true },
     });
-    return tx.agent.update({ ...query, where: { id }, data: { isActive: false, status: 'archived' } });
-  }) as Promise<Prisma.AgentGetPayload<Q>>;
+    const agent = await tx.agent.update({ ...query, where: { id }, data: { isActive: false, status: 'archived' } });
+    return { agent, paused };
+  });
+  for (const campaign of paused) ctx.events.publish({ kind: 'campaign', campaignId: campaign.id });
+  return agent as Prisma.AgentGetPayload<Q>;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { DialerControl } from './dialer/control.js';
+import type { EventBus } from './events.js';
 import type { Settings } from './settings.js';
 
 export interface Principal {
@@ -22,6 +23,8 @@ export interface ServiceEnv {
   log: Logger;
   settings: Settings;
   dialer: DialerControl;
+  /** Where changes are announced for live updates (GraphQL subscriptions). */
+  events: EventBus;
 }
 
 /** What every service call receives; it knows nothing of HTTP or GraphQL. */

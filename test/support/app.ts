@@ -14,6 +14,7 @@ import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from 
 import { systemClock, type Clock } from '../../src/services/context.js';
 import { idleDialer, type DialerControl } from '../../src/services/dialer/control.js';
 import type { RetellWebhookSettings } from '../../src/services/dialer/retell-webhooks.js';
+import { inProcessEventBus, type EventBus } from '../../src/services/events.js';
 import { defaultSettings, type Settings } from '../../src/services/settings.js';
 import { openTestDatabase } from './database.js';
 
@@ -35,6 +36,8 @@ export interface TestAppOptions {
   metricsToken?: string;
   /** A database to serve instead of a fresh one of this file's own; the app closes it. */
   database?: Database;
+  /** Where live updates travel; this app's own in-process bus unless given. The app closes it. */
+  events?: EventBus;
   /** Per-user budgets; none unless given, so that suites may send many requests as one user. */
   rateLimits?: Partial<RateLimitRules> & Pick<RateLimiterOptions, 'redisUrl' | 'keyPrefix'>;
 }
@@ -63,6 +66,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
   registerDatabaseChecks(readiness, db.prisma);
   const { redisUrl, keyPrefix, ...rules } = options.rateLimits ?? {};
   const rateLimiter = createRateLimiter({ requests: null, import: null, dispatch: null, ...rules }, { redisUrl, keyPrefix, log });
+  const events = options.events ?? inProcessEventBus(log);
   const app = createApp({
     env: {
       db: db.prisma,
@@ -70,6 +74,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
       log,
       settings: { ...defaultSettings, ...options.settings },
       dialer: options.dialer ?? idleDialer,
+      events,
     },
     authenticator: createAuthenticator(auth, new UserRegistry(db.prisma)),
     limits: {
@@ -126,7 +131,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     gql,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await rateLimiter.close();
+      await Promise.all([rateLimiter.close(), events.close()]);
       await db.close();
     },
   };

@@ -2,18 +2,21 @@ import { pino } from 'pino';
 import type { LedgerContext } from '../../src/services/billing/ledger.js';
 import { systemClock } from '../../src/services/context.js';
 import { idleDialer } from '../../src/services/dialer/control.js';
+import { inProcessEventBus } from '../../src/services/events.js';
 import { defaultSettings, type Settings } from '../../src/services/settings.js';
 import type { TestApp } from './app.js';
 import { templateId } from './fixtures.js';
 
 /** What the dialer passes to the billing service: the database, a clock and a log, no user. */
 export function ledgerContext(app: TestApp, settings: Partial<Settings> = {}): LedgerContext {
+  const log = pino({ level: 'silent' });
   return {
     db: app.prisma,
     clock: systemClock,
-    log: pino({ level: 'silent' }),
+    log,
     settings: { ...defaultSettings, ...settings },
     dialer: idleDialer,
+    events: inProcessEventBus(log),
   };
 }
 

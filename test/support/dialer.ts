@@ -7,6 +7,7 @@ import { idleDialer } from '../../src/services/dialer/control.js';
 import { Dialer, DEFAULT_DIALER_OPTIONS, type DialerOptions } from '../../src/services/dialer/engine.js';
 import { enrollContacts } from '../../src/services/dialer/enrollment.js';
 import type { CallResult, PlaceCall, Telephony } from '../../src/services/dialer/telephony.js';
+import { inProcessEventBus } from '../../src/services/events.js';
 import { defaultSettings } from '../../src/services/settings.js';
 import type { TestApp } from './app.js';
 import { createAgent } from './fixtures.js';
@@ -78,7 +79,8 @@ export class RecordingTelephony implements Telephony {
 }
 
 export function dialerEnv(app: TestApp, clock: Clock): ServiceEnv {
-  return { db: app.prisma, clock, log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), settings: { ...defaultSettings, callRateCentsPerMinute: 60 }, dialer: idleDialer };
+  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  return { db: app.prisma, clock, log, settings: { ...defaultSettings, callRateCentsPerMinute: 60 }, dialer: idleDialer, events: inProcessEventBus(log) };
 }
 
 /** A dialer driven by hand: wake-ups are collected, and run() ticks until nothing moves. */

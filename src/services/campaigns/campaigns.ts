@@ -120,7 +120,7 @@ export async function updateCampaign<Q extends CampaignQuery = {}>(
   const input = parseInput(updateCampaignInput, raw);
   const now = ctx.clock.now();
 
-  return ctx.db.$transaction(async (tx) => {
+  const updated = await ctx.db.$transaction(async (tx) => {
     const campaign = await lockCampaign(tx, id);
     if (!EDITABLE_STATUSES.includes(campaign.status)) throw refusal(campaign.status, 'Only draft and paused campaigns can be edited.');
     const started = campaign.status === 'paused';
@@ -136,5 +136,7 @@ export async function updateCampaign<Q extends CampaignQuery = {}>(
     }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
     return tx.campaign.update({ ...query, where: { id }, data: columns(input) });
-  }) as Promise<Prisma.CampaignGetPayload<Q>>;
+  });
+  ctx.events.publish({ kind: 'campaign', campaignId: id });
+  return updated as Prisma.CampaignGetPayload<Q>;
 }

@@ -53,19 +53,20 @@ export async function resumeCampaign<Q extends CampaignQuery = {}>(
 
 async function advance(ctx: ServiceContext, id: string, from: readonly CampaignStatus[], rule: string): Promise<DispatchResult['status']> {
   const now = ctx.clock.now();
-  const { status, started } = await ctx.db.$transaction(async (tx) => {
+  const { status, started, changed } = await ctx.db.$transaction(async (tx) => {
     const campaign = await lockForStart(tx, id);
-    if (campaign.status === 'running') return { status: 'running' as const, started: false };
+    if (campaign.status === 'running') return { status: 'running' as const, started: false, changed: false };
     if (!from.includes(campaign.status)) throw refusal(campaign.status, rule);
     await assertCanPay(ctx, tx, campaign);
     if (startsLater(campaign, now)) {
       await assertCanCall(tx, campaign);
       await tx.campaign.update({ where: { id }, data: { status: 'scheduled' } });
-      return { status: 'scheduled' as const, started: false };
+      return { status: 'scheduled' as const, started: false, changed: campaign.status !== 'scheduled' };
     }
     await startCampaign(tx, id, now);
-    return { status: 'running' as const, started: true };
+    return { status: 'running' as const, started: true, changed: true };
   });
+  if (changed) ctx.events.publish({ kind: 'campaign', campaignId: id });
   // The dialer's sweep finds running campaigns anyway; the wake only saves waiting for it.
   if (started) await ctx.dialer.wake(id, { requestId: ctx.requestId }).catch((error) => ctx.log.warn({ err: error, campaignId: id }, 'could not wake the dialer'));
   return status;

@@ -12,12 +12,13 @@ export async function pauseCampaign<Q extends CampaignQuery = {}>(
   query: Q = {} as Q,
 ): Promise<Prisma.CampaignGetPayload<Q>> {
   await getCampaign(ctx, id, { select: { id: true } });
-  await ctx.db.$transaction(async (tx) => {
+  const paused = await ctx.db.$transaction(async (tx) => {
     const campaign = await lockCampaign(tx, id);
-    if (campaign.status === 'paused') return;
+    if (campaign.status === 'paused') return false;
     if (campaign.status !== 'running') throw refusal(campaign.status, 'Only a running campaign can be paused.');
-    await pauseForReason(tx, id, 'user_requested');
+    return pauseForReason(tx, id, 'user_requested');
   });
+  if (paused) ctx.events.publish({ kind: 'campaign', campaignId: id });
   return getCampaign(ctx, id, query);
 }
 
@@ -31,15 +32,17 @@ export async function cancelCampaign<Q extends CampaignQuery = {}>(
   query: Q = {} as Q,
 ): Promise<Prisma.CampaignGetPayload<Q>> {
   await getCampaign(ctx, id, { select: { id: true } });
-  await ctx.db.$transaction(async (tx) => {
+  const cancelled = await ctx.db.$transaction(async (tx) => {
     const campaign = await lockCampaign(tx, id);
-    if (campaign.status === 'cancelled') return;
+    if (campaign.status === 'cancelled') return false;
     if (campaign.status === 'completed') throw refusal(campaign.status, 'A finished campaign cannot be cancelled.');
     await tx.campaign.update({ where: { id }, data: { status: 'cancelled', pausedReason: null } });
     await tx.campaignContact.updateMany({
       where: { campaignId: id, state: 'pending' },
       data: { state: 'done', outcome: 'cancelled', nextAttemptAt: null },
     });
+    return true;
   });
+  if (cancelled) ctx.events.publish({ kind: 'campaign', campaignId: id });
   return getCampaign(ctx, id, query);
 }

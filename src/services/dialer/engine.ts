@@ -82,6 +82,8 @@ export class Dialer {
   async tick(campaignId: string, log: Logger = this.env.log): Promise<number> {
     const now = this.env.clock.now();
     const estimate = BigInt(this.options.holdMinutes * this.env.settings.callRateCentsPerMinute);
+    // The campaign paused, or contacts were found uncallable: its status or progress changed.
+    let changed = false;
     const claim = await retryOnConflict(() => this.env.db.$transaction(
       async (tx) => {
         const [campaign] = await tx.$queryRaw<CampaignRow[]>`
@@ -94,7 +96,7 @@ export class Dialer {
           select: { isActive: true, providerAgentId: true, primaryPhoneNumber: { select: { number: true } } },
         });
         if (!agent.isActive || !agent.primaryPhoneNumber) {
-          await pauseForReason(tx, campaignId, agent.isActive ? 'agent_has_no_phone_number' : 'agent_archived');
+          changed = await pauseForReason(tx, campaignId, agent.isActive ? 'agent_has_no_phone_number' : 'agent_archived');
           return null;
         }
         const [{ in_flight } = { in_flight: 0 }] = await tx.$queryRaw<{ in_flight: number }[]>`
@@ -134,14 +136,17 @@ export class Dialer {
           if (!isOpen(now, zone, window)) waiting.push({ id: candidate.id, next_attempt_at: nextOpening(now, zone, window) });
           else if (ready.length < slots) ready.push(candidate);
         }
-        if (uncallable.length) await finishContacts(tx, uncallable);
+        if (uncallable.length) {
+          await finishContacts(tx, uncallable);
+          changed = true;
+        }
         if (waiting.length) await deferContacts(tx, waiting);
 
         const account = await lockAccount(tx, campaign.user_id);
         const affordable = Number(effectiveCents(account) / estimate);
         const chosen = ready.slice(0, Math.max(0, affordable));
         if (chosen.length < ready.length && chosen.length === 0 && in_flight === 0) {
-          await pauseForReason(tx, campaignId, 'insufficient_credits');
+          changed = await pauseForReason(tx, campaignId, 'insufficient_credits');
           return null;
         }
         if (chosen.length === 0) return { calls: [], more: false };
@@ -171,9 +176,11 @@ export class Dialer {
       },
       TRANSACTION_OPTIONS,
     ));
+    if (changed || claim?.calls.length) this.announce(campaignId, claim?.calls.map((c) => c.id) ?? []);
     if (!claim) return 0;
 
     await this.place(campaignId, claim.calls.map((c) => ({ attemptId: c.id, attemptNumber: c.attemptNumber, from: claim.from!, to: c.to, providerAgentId: claim.providerAgentId ?? null, variables: c.variables })), log);
+    if (claim.calls.length) this.announce(campaignId, claim.calls.map((c) => c.id));
     if (claim.more) this.wake(campaignId);
     else if (claim.calls.length === 0) await this.wakeAtNextDue(campaignId);
     return claim.calls.length;
@@ -376,7 +383,7 @@ export class Dialer {
             AS r(id uuid, state text, outcome text, next_attempt_at timestamptz, last_status text)
           WHERE campaign_contacts.id = r.id`;
         if (appointments.length) await tx.appointment.createMany({ data: appointments });
-        return { campaigns: [...new Set(finished.map((f) => f.campaign_id))], blocked };
+        return { campaigns: [...new Set(finished.map((f) => f.campaign_id))], finished, blocked };
       },
       TRANSACTION_OPTIONS,
     ));
@@ -387,6 +394,7 @@ export class Dialer {
       await this.env.db.$transaction((tx) => putOnList(tx, userId, phoneNumber, 'Asked during a call', 'call'));
     }
     for (const campaignId of touched.campaigns) {
+      this.announce(campaignId, touched.finished.filter((f) => f.campaign_id === campaignId).map((f) => f.id));
       await this.afterResults(campaignId);
       this.wake(campaignId);
     }
@@ -395,14 +403,14 @@ export class Dialer {
   /** Completes a campaign with nothing left to do, or trips its circuit breaker. */
   private async afterResults(campaignId: string): Promise<void> {
     const now = this.env.clock.now();
-    await retryOnConflict(() => this.env.db.$transaction(async (tx) => {
+    const changed = await retryOnConflict(() => this.env.db.$transaction(async (tx) => {
       const [campaign] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM campaigns WHERE id = ${campaignId}::uuid FOR UPDATE`;
-      if (campaign?.status !== 'running') return;
+      if (campaign?.status !== 'running') return false;
       const [{ open } = { open: false }] = await tx.$queryRaw<{ open: boolean }[]>`
         SELECT EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = ${campaignId}::uuid AND state <> 'done') AS open`;
       if (!open) {
         await tx.campaign.update({ where: { id: campaignId }, data: { status: 'completed', completedAt: now, pausedReason: null } });
-        return;
+        return true;
       }
       const recent = await tx.callAttempt.findMany({
         where: { campaignId, status: { in: FINISHED } },
@@ -412,9 +420,11 @@ export class Dialer {
       });
       const failed = recent.filter((a) => a.status === 'failed').length;
       if (recent.length >= this.options.breakerWindow && failed >= this.options.breakerThreshold * recent.length) {
-        await pauseForReason(tx, campaignId, 'high_failure_rate');
+        return pauseForReason(tx, campaignId, 'high_failure_rate');
       }
+      return false;
     }, TRANSACTION_OPTIONS));
+    if (changed) this.announce(campaignId, []);
   }
 
   /** Schedules the campaign's next tick for its earliest contact waiting for a later time, if any. */
@@ -444,9 +454,11 @@ export class Dialer {
       this.report(pendingResult ? readPendingResult(pendingResult) : { attemptId: id, status: 'failed', durationSeconds: 0, disconnectReason: 'no_report' });
     }
     await this.settled();
-    await this.env.db.$executeRaw`
+    const closed = await this.env.db.$queryRaw<{ campaign_id: string }[]>`
       UPDATE campaign_contacts SET state = 'done', outcome = 'cancelled', next_attempt_at = NULL, updated_at = ${now}
-      WHERE state = 'pending' AND campaign_id IN (SELECT id FROM campaigns WHERE status = 'cancelled')`;
+      WHERE state = 'pending' AND campaign_id IN (SELECT id FROM campaigns WHERE status = 'cancelled')
+      RETURNING campaign_id`;
+    for (const campaignId of new Set(closed.map((c) => c.campaign_id))) this.announce(campaignId, []);
     const starting = await this.env.db.campaign.findMany({ where: { status: 'scheduled', startedAt: { lte: now } }, select: { id: true } });
     for (const { id } of starting) await this.startScheduled(id, now);
     const running = await this.env.db.campaign.findMany({ where: { status: 'running' }, select: { id: true } });
@@ -463,6 +475,12 @@ export class Dialer {
       const reason = error.reason;
       await this.env.db.$transaction((tx) => pauseForReason(tx, campaignId, reason));
     }
+    this.announce(campaignId, []);
+  }
+
+  /** Live updates, after the change committed: these attempts were created or changed; none: the campaign did. */
+  private announce(campaignId: string, attemptIds: string[]): void {
+    this.env.events.publish(attemptIds.length ? { kind: 'attempts', campaignId, attemptIds } : { kind: 'campaign', campaignId });
   }
 }
 

@@ -67,12 +67,12 @@ export async function acceptRetellEvent(env: ServiceEnv, event: RetellEvent, set
   const { call } = event;
   const attemptId = attemptIdOf(call);
   const now = env.clock.now();
-  const { outcome, due } = await env.db.$transaction(
-    async (tx): Promise<{ outcome: RetellEventOutcome; due?: CallResult }> => {
+  const { outcome, due, started } = await env.db.$transaction(
+    async (tx): Promise<{ outcome: RetellEventOutcome; due?: CallResult; started?: { campaignId: string; attemptId: string } }> => {
       // Found by the attempt id we put in the metadata (the webhook may come before we stored Retell's
       // call id), or by the call id for a call created without it.
-      const [attempt] = await tx.$queryRaw<{ id: string; status: string; provider_call_id: string | null; has_result: boolean }[]>`
-        SELECT id, status::text, provider_call_id, pending_result IS NOT NULL AS has_result FROM call_attempts
+      const [attempt] = await tx.$queryRaw<{ id: string; campaign_id: string; status: string; provider_call_id: string | null; has_result: boolean }[]>`
+        SELECT id, campaign_id, status::text, provider_call_id, pending_result IS NOT NULL AS has_result FROM call_attempts
         WHERE id = ${attemptId}::uuid OR (${attemptId === null} AND provider_call_id = ${call.call_id}) FOR UPDATE`;
       if (!attempt || (attempt.provider_call_id !== null && attempt.provider_call_id !== call.call_id)) return { outcome: 'ignored' };
       const claimed = await tx.webhookDelivery.createMany({ data: [{ source: 'retell', eventKey: `${call.call_id}:${event.event}` }], skipDuplicates: true });
@@ -84,7 +84,7 @@ export async function acceptRetellEvent(env: ServiceEnv, event: RetellEvent, set
         await tx.$executeRaw`
           UPDATE call_attempts SET status = 'in_progress', provider_call_id = ${call.call_id}, started_at = coalesce(started_at, ${now}), updated_at = ${now}
           WHERE id = ${attempt.id}::uuid`;
-        return { outcome: 'applied' };
+        return { outcome: 'applied', started: { campaignId: attempt.campaign_id, attemptId: attempt.id } };
       }
       // call_analyzed carries the whole call, so an end arriving after it has nothing to add.
       if (event.event === 'call_ended' && attempt.has_result) return { outcome: 'ignored' };
@@ -104,5 +104,6 @@ export async function acceptRetellEvent(env: ServiceEnv, event: RetellEvent, set
     { maxWait: 15_000, timeout: 30_000 },
   );
   if (due) env.dialer.report(due);
+  if (started) env.events.publish({ kind: 'attempts', campaignId: started.campaignId, attemptIds: [started.attemptId] });
   return outcome;
 }
