@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialerControl } from '../src/services/dialer/control.js';
 import { RetellTelephony } from '../src/services/dialer/retell.js';
+import { inProcessEventBus, type CampaignEvent } from '../src/services/events.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, manualDialer, ManualClock, runningCampaign } from './support/dialer.js';
 import { FakeRetell, type CreatedCall, type Script } from './support/fake-retell.js';
@@ -21,6 +23,7 @@ let fake: FakeRetell;
 let dialer: ReturnType<typeof manualDialer>;
 /** While set, results the webhook hands over are lost, as when the process dies right after answering. */
 let dropReports = false;
+const events = inProcessEventBus(pino({ level: 'silent' }));
 
 beforeAll(async () => {
   const control: DialerControl = {
@@ -31,6 +34,7 @@ beforeAll(async () => {
   };
   app = await startTestApp({
     clock,
+    events,
     dialer: control,
     settings: { callRateCentsPerMinute: 60 },
     retellWebhook: { key: WEBHOOK_KEY, toleranceSeconds: 300, analysisWaitSeconds: ANALYSIS_WAIT_SECONDS },
@@ -191,6 +195,21 @@ describe('each delivery applied once', () => {
     expect(after.attempts).toEqual([expect.objectContaining({ status: 'completed', durationSeconds: 61, costCents: 61n })]);
     expect(after.transactions.filter((t) => t.kind === 'call_charge')).toHaveLength(1);
     expect(after.appointments).toHaveLength(1);
+  });
+});
+
+describe('live updates', () => {
+  it('announces a started call to its campaign’s subscribers', async () => {
+    const { call, campaignId } = await dialOne();
+    const heard: CampaignEvent[] = [];
+    const stop = await events.listen(campaignId, (event) => heard.push(event));
+    try {
+      expect((await deliver('call_started', call, TALK)).body.result).toBe('applied');
+      const attempt = await attemptOf(campaignId);
+      expect(heard).toContainEqual({ kind: 'attempts', campaignId, attemptIds: [attempt.id] });
+    } finally {
+      stop();
+    }
   });
 });
 
