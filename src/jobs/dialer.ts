@@ -84,7 +84,13 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
       .send(
         WAKE,
         { campaignId, ...(requestId ? { requestId } : {}) },
-        startAfter ? { startAfter, singletonKey: `${campaignId}@${startAfter.toISOString()}` } : { singletonKey: campaignId, singletonSeconds: 1 },
+        startAfter
+          ? { startAfter, singletonKey: `${campaignId}@${startAfter.toISOString()}` }
+          : // pg-boss drops a job whose key was used in the same second, even by a job already done; the
+            // hand-over on stop must not be dropped, and a repeated wake-up costs one empty tick.
+            stopped
+            ? {}
+            : { singletonKey: campaignId, singletonSeconds: 1 },
       )
       .catch((error: unknown) => {
         env.log.error({ err: error, campaignId }, 'could not queue a dialer wake-up');
