@@ -36,9 +36,12 @@ export function createAuthenticator(settings: AuthSettings, users: UserRegistry)
     throw new Error(`A JWT secret of at least ${MIN_SECRET_LENGTH} characters or a JWKS URL is required`);
   }
 
+  const verified = new VerifiedTokens();
   return {
     async authenticate(header) {
       const token = bearerToken(header);
+      const known = verified.get(token);
+      if (known) return known;
       let payload;
       try {
         ({ payload } = await jwtVerify(token, key as Uint8Array, {
@@ -54,9 +57,39 @@ export function createAuthenticator(settings: AuthSettings, users: UserRegistry)
       if (!uuid.safeParse(payload.sub).success) throw new AuthenticationError('invalid');
       const principal: Principal = { id: payload.sub!.toLowerCase(), isAdmin: payload.role === 'admin' };
       await users.ensure(principal.id);
+      verified.set(token, principal, payload.exp! * 1000);
       return principal;
     },
   };
+}
+
+/**
+ * Tokens verified in the last minute, by their exact text. Verifying a signature (WebCrypto, per
+ * request) costs more than the rest of a small request; the same text verifies the same way until its
+ * `exp`. The minute bounds how long a token stays accepted after its JWKS key was withdrawn.
+ */
+class VerifiedTokens {
+  readonly #entries = new Map<string, { principal: Principal; until: number }>();
+
+  constructor(
+    private readonly capacity = 10_000,
+    private readonly maxAgeMs = 60_000,
+  ) {}
+
+  get(token: string): Principal | undefined {
+    const entry = this.#entries.get(token);
+    if (!entry) return undefined;
+    if (entry.until > Date.now()) return entry.principal;
+    this.#entries.delete(token);
+    return undefined;
+  }
+
+  set(token: string, principal: Principal, expiresAtMs: number): void {
+    const until = Math.min(Date.now() + this.maxAgeMs, expiresAtMs);
+    if (until <= Date.now()) return;
+    if (this.#entries.size >= this.capacity) this.#entries.clear();
+    this.#entries.set(token, { principal, until });
+  }
 }
 
 function bearerToken(header: string | null | undefined): string {
