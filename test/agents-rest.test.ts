@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createAgent, insertCampaign } from './support/fixtures.js';
+import { openApiChecker, type OpenApiChecker } from './support/openapi.js';
 
 // The four v1 agent endpoints, field by field against interface-v1.md (2.4, 2.5) and against the
 // OpenAPI document the server publishes.
@@ -35,26 +34,16 @@ function expectTemplateShape(t: any) {
 
 let app: TestApp;
 let openapi: any;
-let ajv: Ajv2020;
+let checker: OpenApiChecker;
 
 beforeAll(async () => {
   app = await startTestApp();
-  openapi = (await app.request('GET', '/api/v1/schema/')).json;
-  ajv = new Ajv2020({ strict: false, allErrors: true });
-  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
-  ajv.addSchema({ $id: 'openapi', components: openapi.components }, 'openapi');
+  checker = await openApiChecker(app);
+  openapi = checker.document;
 });
 afterAll(() => app.close());
 
-/** Validates a body against the response schema the OpenAPI document gives for that operation. */
-function expectMatchesOpenApi(path: string, method: string, status: number, body: unknown) {
-  const schema = openapi.paths[path][method].responses[status].content['application/json'].schema;
-  const rewritten = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/'));
-  const validate = ajv.compile(rewritten);
-  const ok = validate(body);
-  expect(validate.errors ?? [], JSON.stringify(validate.errors)).toEqual([]);
-  expect(ok).toBe(true);
-}
+const expectMatchesOpenApi = (path: string, method: string, status: number, body: unknown) => checker.expectMatches(path, method, status, body);
 
 describe('GET /api/v1/agents/templates/', () => {
   it('lists the seeded templates in the 2.5 shape', async () => {

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdForCall } from '../src/services/billing/calls.js';
 import { grantCredits } from '../src/services/billing/grants.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { insertCallAttempts, ledgerContext } from './support/billing.js';
+import { openApiChecker, type OpenApiChecker } from './support/openapi.js';
 
 // The three v1 billing endpoints (contract 2.8, 2.9, endpoints 18-20), field by field and against the
 // OpenAPI document the server publishes.
@@ -19,24 +18,16 @@ const TRANSACTION_FIELDS = [
 
 let app: TestApp;
 let openapi: any;
-let ajv: Ajv2020;
+let checker: OpenApiChecker;
 
 beforeAll(async () => {
   app = await startTestApp();
-  openapi = (await app.request('GET', '/api/v1/schema/')).json;
-  ajv = new Ajv2020({ strict: false, allErrors: true });
-  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
-  ajv.addSchema({ $id: 'openapi', components: openapi.components }, 'openapi');
+  checker = await openApiChecker(app);
+  openapi = checker.document;
 });
 afterAll(() => app.close());
 
-function expectMatchesOpenApi(path: string, status: number, body: unknown) {
-  const schema = openapi.paths[path].get.responses[status].content['application/json'].schema;
-  const rewritten = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/'));
-  const validate = ajv.compile(rewritten);
-  validate(body);
-  expect(validate.errors ?? [], JSON.stringify(validate.errors)).toEqual([]);
-}
+const expectMatchesOpenApi = (path: string, status: number, body: unknown) => checker.expectMatches(path, 'get', status, body);
 
 const admin = () => ({ ...ledgerContext(app), user: { id: randomUUID(), isAdmin: true } });
 

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
+import { openApiChecker, type OpenApiChecker } from './support/openapi.js';
 import { at, seedResults, SPRING, SPRING_METRICS, type Results } from './support/results.js';
 
 // The v1 results endpoints (contract 2.1, 2.6, 2.7; endpoints 1, 11, 12, 13) over a campaign whose
@@ -23,17 +22,15 @@ const APPOINTMENT_FIELDS = [
 
 let app: TestApp;
 let openapi: any;
-let ajv: Ajv2020;
+let checker: OpenApiChecker;
 let token: string;
 let mine: Results;
 let theirs: Results;
 
 beforeAll(async () => {
   app = await startTestApp();
-  openapi = (await app.request('GET', '/api/v1/schema/')).json;
-  ajv = new Ajv2020({ strict: false, allErrors: true });
-  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
-  ajv.addSchema({ $id: 'openapi', components: openapi.components }, 'openapi');
+  checker = await openApiChecker(app);
+  openapi = checker.document;
   const owner = randomUUID();
   token = await app.token(owner);
   mine = await seedResults(app, owner);
@@ -41,13 +38,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-function expectMatchesOpenApi(path: string, status: number, body: unknown) {
-  const schema = openapi.paths[path].get.responses[status].content['application/json'].schema;
-  const validate = ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/')));
-  const ok = validate(body);
-  expect(validate.errors ?? [], JSON.stringify(validate.errors)).toEqual([]);
-  expect(ok).toBe(true);
-}
+const expectMatchesOpenApi = (path: string, status: number, body: unknown) => checker.expectMatches(path, 'get', status, body);
 
 function expectCallShape(item: any) {
   expect(Object.keys(item).sort()).toEqual([...CALL_FIELDS].sort());
