@@ -53,7 +53,9 @@ const envSchema = z
     GRAPHQL_INTROSPECTION: boolean.optional(),
     GRAPHIQL: boolean.optional(),
     SEED_DEMO: boolean.optional(),
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    LOG_LEVEL: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be fatal, error, warn, info, debug, trace or silent' })
+      .default('info'),
     MAX_BODY_BYTES: integer(1024, 1024 * 1024 * 1024).default(1024 * 1024),
     MAX_IMPORT_BODY_BYTES: integer(1024, 1024 * 1024 * 1024).default(64 * 1024 * 1024),
     IMPORT_MAX_ROWS: integer(1, 10_000_000).default(100_000),
@@ -210,4 +212,15 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     rateLimits: { requests: env.RATE_LIMIT, import: env.RATE_LIMIT_IMPORT, dispatch: env.RATE_LIMIT_DISPATCH },
     shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
   };
+}
+
+/** For the entry points: the configuration, or its problems on stderr and exit code 1 (no stack trace). */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
 }

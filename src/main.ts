@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfigOrExit } from './config.js';
 import { DataDirInUseError } from './db/data-dir-lock.js';
 import { DEMO_USER_ID } from './db/seed.js';
 import { createLogger } from './logger.js';
@@ -8,16 +8,7 @@ import { signToken } from './services/auth.js';
 // `npm start`: the whole service in one process. With no configuration at all it runs on the embedded
 // database in ./.data with demo data, and prints a token to try it with.
 
-let config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(1);
-  }
-  throw error;
-}
+const config = loadConfigOrExit();
 
 const log = createLogger(config.logLevel);
 const runtime = await startRuntime(config, log).catch((error: unknown) => {

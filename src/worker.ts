@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfigOrExit } from './config.js';
 import { openDatabase } from './db/database.js';
 import { startDialer } from './jobs/dialer.js';
 import { createLogger } from './logger.js';
@@ -11,16 +11,7 @@ import { systemClock } from './services/context.js';
 // PostgreSQL database through the job engine; the embedded database belongs to one process, so a
 // separate worker needs DATABASE_URL.
 
-let config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(1);
-  }
-  throw error;
-}
+const config = loadConfigOrExit();
 if (!config.databaseUrl) {
   console.error('npm run worker needs DATABASE_URL: the embedded database already has its dialer inside npm start.');
   process.exit(1);

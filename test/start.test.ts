@@ -127,3 +127,20 @@ describe('npm start on a fresh checkout', () => {
     }
   }, 120_000);
 });
+
+describe('a bad setting', () => {
+  it('makes npm start and npm run worker print every problem and exit 1, without a stack trace', async () => {
+    for (const entry of ['src/main.ts', 'src/worker.ts']) {
+      const failed = await run(process.execPath, ['--import', 'tsx', entry], {
+        cwd: root,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: 'eighty', LOG_LEVEL: 'loud' },
+      }).then(
+        () => null,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failed?.code, entry).toBe(1);
+      expect(failed?.stderr).toMatch(/^Invalid configuration:\n {2}- PORT must be a whole number.+\n {2}- LOG_LEVEL must be fatal, error, warn, info, debug, trace or silent \(got "loud"\)$/m);
+      expect(failed?.stderr).not.toMatch(/\n\s+at /);
+    }
+  }, 60_000);
+});
