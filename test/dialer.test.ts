@@ -184,6 +184,21 @@ describe('credits running out mid-campaign', () => {
   });
 });
 
+describe('an agent archived while its campaign starts', () => {
+  it('pauses the campaign with agent_archived at the first tick, before any call', async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+    const env = dialerEnv(app, clock);
+    const telephony = new RecordingTelephony(clock, () => ({ status: 'completed', durationSeconds: 10 }), () => (r) => dialer.dialer.report(r));
+    const dialer = manualDialer(env, telephony);
+    const setup = await runningCampaign(app, env, { rows: [{ Phone: number(8_001) }] });
+    // What a dispatch that read the agent just before the archive committed leaves behind.
+    await app.prisma.agent.update({ where: { id: setup.agent.id }, data: { isActive: false, status: 'archived' } });
+    await dialer.run(setup.campaignId);
+    expect(await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).toMatchObject({ status: 'paused', pausedReason: 'agent_archived' });
+    expect(telephony.placed).toEqual([]);
+  });
+});
+
 describe('calls that never report back', () => {
   it('hold their slot only for the lease, then count as failed and are retried', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
