@@ -11,7 +11,7 @@ import { idleDialer } from '../src/services/dialer/control.js';
 import { enrollContacts } from '../src/services/dialer/enrollment.js';
 import { inProcessEventBus } from '../src/services/events.js';
 import { defaultSettings } from '../src/services/settings.js';
-import { cpuMsOf, median, postgresCpuBetween, postgresCpuMs, round, withDatabase } from './support.js';
+import { cpuMsOf, median, postgresCpuBetween, postgresCpuMs, profileArgs, round, withDatabase } from './support.js';
 
 // Issue 5: a 10,000-contact campaign at concurrent_calls 100 on the instant simulator, on PostgreSQL:
 // attempts per second with one worker process and with two. Targets: at least 1,000 attempts/s per
@@ -55,7 +55,7 @@ async function campaignFor(db: Database, env: ServiceEnv): Promise<string> {
 }
 
 function startWorker(url: string): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+  return spawn(process.execPath, [...profileArgs, '--import', 'tsx', 'src/worker.ts'], {
     cwd: root,
     env: { PATH: process.env.PATH, DATABASE_URL: url, LOG_LEVEL: 'warn', SIM_TIME_SCALE: '0', DIALER_SWEEP_SECONDS: '1' },
     stdio: 'inherit',
@@ -104,7 +104,7 @@ export async function benchDialer() {
     await db.migrate();
     await seedAgentTemplates(db.prisma);
     const log = pino({ level: 'warn' });
-    const env: ServiceEnv = { db: db.prisma, clock: systemClock, log, settings: defaultSettings, dialer: idleDialer, events: inProcessEventBus(log) };
+    const env: ServiceEnv = { db: db.prisma, sql: db.sql, clock: systemClock, log, settings: defaultSettings, dialer: idleDialer, events: inProcessEventBus(log) };
     try {
       const one: Run[] = [];
       const two: Run[] = [];

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { memoryOf, median, round, startServer, tokenFor, withDatabase } from './support.js';
+import { cpuMsOf, memoryOf, median, postgresCpuBetween, postgresCpuMs, round, startServer, tokenFor, withDatabase } from './support.js';
 
 // Issue 3: import 100,000 rows through POST /api/v1/contacts/import/ on PostgreSQL.
 // Targets: at most 3 s for the request, at most 400 MB peak memory of the server process.
@@ -37,8 +37,12 @@ export async function benchImport() {
       const body = JSON.stringify({ groupName: 'Bench import', csvData: rows(ROWS) });
       const idle = await memoryOf(server.pid);
       const times: number[] = [];
+      const serverCpu: number[] = [];
+      const postgresCpu: number[] = [];
       let imported = 0;
       for (let run = 0; run < RUNS; run += 1) {
+        const serverBefore = await cpuMsOf(server.pid);
+        const postgresBefore = await postgresCpuMs();
         const started = performance.now();
         const res = await fetch(`${server.url}/api/v1/contacts/import/`, {
           method: 'POST',
@@ -47,6 +51,8 @@ export async function benchImport() {
         });
         const result = (await res.json()) as { totalImported: number };
         times.push(performance.now() - started);
+        serverCpu.push((await cpuMsOf(server.pid)) - serverBefore);
+        postgresCpu.push(postgresCpuBetween(postgresBefore, await postgresCpuMs()));
         if (res.status !== 201) throw new Error(`import answered ${res.status}: ${JSON.stringify(result)}`);
         imported = result.totalImported;
       }
@@ -60,6 +66,8 @@ export async function benchImport() {
         medianMs: round(median(times), 0),
         minMs: round(Math.min(...times), 0),
         maxMs: round(Math.max(...times), 0),
+        serverCpuMs: round(median(serverCpu), 0),
+        postgresCpuMs: round(median(postgresCpu), 0),
         idleRssMb: round(idle.rssMb),
         peakRssMb: round(memory.peakMb),
         targets: { medianMs: 3000, peakRssMb: 400 },

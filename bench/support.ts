@@ -37,7 +37,7 @@ export interface Server {
 }
 
 /** With BENCH_CPU_PROFILE=1, every server writes a V8 CPU profile there when it stops (open it in Chrome's DevTools). */
-const profileArgs = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench-results/profiles'] : [];
+export const profileArgs = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench-results/profiles'] : [];
 
 /** `npm start` in production mode on the given database. */
 export function startServer(databaseUrlValue: string, extraEnv: Record<string, string> = {}): Promise<Server> {

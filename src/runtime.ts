@@ -48,7 +48,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
     const applied = await db.migrate();
     if (applied.length) log.info({ migrations: applied }, 'applied migrations');
     await seedAgentTemplates(db.prisma);
-    const env: ServiceEnv = { db: db.prisma, clock, log, settings: config.settings, dialer: idleDialer, events };
+    const env: ServiceEnv = { db: db.prisma, sql: db.sql, clock, log, settings: config.settings, dialer: idleDialer, events };
     const demoSeeded = config.seedDemo ? await seedDemo(env) : false;
     if (config.runDialer) {
       const dialer = await startDialer(env, db, config.dialer);

@@ -22,7 +22,7 @@ const db = await openDatabase({ kind: 'postgres', url: config.databaseUrl });
 await db.migrate();
 // Without REDIS_URL its live updates reach no subscriber: they live in other processes.
 const events = createEventBus({ redisUrl: config.redisUrl, prefix: config.redisPrefix, log });
-const env = { db: db.prisma, clock: systemClock, log, settings: config.settings, dialer: idleDialer, events };
+const env = { db: db.prisma, sql: db.sql, clock: systemClock, log, settings: config.settings, dialer: idleDialer, events };
 const runtime = await startDialer(env, db, config.dialer);
 log.info({ pid: process.pid }, 'dialer worker started');
 

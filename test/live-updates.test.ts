@@ -44,7 +44,7 @@ beforeAll(async () => {
   const counting = countingListeners(inProcessEventBus(log));
   const events = counting.events;
   listeners = counting.listeners;
-  const env = { db: db.prisma, clock: systemClock, log, settings: defaultSettings, dialer: idleDialer, events };
+  const env = { db: db.prisma, sql: db.sql, clock: systemClock, log, settings: defaultSettings, dialer: idleDialer, events };
   dialer = await startDialer(env, db, { telephony: { provider: 'simulated', seed: 'live-updates', timeScale: 0 }, dialer: DEFAULT_DIALER_OPTIONS, sweepSeconds: 1 });
   app = await startTestApp({ database: db, events, dialer: dialer.control, log });
 });

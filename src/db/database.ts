@@ -3,22 +3,26 @@ import { resolve } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { dbStatements } from '../ops/metrics.js';
 import { countingAdapterFactory } from './counting-adapter.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { applyMigrations } from './schema-engine.js';
+import { pgliteSql, postgresSql, type Sql } from './sql.js';
 
 export type Prisma = PrismaClient;
 
 export interface Database {
   kind: 'postgres' | 'pglite';
   prisma: PrismaClient;
+  /** Plain SQL on the same database, for hot paths (see sql.ts). */
+  sql: Sql;
   /** Plain SQL beside Prisma, for the job engine: a connection string, or the embedded instance's own. */
   jobEngineConnection: { connectionString: string } | { db: { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> } };
   /** Applies pending migrations; returns the names applied. */
   migrate(): Promise<string[]>;
-  /** The SQL statements Prisma sent through this database (tests compare it before and after a request). */
+  /** The SQL statements sent through this database, by Prisma and `sql` (tests compare it before and after a request). */
   statementCount(): number;
   close(): Promise<void>;
 }
@@ -31,16 +35,27 @@ export type DatabaseTarget =
 /** With a PostgreSQL URL, a real server through node-postgres; otherwise PGlite in a local folder. */
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let factory: SqlMigrationAwareDriverAdapterFactory;
+  let migrationFactory: SqlMigrationAwareDriverAdapterFactory | undefined;
   let closeDriver: () => Promise<void> = async () => {};
   let jobEngineConnection: Database['jobEngineConnection'];
+  let plainSql: (onStatement: () => void) => Sql;
   if (target.kind === 'postgres') {
-    factory = new PrismaPg({ connectionString: target.url, max: 10 });
+    const pool = new pg.Pool({ connectionString: target.url, max: 10 });
+    // An idle connection the server dropped (a restart) is an 'error' event, fatal unless listened to;
+    // the pool replaces it and the next statement says whether the database is back.
+    pool.on('error', () => {});
+    factory = new PrismaPg(pool);
+    // Migrations take a session advisory lock; a pool of their own, ended when they finish, lets it go.
+    migrationFactory = new PrismaPg({ connectionString: target.url, max: 10 });
+    plainSql = (onStatement) => postgresSql(pool, onStatement);
+    closeDriver = () => pool.end();
     jobEngineConnection = { connectionString: target.url };
   } else if ('instance' in target) {
     const { PrismaPGlite } = await import('pglite-prisma-adapter');
     const pglite = target.instance;
     await pglite.waitReady;
     factory = new PrismaPGlite(pglite);
+    plainSql = (onStatement) => pgliteSql(pglite, onStatement);
     closeDriver = () => pglite.close();
     jobEngineConnection = { db: { executeSql: pgliteExecutor(pglite) } };
   } else {
@@ -53,6 +68,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     const pglite = new PGlite(dir);
     await pglite.waitReady;
     factory = new PrismaPGlite(pglite);
+    plainSql = (onStatement) => pgliteSql(pglite, onStatement);
     jobEngineConnection = { db: { executeSql: pgliteExecutor(pglite) } };
     closeDriver = async () => {
       await pglite.close();
@@ -61,17 +77,18 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   }
 
   let statements = 0;
-  const counted = countingAdapterFactory(factory, () => {
+  const onStatement = () => {
     statements += 1;
     dbStatements.inc();
-  });
-  const prisma = new PrismaClient({ adapter: counted });
+  };
+  const prisma = new PrismaClient({ adapter: countingAdapterFactory(factory, onStatement) });
 
   return {
     kind: target.kind,
     prisma,
+    sql: plainSql(onStatement),
     jobEngineConnection,
-    migrate: () => applyMigrations(factory),
+    migrate: () => applyMigrations(migrationFactory ?? factory),
     statementCount: () => statements,
     async close() {
       await prisma.$disconnect();

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Sql } from '../db/sql.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { DialerControl } from './dialer/control.js';
 import type { EventBus } from './events.js';
@@ -19,6 +20,8 @@ export const systemClock: Clock = { now: () => new Date() };
 /** What the service layer runs on, the same for every caller. */
 export interface ServiceEnv {
   db: PrismaClient;
+  /** The same database in plain SQL, for the hot paths Prisma's cost per statement would slow (the dialer). */
+  sql: Sql;
   clock: Clock;
   log: Logger;
   settings: Settings;

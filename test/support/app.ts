@@ -70,6 +70,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const app = createApp({
     env: {
       db: db.prisma,
+      sql: db.sql,
       clock: options.clock ?? systemClock,
       log,
       settings: { ...defaultSettings, ...options.settings },
@@ -125,6 +126,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     url,
     db,
     prisma: db.prisma,
+    sql: db.sql,
     readiness,
     token,
     request,

@@ -12,6 +12,7 @@ export function ledgerContext(app: TestApp, settings: Partial<Settings> = {}): L
   const log = pino({ level: 'silent' });
   return {
     db: app.prisma,
+    sql: app.sql,
     clock: systemClock,
     log,
     settings: { ...defaultSettings, ...settings },

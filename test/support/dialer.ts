@@ -80,7 +80,7 @@ export class RecordingTelephony implements Telephony {
 
 export function dialerEnv(app: TestApp, clock: Clock): ServiceEnv {
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  return { db: app.prisma, clock, log, settings: { ...defaultSettings, callRateCentsPerMinute: 60 }, dialer: idleDialer, events: inProcessEventBus(log) };
+  return { db: app.prisma, sql: app.sql, clock, log, settings: { ...defaultSettings, callRateCentsPerMinute: 60 }, dialer: idleDialer, events: inProcessEventBus(log) };
 }
 
 /** A dialer driven by hand: wake-ups are collected, and run() ticks until nothing moves. */

@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../src/db/database.js';
+import { openTestDatabase } from './support/database.js';
+
+// The plain SQL beside Prisma gives the same JavaScript values on PostgreSQL and on PGlite, runs
+// transactions all or nothing, and counts its statements with Prisma's.
+
+let db: Database;
+beforeAll(async () => {
+  db = await openTestDatabase();
+});
+afterAll(() => db.close());
+
+describe('plain SQL', () => {
+  it('reads int8 as bigint, timestamps as Date and jsonb as values, whichever the database', async () => {
+    const [row] = await db.sql.query<{ big: bigint; small: number; at: Date; doc: unknown; text: string | null }>(
+      `SELECT 9007199254740993::int8 AS big, 7::int AS small, '2026-03-08T10:00:00Z'::timestamptz AS at,
+              '{"a":[1,"x"]}'::jsonb AS doc, NULL::text AS text`,
+    );
+    expect(row).toEqual({ big: 9007199254740993n, small: 7, at: new Date('2026-03-08T10:00:00Z'), doc: { a: [1, 'x'] }, text: null });
+    const [small] = await db.sql.query<{ big: bigint }>('SELECT 5::int8 AS big');
+    expect(small!.big).toBe(5n);
+  });
+
+  it('commits a transaction whose work succeeds and leaves nothing of one that throws', async () => {
+    const kept = randomUUID();
+    const dropped = randomUUID();
+    await db.sql.transaction((tx) => tx.query('INSERT INTO users (id) VALUES ($1::uuid)', [kept]));
+    await expect(
+      db.sql.transaction(async (tx) => {
+        await tx.query('INSERT INTO users (id) VALUES ($1::uuid)', [dropped]);
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    const rows = await db.sql.query<{ id: string }>('SELECT id FROM users WHERE id = ANY($1::uuid[])', [[kept, dropped]]);
+    expect(rows.map((r) => r.id)).toEqual([kept]);
+    // The pool is usable after a rollback.
+    expect(await db.sql.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+  });
+
+  it('rolls back when a statement fails, and reports the database error', async () => {
+    const id = randomUUID();
+    const failure = db.sql.transaction(async (tx) => {
+      await tx.query('INSERT INTO users (id) VALUES ($1::uuid)', [id]);
+      await tx.query('INSERT INTO users (id) VALUES ($1::uuid)', [id]);
+    });
+    await expect(failure).rejects.toThrow(/duplicate key/);
+    expect(await db.sql.query('SELECT id FROM users WHERE id = $1::uuid', [id])).toEqual([]);
+  });
+
+  it('counts its statements together with those Prisma sends', async () => {
+    const before = db.statementCount();
+    await db.sql.query('SELECT 1');
+    await db.sql.transaction((tx) => tx.query('SELECT 2'));
+    await db.prisma.user.count();
+    // One, then BEGIN, the statement and COMMIT, then Prisma's one.
+    expect(db.statementCount() - before).toBe(5);
+  });
+});
