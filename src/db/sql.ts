@@ -24,11 +24,22 @@ const pgTypes = {
     oid === INT8_OID ? (text: string) => BigInt(text) : pg.types.getTypeParser(oid, format),
 } as pg.CustomTypesConfig;
 
+/** Statements are prepared once per connection and planned from then on from their prepared form. */
+const MAX_PREPARED = 500;
+
 /** On PostgreSQL: statements through node-postgres on the pool Prisma uses too. */
 export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
+  // A statement's name stands for its text on every connection of the pool; texts are fixed in the
+  // code, and a text built at run time beyond the bound simply goes unprepared.
+  const names = new Map<string, string>();
+  const nameOf = (text: string) => {
+    let name = names.get(text);
+    if (!name && names.size < MAX_PREPARED) names.set(text, (name = `callflow_${names.size}`));
+    return name;
+  };
   const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, values?: readonly unknown[]) => {
     onStatement();
-    const result = await client.query({ text, values: values as unknown[] | undefined, types: pgTypes });
+    const result = await client.query({ name: nameOf(text), text, values: values as unknown[] | undefined, types: pgTypes });
     return result.rows as R[];
   };
   return {
