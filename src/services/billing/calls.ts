@@ -1,8 +1,10 @@
 import { z } from 'zod';
-import type { CreditHold, CreditTransaction, Prisma, PrismaClient } from '../../generated/prisma/client.js';
+import type { SqlSession } from '../../db/sql.js';
+import type { CreditHold, CreditTransaction, PrismaClient } from '../../generated/prisma/client.js';
 import { ConflictError, NotFoundError } from '../errors.js';
+import { uuidv7 } from '../ids.js';
 import { parseInput, uuid } from '../validation.js';
-import { effectiveCents, ledgerTransaction, lockAccount, MAX_CREDIT_CENTS, type Balances, type LedgerContext } from './ledger.js';
+import { effectiveCents, MAX_CREDIT_CENTS, type Balances, type LedgerContext } from './ledger.js';
 
 // How the dialer pays for calls: hold an estimate when a call starts, settle the real cost when it ends,
 // release the hold when it fails. Each step is idempotent per call attempt, so a repeated provider
@@ -34,10 +36,10 @@ export async function holdForCall(ctx: LedgerContext, raw: HoldForCallInput): Pr
   });
   if (!attempt) throw new NotFoundError('CallAttempt');
 
-  return ledgerTransaction(ctx.db, async (tx) => {
-    const account = await lockAccount(tx, input.userId);
-    const existing = await tx.creditHold.findUnique({ where: { callAttemptId: input.callAttemptId } });
-    if (existing) return existing;
+  await ctx.sql.transaction(async (tx) => {
+    const account = (await lockAccounts(tx, [input.userId])).get(input.userId)!;
+    const existing = await tx.query('SELECT 1 FROM credit_holds WHERE call_attempt_id = $1::uuid', [input.callAttemptId]);
+    if (existing.length) return;
     const available = effectiveCents(account);
     if (available < input.estimateCents) {
       throw new ConflictError(
@@ -45,11 +47,9 @@ export async function holdForCall(ctx: LedgerContext, raw: HoldForCallInput): Pr
         'insufficient_credits',
       );
     }
-    await tx.creditAccount.update({ where: { userId: input.userId }, data: { heldCents: { increment: input.estimateCents } } });
-    return tx.creditHold.create({
-      data: { userId: input.userId, callAttemptId: input.callAttemptId, amountCents: input.estimateCents, createdAt: ctx.clock.now() },
-    });
+    await holdCalls(tx, ctx.clock.now(), account, input.userId, [input.callAttemptId], input.estimateCents);
   });
+  return ctx.db.creditHold.findUniqueOrThrow({ where: { callAttemptId: input.callAttemptId } });
 }
 
 export const settleCallInput = z.object({ callAttemptId: uuid, durationSeconds: z.int().min(0) });
@@ -65,95 +65,46 @@ export type SettleCallInput = z.input<typeof settleCallInput>;
 export async function settleCall(ctx: LedgerContext, raw: SettleCallInput): Promise<CreditTransaction> {
   const input = parseInput(settleCallInput, raw);
   const hold = await findHold(ctx.db, input.callAttemptId);
-  await ledgerTransaction(ctx.db, async (tx) => {
-    const account = await lockAccount(tx, hold.userId);
-    await settleCallsWithin(tx, ctx, account, hold.userId, [{ ...input, campaignId: hold.callAttempt.campaignId }]);
-  });
+  const call = { ...input, userId: hold.userId, campaignId: hold.callAttempt.campaignId };
+  await ctx.sql.transaction(async (tx) => endCalls(tx, ctx, await lockAccounts(tx, [hold.userId]), [call], []));
   return ctx.db.creditTransaction.findFirstOrThrow({ where: { callAttemptId: input.callAttemptId, kind: 'call_charge' } });
 }
 
-export interface Settlement {
-  callAttemptId: string;
-  campaignId: string;
-  durationSeconds: number;
+/** Gives a failed call's hold back. Releasing twice, or after a settle, or with no hold, changes nothing. */
+export async function releaseHold(ctx: LedgerContext, callAttemptId: string): Promise<void> {
+  const id = parseInput(uuid, callAttemptId);
+  const hold = await ctx.db.creditHold.findUnique({ where: { callAttemptId: id }, select: { userId: true } });
+  if (!hold) return;
+  await ctx.sql.transaction(async (tx) => endCalls(tx, ctx, await lockAccounts(tx, [hold.userId]), [], [id]));
+}
+
+// The batch forms below are what the dialer uses, inside its own transactions, in plain SQL. Every
+// change to an account's balances or holds first locks its credit_accounts row (lockAccounts), so that
+// concurrent changes queue on that row instead of overwriting each other.
+
+/**
+ * Locks the credit accounts of these users (SELECT ... FOR UPDATE, in user id order) until the
+ * transaction ends, and reads their balances. A user without an account has nothing: zero balances,
+ * and no row to lock, since nothing can be held or charged against it.
+ */
+export async function lockAccounts(tx: SqlSession, userIds: string[]): Promise<Map<string, Balances>> {
+  const rows = await tx.query<{ user_id: string } & Balances>(
+    `SELECT user_id, balance_cents AS "balanceCents", included_remaining_cents AS "includedRemainingCents", held_cents AS "heldCents"
+     FROM credit_accounts WHERE user_id = ANY($1::uuid[]) ORDER BY user_id FOR UPDATE`,
+    [[...new Set(userIds)]],
+  );
+  const accounts = new Map<string, Balances>(rows.map(({ user_id, ...balances }) => [user_id, balances]));
+  for (const userId of userIds) if (!accounts.has(userId)) accounts.set(userId, { balanceCents: 0n, includedRemainingCents: 0n, heldCents: 0n });
+  return accounts;
 }
 
 /**
- * The dialer's batch form of settleCall, inside a transaction that holds the user's account lock
- * (`account` as lockAccount returned it): one ledger row per call, written together. Calls already
- * settled are skipped. Returns the cost charged per call attempt.
+ * Reserves `estimateCents` for each call attempt, against an account locked by lockAccounts whose
+ * effective balance the caller has checked covers them all.
  */
-export async function settleCallsWithin(
-  tx: Prisma.TransactionClient,
-  ctx: LedgerContext,
-  account: Balances,
-  userId: string,
-  settlements: Settlement[],
-): Promise<Map<string, bigint>> {
-  const holds = await tx.creditHold.findMany({
-    where: { callAttemptId: { in: settlements.map((s) => s.callAttemptId) }, userId },
-    select: { id: true, callAttemptId: true, status: true, amountCents: true },
-  });
-  const holdOf = new Map(holds.map((h) => [h.callAttemptId, h]));
-  const now = ctx.clock.now();
-  const rate = ctx.settings.callRateCentsPerMinute;
-  let balance = account.balanceCents;
-  let included = account.includedRemainingCents;
-  let released = 0n;
-  const charged = new Map<string, bigint>();
-  const rows: Prisma.CreditTransactionCreateManyInput[] = [];
-  for (const s of settlements) {
-    const hold = holdOf.get(s.callAttemptId);
-    if (!hold || hold.status === 'settled' || charged.has(s.callAttemptId)) continue;
-    const cost = callCostCents(s.durationSeconds, rate);
-    const fromIncluded = min(cost, included);
-    const fromPurchased = min(cost - fromIncluded, balance);
-    const unbilled = cost - fromIncluded - fromPurchased;
-    if (unbilled > 0n) ctx.log.warn({ callAttemptId: s.callAttemptId, unbilledCents: String(unbilled) }, 'call cost more than the credits left');
-    included -= fromIncluded;
-    balance -= fromPurchased;
-    if (hold.status === 'held') released += hold.amountCents;
-    charged.set(s.callAttemptId, fromIncluded + fromPurchased);
-    rows.push({
-      userId,
-      kind: 'call_charge',
-      amountCents: -(fromIncluded + fromPurchased),
-      balanceAfterCents: balance,
-      includedAfterCents: included,
-      description: describeCall(s.durationSeconds, rate, unbilled),
-      campaignId: s.campaignId,
-      callAttemptId: s.callAttemptId,
-      createdAt: now,
-    });
-  }
-  if (rows.length === 0) return charged;
-  await tx.creditHold.updateMany({
-    where: { callAttemptId: { in: [...charged.keys()] }, status: { not: 'settled' } },
-    data: { status: 'settled', closedAt: now },
-  });
-  await tx.creditAccount.update({
-    where: { userId },
-    data: {
-      balanceCents: { decrement: account.balanceCents - balance },
-      includedRemainingCents: { decrement: account.includedRemainingCents - included },
-      heldCents: { decrement: released },
-    },
-  });
-  await tx.creditTransaction.createMany({ data: rows });
-  account.balanceCents = balance;
-  account.includedRemainingCents = included;
-  account.heldCents -= released;
-  return charged;
-}
-
-/**
- * The dialer's batch form of holdForCall, inside a transaction that holds the user's account lock:
- * reserves `estimateCents` for each call attempt. The caller has checked, under the same lock, that the
- * effective balance covers them all.
- */
-export async function holdCallsWithin(
-  tx: Prisma.TransactionClient,
-  ctx: LedgerContext,
+export async function holdCalls(
+  tx: SqlSession,
+  now: Date,
   account: Balances,
   userId: string,
   callAttemptIds: string[],
@@ -162,42 +113,114 @@ export async function holdCallsWithin(
   if (callAttemptIds.length === 0) return;
   const total = estimateCents * BigInt(callAttemptIds.length);
   if (effectiveCents(account) < total) throw new ConflictError('Insufficient credits for these calls.', 'insufficient_credits');
-  const now = ctx.clock.now();
-  await tx.creditHold.createMany({
-    data: callAttemptIds.map((callAttemptId) => ({ userId, callAttemptId, amountCents: estimateCents, createdAt: now })),
-  });
-  await tx.creditAccount.update({ where: { userId }, data: { heldCents: { increment: total } } });
+  await tx.query(
+    `WITH holds AS (
+       INSERT INTO credit_holds (id, user_id, call_attempt_id, amount_cents, status, created_at)
+       SELECT h.id, $1::uuid, h.call_attempt_id, $4::bigint, 'held', $3 FROM unnest($2::uuid[], $5::uuid[]) AS h(call_attempt_id, id)
+     )
+     UPDATE credit_accounts SET held_cents = held_cents + $6::bigint, updated_at = $3 WHERE user_id = $1::uuid`,
+    [userId, callAttemptIds, now, estimateCents, callAttemptIds.map(() => uuidv7()), total],
+  );
   account.heldCents += total;
 }
 
-/** The dialer's batch form of releaseHold, inside a transaction that holds the user's account lock. */
-export async function releaseHoldsWithin(
-  tx: Prisma.TransactionClient,
-  ctx: LedgerContext,
-  account: Balances,
-  userId: string,
-  callAttemptIds: string[],
-): Promise<void> {
-  const held = await tx.creditHold.findMany({
-    where: { callAttemptId: { in: callAttemptIds }, userId, status: 'held' },
-    select: { id: true, amountCents: true },
-  });
-  if (held.length === 0) return;
-  const total = held.reduce((sum, h) => sum + h.amountCents, 0n);
-  await tx.creditHold.updateMany({ where: { id: { in: held.map((h) => h.id) } }, data: { status: 'released', closedAt: ctx.clock.now() } });
-  await tx.creditAccount.update({ where: { userId }, data: { heldCents: { decrement: total } } });
-  account.heldCents -= total;
+export interface CallEnd {
+  callAttemptId: string;
+  campaignId: string;
+  userId: string;
+  durationSeconds: number;
 }
 
-/** Gives a failed call's hold back. Releasing twice, or after a settle, or with no hold, changes nothing. */
-export async function releaseHold(ctx: LedgerContext, callAttemptId: string): Promise<void> {
-  const id = parseInput(uuid, callAttemptId);
-  const hold = await ctx.db.creditHold.findUnique({ where: { callAttemptId: id }, select: { userId: true } });
-  if (!hold) return;
-  await ledgerTransaction(ctx.db, async (tx) => {
-    const account = await lockAccount(tx, hold.userId);
-    await releaseHoldsWithin(tx, ctx, account, hold.userId, [id]);
+/**
+ * Ends calls against accounts locked by lockAccounts: each of `charged` writes its one `call_charge`
+ * (included credits first, then purchased ones, a shortfall written off) and closes its hold as
+ * settled; the holds of `released` (attempt ids) are given back. Calls already settled are skipped, so
+ * repeating an end changes nothing; a charge after a release still charges, since the call happened.
+ * Returns the cost charged per call attempt.
+ */
+export async function endCalls(
+  tx: SqlSession,
+  ctx: LedgerContext,
+  accounts: Map<string, Balances>,
+  charged: CallEnd[],
+  released: string[],
+): Promise<Map<string, bigint>> {
+  const holds = await tx.query<{ call_attempt_id: string; user_id: string; status: string; amount_cents: bigint }>(
+    'SELECT call_attempt_id, user_id, status::text, amount_cents FROM credit_holds WHERE call_attempt_id = ANY($1::uuid[])',
+    [[...charged.map((c) => c.callAttemptId), ...released]],
+  );
+  const holdOf = new Map(holds.map((h) => [h.call_attempt_id, h]));
+  const now = ctx.clock.now();
+  const rate = ctx.settings.callRateCentsPerMinute;
+  const costs = new Map<string, bigint>();
+  const ledger: Record<string, unknown>[] = [];
+  const changes = new Map<string, { purchased: bigint; included: bigint; released: bigint }>();
+  const changeOf = (userId: string) => {
+    let change = changes.get(userId);
+    if (!change) changes.set(userId, (change = { purchased: 0n, included: 0n, released: 0n }));
+    return change;
+  };
+
+  for (const call of charged) {
+    const hold = holdOf.get(call.callAttemptId);
+    if (!hold || hold.user_id !== call.userId || hold.status === 'settled' || costs.has(call.callAttemptId)) continue;
+    const account = accounts.get(call.userId)!;
+    const change = changeOf(call.userId);
+    const cost = callCostCents(call.durationSeconds, rate);
+    const fromIncluded = min(cost, account.includedRemainingCents);
+    const fromPurchased = min(cost - fromIncluded, account.balanceCents);
+    const unbilled = cost - fromIncluded - fromPurchased;
+    if (unbilled > 0n) ctx.log.warn({ callAttemptId: call.callAttemptId, unbilledCents: String(unbilled) }, 'call cost more than the credits left');
+    account.includedRemainingCents -= fromIncluded;
+    account.balanceCents -= fromPurchased;
+    change.included += fromIncluded;
+    change.purchased += fromPurchased;
+    if (hold.status === 'held') change.released += hold.amount_cents;
+    costs.set(call.callAttemptId, fromIncluded + fromPurchased);
+    ledger.push({
+      id: uuidv7(),
+      user_id: call.userId,
+      amount_cents: String(-(fromIncluded + fromPurchased)),
+      balance_after_cents: String(account.balanceCents),
+      included_after_cents: String(account.includedRemainingCents),
+      description: describeCall(call.durationSeconds, rate, unbilled),
+      campaign_id: call.campaignId,
+      call_attempt_id: call.callAttemptId,
+    });
+  }
+  const releasing = released.flatMap((id) => {
+    const hold = holdOf.get(id);
+    if (hold?.status !== 'held' || costs.has(id)) return [];
+    changeOf(hold.user_id).released += hold.amount_cents;
+    return [id];
   });
+  if (changes.size === 0) return costs;
+
+  for (const [userId, change] of changes) accounts.get(userId)!.heldCents -= change.released;
+  await tx.query(
+    `WITH settled AS (
+       UPDATE credit_holds SET status = 'settled', closed_at = $4 WHERE call_attempt_id = ANY($1::uuid[]) AND status <> 'settled'
+     ), released AS (
+       UPDATE credit_holds SET status = 'released', closed_at = $4 WHERE call_attempt_id = ANY($2::uuid[]) AND status = 'held'
+     ), ledger AS (
+       INSERT INTO credit_transactions (id, user_id, kind, amount_cents, balance_after_cents, included_after_cents, description, campaign_id, call_attempt_id, created_at)
+       SELECT r.id, r.user_id, 'call_charge', r.amount_cents, r.balance_after_cents, r.included_after_cents, r.description, r.campaign_id, r.call_attempt_id, $4
+       FROM jsonb_to_recordset($3::jsonb) AS r(id uuid, user_id uuid, amount_cents bigint, balance_after_cents bigint, included_after_cents bigint,
+                                               description text, campaign_id uuid, call_attempt_id uuid)
+     )
+     UPDATE credit_accounts a SET balance_cents = a.balance_cents - d.purchased, included_remaining_cents = a.included_remaining_cents - d.included,
+       held_cents = a.held_cents - d.released, updated_at = $4
+     FROM jsonb_to_recordset($5::jsonb) AS d(user_id uuid, purchased bigint, included bigint, released bigint)
+     WHERE a.user_id = d.user_id`,
+    [
+      [...costs.keys()],
+      releasing,
+      JSON.stringify(ledger),
+      now,
+      JSON.stringify([...changes].map(([userId, c]) => ({ user_id: userId, purchased: String(c.purchased), included: String(c.included), released: String(c.released) }))),
+    ],
+  );
+  return costs;
 }
 
 async function findHold(db: PrismaClient, callAttemptId: string) {

@@ -11,7 +11,7 @@ type Tx = Prisma.TransactionClient;
 export const STARTABLE_STATUSES: readonly CampaignStatus[] = ['draft', 'scheduled', 'paused'];
 
 /**
- * Locks the campaign's contact group, then the campaign (both FOR UPDATE): the order deleteGroup takes
+ * Locks the campaign's contact group, then the campaign (both FOR NO KEY UPDATE): the order deleteGroup takes
  * them in, so the two never wait on each other, and the group cannot be deleted under a campaign that
  * is starting.
  */
@@ -19,7 +19,7 @@ export async function lockForStart(tx: Tx, id: string): Promise<Campaign> {
   const [current] = await tx.$queryRaw<{ groupId: string }[]>`
     SELECT contact_group_id AS "groupId" FROM campaigns WHERE id = ${id}::uuid`;
   if (!current) throw new NotFoundError('Campaign');
-  await tx.$queryRaw`SELECT id FROM contact_groups WHERE id = ${current.groupId}::uuid FOR UPDATE`;
+  await tx.$queryRaw`SELECT id FROM contact_groups WHERE id = ${current.groupId}::uuid FOR NO KEY UPDATE`;
   const campaign = await lockCampaign(tx, id);
   if (campaign.contactGroupId !== current.groupId) {
     throw new ConflictError('The campaign was edited while it was starting; try again.', 'campaign_changed');
@@ -58,7 +58,7 @@ export async function assertCanCall(tx: Tx, campaign: Campaign): Promise<void> {
 /**
  * Starts (or resumes) a campaign now, inside the caller's transaction; dispatch calls it, and the
  * dialer calls it when a scheduled campaign's `started_at` arrives. Contract:
- * - Takes the contact group's lock, then the campaign's (FOR UPDATE). Call it holding no lock on
+ * - Takes the contact group's lock, then the campaign's (FOR NO KEY UPDATE). Call it holding no lock on
  *   another campaign or group, and take campaign_contacts rows only after it.
  * - A running campaign is returned unchanged. A draft, scheduled or paused one becomes `running`
  *   (`paused_reason` cleared; `started_at` = `now` on a first start, kept on a resume) and the group's

@@ -1,3 +1,4 @@
+import type { SqlSession } from '../../db/sql.js';
 import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 
@@ -32,12 +33,15 @@ export function refusal(status: CampaignStatus, rule: string): ConflictError {
 }
 
 /**
- * Locks the campaign row (SELECT ... FOR UPDATE) until the transaction ends and reads it, so that its
- * state cannot change between the check and the write. Lock order everywhere: contact group, then
- * campaign, then its campaign_contacts rows.
+ * Locks the campaign row (SELECT ... FOR NO KEY UPDATE) until the transaction ends and reads it, so that
+ * its state cannot change between the check and the write. Lock order everywhere: contact group, then
+ * campaign, then its campaign_contacts rows. NO KEY: every writer of campaigns still waits for it, but
+ * the foreign-key checks of rows that point at the campaign (attempts, ledger rows, appointments) do
+ * not, so a transaction that holds a credit account and writes such rows never waits for a tick that
+ * holds the campaign and waits for that account.
  */
 export async function lockCampaign(tx: Prisma.TransactionClient, id: string): Promise<Campaign> {
-  const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM campaigns WHERE id = ${id}::uuid FOR UPDATE`;
+  const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM campaigns WHERE id = ${id}::uuid FOR NO KEY UPDATE`;
   if (locked.length === 0) throw new NotFoundError('Campaign');
   return tx.campaign.findUniqueOrThrow({ where: { id } });
 }
@@ -49,9 +53,13 @@ export async function lockCampaign(tx: Prisma.TransactionClient, id: string): Pr
  * calling; dispatch resumes it. Returns false when it was neither running nor scheduled.
  */
 export async function pauseForReason(tx: Prisma.TransactionClient, id: string, reason: PausedReason): Promise<boolean> {
-  const { count } = await tx.campaign.updateMany({
-    where: { id, status: { in: ['running', 'scheduled'] } },
-    data: { status: 'paused', pausedReason: reason },
-  });
-  return count > 0;
+  return (await tx.$executeRawUnsafe(PAUSE_SQL, id, reason)) > 0;
 }
+
+/** pauseForReason in a plain SQL transaction (the dialer's). */
+export async function pauseForReasonSql(tx: SqlSession, id: string, reason: PausedReason): Promise<boolean> {
+  return (await tx.query(PAUSE_SQL, [id, reason])).length > 0;
+}
+
+const PAUSE_SQL = `UPDATE campaigns SET status = 'paused', paused_reason = $2, updated_at = now()
+  WHERE id = $1::uuid AND status IN ('running', 'scheduled') RETURNING id`;

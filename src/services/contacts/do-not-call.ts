@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import type { SqlSession } from '../../db/sql.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
 import { NotFoundError, ValidationError } from '../errors.js';
+import { uuidv7 } from '../ids.js';
 import { INVALID_PHONE_MESSAGE, toE164 } from '../phone.js';
 import { parseInput, type RawInput } from '../validation.js';
 
@@ -64,6 +66,37 @@ export async function putOnList(tx: Tx, userId: string, phoneNumber: string, rea
   });
   await tx.contact.updateMany({ where: { userId, phoneNumber, status: 'active' }, data: { status: 'do_not_call' } });
   return entry;
+}
+
+export interface ListedNumber {
+  userId: string;
+  phoneNumber: string;
+}
+
+/**
+ * putOnList for many numbers in two steps, for the dialer: the entries inside its transaction (the
+ * dialer skips listed numbers from then on), then their contacts (markListed) after it committed, so
+ * that marking, which may wait for contact rows a tick holds, happens while the dialer holds no lock.
+ */
+export async function addToList(tx: SqlSession, numbers: ListedNumber[], reason: string, source: 'call'): Promise<void> {
+  if (numbers.length === 0) return;
+  await tx.query(
+    `INSERT INTO do_not_call_entries (id, user_id, phone_number, source, reason, created_at)
+     SELECT n.id, n.user_id, n.phone_number, $4, $5, now() FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS n(id, user_id, phone_number)
+     ON CONFLICT (user_id, phone_number) DO NOTHING`,
+    [numbers.map(() => uuidv7()), numbers.map((n) => n.userId), numbers.map((n) => n.phoneNumber), source, reason],
+  );
+}
+
+/** Marks the active contacts of listed numbers `do_not_call`, in every group. */
+export async function markListed(sql: SqlSession, numbers: ListedNumber[]): Promise<void> {
+  if (numbers.length === 0) return;
+  await sql.query(
+    `UPDATE contacts c SET status = 'do_not_call', updated_at = now()
+     FROM unnest($1::uuid[], $2::text[]) AS n(user_id, phone_number)
+     WHERE c.user_id = n.user_id AND c.phone_number = n.phone_number AND c.status = 'active'`,
+    [numbers.map((n) => n.userId), numbers.map((n) => n.phoneNumber)],
+  );
 }
 
 /** Takes a number off the list; its contacts become callable again. */

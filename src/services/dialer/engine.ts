@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
-import type { CallStatus, Prisma } from '../../generated/prisma/client.js';
-import { holdCallsWithin, releaseHoldsWithin, settleCallsWithin } from '../billing/calls.js';
-import { effectiveCents, lockAccount, type Balances } from '../billing/ledger.js';
-import { putOnList } from '../contacts/do-not-call.js';
+import type { SqlSession } from '../../db/sql.js';
+import type { CallStatus } from '../../generated/prisma/client.js';
+import { endCalls, holdCalls, lockAccounts } from '../billing/calls.js';
+import { effectiveCents } from '../billing/ledger.js';
+import { addToList, markListed, type ListedNumber } from '../contacts/do-not-call.js';
 import { readData } from '../contacts/fields.js';
 import { startCampaign } from '../campaigns/start.js';
-import { pauseForReason, type PausedReason } from '../campaigns/states.js';
+import { pauseForReason, pauseForReasonSql, type PausedReason } from '../campaigns/states.js';
 import type { ServiceEnv } from '../context.js';
 import { ConflictError } from '../errors.js';
 import { uuidv7 } from '../ids.js';
@@ -19,6 +20,8 @@ import { isOpen, localDate, nextOpening, windowOf } from './window.js';
 // The dialer: claims contacts and places calls (tick), applies finished calls (report/flush), and
 // repairs what time breaks (sweep). Every rule that concurrency could break is decided inside a
 // transaction that holds the campaign's row lock, so any number of workers may run ticks at once.
+// Its hot path is plain SQL (env.sql), a few batched statements per tick and per batch of results:
+// through Prisma the same work cost several times the CPU.
 
 export interface DialerOptions {
   /** How long a call may hold its slot without reporting back before it counts as failed. */
@@ -29,29 +32,57 @@ export interface DialerOptions {
   breakerWindow: number;
   /** ...and pauses it when at least this share of them failed. */
   breakerThreshold: number;
+  /**
+   * The most calls one tick claims. A busy campaign's free slots are then taken by several ticks, which
+   * the workers sharing it run side by side, instead of all by whichever tick comes first.
+   */
+  callsPerTick: number;
 }
 
-export const DEFAULT_DIALER_OPTIONS: DialerOptions = { leaseSeconds: 300, holdMinutes: 5, breakerWindow: 20, breakerThreshold: 0.8 };
+export const DEFAULT_DIALER_OPTIONS: DialerOptions = { leaseSeconds: 300, holdMinutes: 5, breakerWindow: 20, breakerThreshold: 0.8, callsPerTick: 50 };
 
 /** Asks for a tick of the campaign now, or at `at`. */
 export type Wake = (campaignId: string, at?: Date) => void;
 
-/** Dialer transactions queue on a campaign's and an account's row locks, longer than Prisma's 2 s / 5 s allow. */
+/** Scheduled starts queue on a campaign's and an account's row locks, longer than Prisma's 2 s / 5 s allow. */
 const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 };
 
-const FINISHED: CallStatus[] = ['completed', 'no_answer', 'busy', 'failed', 'voicemail', 'canceled'];
 const UNFINISHED: CallStatus[] = ['queued', 'ringing', 'in_progress'];
 
 interface CampaignRow {
-  id: string;
   user_id: string;
-  agent_id: string;
   status: string;
   concurrent_calls: number;
   timezone: string;
   calling_hours: unknown;
   active_days: unknown;
-  started_at: Date | null;
+}
+
+interface AgentRow {
+  agent_active: boolean;
+  provider_agent_id: string | null;
+  from_number: string | null;
+  in_flight: number;
+}
+
+/** A finished call's attempt, locked, with what deciding its contact's next step needs. */
+interface FinishedRow {
+  id: string;
+  user_id: string;
+  campaign_id: string;
+  contact_id: string;
+  cc_id: string;
+  attempts: number;
+  first_attempt_at: Date;
+  contact_timezone: string | null;
+  phone_number: string;
+  contact_data: unknown;
+  campaign_timezone: string;
+  calling_hours: unknown;
+  active_days: unknown;
+  schedule_config: unknown;
+  max_retry_days: number;
+  attempt_times: Date[];
 }
 
 interface Candidate {
@@ -84,98 +115,115 @@ export class Dialer {
     const estimate = BigInt(this.options.holdMinutes * this.env.settings.callRateCentsPerMinute);
     // The campaign paused, or contacts were found uncallable: its status or progress changed.
     let changed = false;
-    const claim = await retryOnConflict(() => this.env.db.$transaction(
-      async (tx) => {
-        const [campaign] = await tx.$queryRaw<CampaignRow[]>`
-          SELECT id, user_id, agent_id, status, concurrent_calls, timezone, calling_hours, active_days, started_at
-          FROM campaigns WHERE id = ${campaignId}::uuid FOR UPDATE`;
-        if (campaign?.status !== 'running') return null;
+    const claim = await retryOnConflict(() => this.env.sql.transaction(async (tx) => {
+      const [campaign] = await tx.query<CampaignRow>(
+        `SELECT user_id, status::text, concurrent_calls, timezone, calling_hours, active_days FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE`,
+        [campaignId],
+      );
+      if (campaign?.status !== 'running') return null;
+      // Read after the campaign's lock is held (a statement of its own, so that it sees what the ticks
+      // before this one committed): no other tick can add a call until this one commits.
+      const [{ agent_active, provider_agent_id, from_number, in_flight }] = (await tx.query<AgentRow>(
+        `SELECT a.is_active AS agent_active, a.provider_agent_id, p.number AS from_number,
+                (SELECT count(*)::int FROM campaign_contacts WHERE campaign_id = $1::uuid AND state = 'dialing') AS in_flight
+         FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id
+         WHERE k.id = $1::uuid`,
+        [campaignId],
+      )) as [AgentRow];
+      if (!agent_active || !from_number) {
+        changed = await pauseForReasonSql(tx, campaignId, agent_active ? 'agent_has_no_phone_number' : 'agent_archived');
+        return null;
+      }
+      const free = campaign.concurrent_calls - in_flight;
+      // Every slot is taken: the calls in flight wake the campaign when they end.
+      if (free <= 0) return null;
+      const slots = Math.min(free, this.options.callsPerTick);
 
-        const agent = await tx.agent.findUniqueOrThrow({
-          where: { id: campaign.agent_id },
-          select: { isActive: true, providerAgentId: true, primaryPhoneNumber: { select: { number: true } } },
-        });
-        if (!agent.isActive || !agent.primaryPhoneNumber) {
-          changed = await pauseForReason(tx, campaignId, agent.isActive ? 'agent_has_no_phone_number' : 'agent_archived');
-          return null;
+      // Locking the contact rows (skipping those another tick holds) and checking that no other
+      // campaign is dialing them makes "never two calls at once to one person" hold across campaigns.
+      // A number on the do-not-call list is skipped even before its contacts are marked. Skipping
+      // locked rows means a tick never waits on a contact, so the lock order of every dialer
+      // transaction (campaign, then account; result batches: attempts, then accounts) cannot deadlock.
+      const limit = slots * 3;
+      const candidates = await tx.query<Candidate>(
+        `SELECT cc.id, cc.contact_id, cc.attempts, c.phone_number,
+                CASE WHEN d.id IS NULL THEN c.status::text ELSE 'do_not_call' END AS status, c.timezone, c.data
+         FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
+         LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
+         WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $2
+           AND NOT EXISTS (SELECT 1 FROM campaign_contacts o WHERE o.contact_id = cc.contact_id AND o.state = 'dialing')
+         ORDER BY cc.next_attempt_at
+         LIMIT $3
+         FOR NO KEY UPDATE OF cc, c SKIP LOCKED`,
+        [campaignId, now, limit],
+      );
+
+      const window = windowOf(campaign.calling_hours, campaign.active_days);
+      const uncallable: { id: string; outcome: string }[] = [];
+      const waiting: { id: string; next_attempt_at: Date }[] = [];
+      const ready: Candidate[] = [];
+      for (const candidate of candidates) {
+        // Checked again right before dialing: the contact may have changed since it was enrolled.
+        if (candidate.status !== 'active' || !candidate.phone_number) {
+          uncallable.push({ id: candidate.id, outcome: candidate.status === 'do_not_call' ? 'do_not_call' : 'invalid' });
+          continue;
         }
-        const [{ in_flight } = { in_flight: 0 }] = await tx.$queryRaw<{ in_flight: number }[]>`
-          SELECT count(*)::int AS in_flight FROM campaign_contacts WHERE campaign_id = ${campaignId}::uuid AND state = 'dialing'`;
-        const slots = campaign.concurrent_calls - in_flight;
-        // Every slot is taken: the calls in flight wake the campaign when they end.
-        if (slots <= 0) return null;
+        const zone = candidate.timezone ?? campaign.timezone;
+        if (!isOpen(now, zone, window)) waiting.push({ id: candidate.id, next_attempt_at: nextOpening(now, zone, window) });
+        else if (ready.length < slots) ready.push(candidate);
+      }
+      if (uncallable.length || waiting.length) {
+        await setAside(tx, uncallable, waiting, now);
+        if (uncallable.length) changed = true;
+      }
 
-        // Locking the contact rows (skipping those another tick holds) and checking that no other
-        // campaign is dialing them makes "never two calls at once to one person" hold across campaigns.
-        // A number on the do-not-call list is skipped even before its contacts are marked. Skipping
-        // locked rows means a tick never waits on a contact, so the lock order of every dialer
-        // transaction (campaign, then account; result batches: account only) cannot deadlock.
-        const limit = slots * 3;
-        const candidates = await tx.$queryRaw<Candidate[]>`
-          SELECT cc.id, cc.contact_id, cc.attempts, c.phone_number,
-                 CASE WHEN d.id IS NULL THEN c.status::text ELSE 'do_not_call' END AS status, c.timezone, c.data
-          FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
-          LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
-          WHERE cc.campaign_id = ${campaignId}::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= ${now}
-            AND NOT EXISTS (SELECT 1 FROM campaign_contacts o WHERE o.contact_id = cc.contact_id AND o.state = 'dialing')
-          ORDER BY cc.next_attempt_at
-          LIMIT ${limit}
-          FOR UPDATE OF cc, c SKIP LOCKED`;
+      const account = (await lockAccounts(tx, [campaign.user_id])).get(campaign.user_id)!;
+      const affordable = Number(effectiveCents(account) / estimate);
+      const chosen = ready.slice(0, Math.max(0, affordable));
+      if (chosen.length < ready.length && chosen.length === 0 && in_flight === 0) {
+        changed = await pauseForReasonSql(tx, campaignId, 'insufficient_credits');
+        return null;
+      }
+      if (chosen.length === 0) return { calls: [], more: false };
 
-        const window = windowOf(campaign.calling_hours, campaign.active_days);
-        const uncallable: { id: string; outcome: string }[] = [];
-        const waiting: { id: string; next_attempt_at: Date }[] = [];
-        const ready: Candidate[] = [];
-        for (const candidate of candidates) {
-          // Checked again right before dialing: the contact may have changed since it was enrolled.
-          if (candidate.status !== 'active' || !candidate.phone_number) {
-            uncallable.push({ id: candidate.id, outcome: candidate.status === 'do_not_call' ? 'do_not_call' : 'invalid' });
-            continue;
-          }
-          const zone = candidate.timezone ?? campaign.timezone;
-          if (!isOpen(now, zone, window)) waiting.push({ id: candidate.id, next_attempt_at: nextOpening(now, zone, window) });
-          else if (ready.length < slots) ready.push(candidate);
-        }
-        if (uncallable.length) {
-          await finishContacts(tx, uncallable);
-          changed = true;
-        }
-        if (waiting.length) await deferContacts(tx, waiting);
-
-        const account = await lockAccount(tx, campaign.user_id);
-        const affordable = Number(effectiveCents(account) / estimate);
-        const chosen = ready.slice(0, Math.max(0, affordable));
-        if (chosen.length < ready.length && chosen.length === 0 && in_flight === 0) {
-          changed = await pauseForReason(tx, campaignId, 'insufficient_credits');
-          return null;
-        }
-        if (chosen.length === 0) return { calls: [], more: false };
-
-        const leaseUntil = new Date(now.getTime() + this.options.leaseSeconds * 1000);
-        const from = agent.primaryPhoneNumber.number;
-        const calls = chosen.map((c) => ({
-          id: uuidv7(),
-          campaignContactId: c.id,
-          contactId: c.contact_id,
-          attemptNumber: c.attempts + 1,
-          to: c.phone_number!,
-          variables: variablesOf(c.data),
-        }));
-        await tx.$executeRaw`
-          INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, from_number, lease_expires_at, created_at, updated_at)
-          SELECT r.id, ${campaign.user_id}::uuid, ${campaignId}::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, ${from}, ${leaseUntil}, ${now}, ${now}
-          FROM jsonb_to_recordset(${JSON.stringify(calls.map((c) => ({ id: c.id, contact_id: c.contactId, attempt_number: c.attemptNumber, to_number: c.to })))}::jsonb)
-            AS r(id uuid, contact_id uuid, attempt_number int, to_number text)`;
-        await tx.$executeRaw`
-          UPDATE campaign_contacts SET state = 'dialing', attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, ${now}),
-            last_attempt_at = ${now}, lease_expires_at = ${leaseUntil}, updated_at = ${now}
-          WHERE id IN (SELECT (jsonb_array_elements_text(${JSON.stringify(calls.map((c) => c.campaignContactId))}::jsonb))::uuid)`;
-        await holdCallsWithin(tx, this.env, account, campaign.user_id, calls.map((c) => c.id), estimate);
-        // Only when this tick spent its look on contacts it could not call is there more to do now.
-        return { calls, from, providerAgentId: agent.providerAgentId, more: candidates.length === limit && chosen.length < slots };
-      },
-      TRANSACTION_OPTIONS,
-    ));
+      const leaseUntil = new Date(now.getTime() + this.options.leaseSeconds * 1000);
+      const calls = chosen.map((c) => ({
+        id: uuidv7(),
+        campaignContactId: c.id,
+        contactId: c.contact_id,
+        attemptNumber: c.attempts + 1,
+        to: c.phone_number!,
+        variables: variablesOf(c.data),
+      }));
+      await tx.query(
+        `WITH attempts AS (
+           INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, from_number, lease_expires_at, created_at, updated_at)
+           SELECT r.id, $2::uuid, $3::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, $4, $5, $6, $6
+           FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, contact_id uuid, attempt_number int, to_number text)
+         )
+         UPDATE campaign_contacts SET state = 'dialing', attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, $6),
+           last_attempt_at = $6, lease_expires_at = $5, updated_at = $6
+         WHERE id = ANY($7::uuid[])`,
+        [
+          JSON.stringify(calls.map((c) => ({ id: c.id, contact_id: c.contactId, attempt_number: c.attemptNumber, to_number: c.to }))),
+          campaign.user_id,
+          campaignId,
+          from_number,
+          leaseUntil,
+          now,
+          calls.map((c) => c.campaignContactId),
+        ],
+      );
+      await holdCalls(tx, now, account, campaign.user_id, calls.map((c) => c.id), estimate);
+      // There is more to do now when this tick spent its look on contacts it could not call, or took
+      // as many calls as a tick may while more slots are free.
+      return {
+        calls,
+        from: from_number,
+        providerAgentId: provider_agent_id,
+        more: (candidates.length === limit && chosen.length < slots) || (chosen.length === slots && free > slots),
+      };
+    }));
     if (changed || claim?.calls.length) this.announce(campaignId, claim?.calls.map((c) => c.id) ?? []);
     if (!claim) return 0;
 
@@ -219,10 +267,15 @@ export class Dialer {
       this.wake(campaignId, dueAt);
     }
     if (placed.length) {
-      await this.env.db.$executeRaw`
-        UPDATE call_attempts SET provider_call_id = r.provider_call_id, status = 'ringing', started_at = now(), updated_at = now()
-        FROM jsonb_to_recordset(${JSON.stringify(placed)}::jsonb) AS r(id uuid, provider_call_id text)
-        WHERE call_attempts.id = r.id AND call_attempts.status = 'queued'`;
+      // A result may have been applied already (an instant call): its status stays, its call id is kept.
+      // Rows are locked in id order, as result batches lock them, so the two cannot deadlock.
+      await this.env.sql.query(
+        `UPDATE call_attempts a SET provider_call_id = r.provider_call_id, started_at = coalesce(a.started_at, now()), updated_at = now(),
+           status = CASE WHEN a.status = 'queued' THEN 'ringing'::"CallStatus" ELSE a.status END
+         FROM (SELECT id FROM call_attempts WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE) l, unnest($1::uuid[], $2::text[]) AS r(id, provider_call_id)
+         WHERE a.id = l.id AND a.id = r.id`,
+        [placed.map((p) => p.id), placed.map((p) => p.provider_call_id)],
+      );
     }
   }
 
@@ -256,143 +309,130 @@ export class Dialer {
     this.pending = [];
     if (batch.length === 0) return;
     const now = this.env.clock.now();
-    const touched = await retryOnConflict(() => this.env.db.$transaction(
-      async (tx) => {
-        const results = new Map(batch.map((r) => [r.attemptId, r]));
-        const owners = await tx.$queryRaw<{ user_id: string }[]>`
-          SELECT DISTINCT user_id FROM call_attempts
-          WHERE id IN (SELECT (jsonb_array_elements_text(${JSON.stringify([...results.keys()])}::jsonb))::uuid) ORDER BY user_id`;
-        const accounts = new Map<string, Balances>();
-        for (const { user_id } of owners) accounts.set(user_id, await lockAccount(tx, user_id));
-        const finished = await tx.$queryRaw<{ id: string; user_id: string; campaign_id: string; contact_id: string }[]>`
-          UPDATE call_attempts SET status = r.status::"CallStatus", duration_seconds = r.duration_seconds, summary = r.summary,
-            sentiment = coalesce(r.sentiment, 'unknown')::"Sentiment", disconnect_reason = r.disconnect_reason,
-            recording_url = r.recording_url, transcript = r.transcript, analysis = coalesce(r.analysis, '{}'::jsonb),
-            ended_at = ${now}, lease_expires_at = NULL, pending_result = NULL, updated_at = ${now}
-          FROM jsonb_to_recordset(${JSON.stringify(
-            [...results.values()].map((r) => ({
-              id: r.attemptId,
-              status: r.status,
-              duration_seconds: r.durationSeconds,
-              summary: r.summary ?? null,
-              sentiment: r.sentiment ?? null,
-              disconnect_reason: r.disconnectReason ?? null,
-              recording_url: r.recordingUrl ?? null,
-              transcript: r.transcript ?? null,
-              analysis: r.analysis ?? null,
-            })),
-          )}::jsonb) AS r(id uuid, status text, duration_seconds int, summary text, sentiment text, disconnect_reason text,
-                          recording_url text, transcript text, analysis jsonb)
-          WHERE call_attempts.id = r.id AND call_attempts.status IN ('queued', 'ringing', 'in_progress')
-          RETURNING call_attempts.id, call_attempts.user_id, call_attempts.campaign_id, call_attempts.contact_id`;
-        if (finished.length === 0) return null;
+    const results = new Map(batch.map((r) => [r.attemptId, r]));
+    const touched = await retryOnConflict(() => this.env.sql.transaction(async (tx) => {
+      // The attempts still unfinished, locked in id order, then their owners' accounts: the order every
+      // dialer transaction takes them in.
+      const finished = await tx.query<FinishedRow>(
+        `SELECT a.id, a.user_id, a.campaign_id, a.contact_id, cc.id AS cc_id, cc.attempts, cc.first_attempt_at,
+                c.timezone AS contact_timezone, c.phone_number, c.data AS contact_data,
+                k.timezone AS campaign_timezone, k.calling_hours, k.active_days, k.schedule_config, k.max_retry_days,
+                (SELECT array_agg(p.created_at) FROM call_attempts p WHERE p.campaign_id = a.campaign_id AND p.contact_id = a.contact_id) AS attempt_times
+         FROM call_attempts a
+         JOIN campaign_contacts cc ON cc.campaign_id = a.campaign_id AND cc.contact_id = a.contact_id
+         JOIN contacts c ON c.id = a.contact_id
+         JOIN campaigns k ON k.id = a.campaign_id
+         WHERE a.id = ANY($1::uuid[]) AND a.status IN ('queued', 'ringing', 'in_progress')
+         ORDER BY a.id
+         FOR NO KEY UPDATE OF a`,
+        [[...results.keys()]],
+      );
+      if (finished.length === 0) return null;
 
-        const contexts = await tx.$queryRaw<
-          {
-            id: string; cc_id: string; attempts: number; first_attempt_at: Date; contact_timezone: string | null; phone_number: string;
-            contact_data: unknown; campaign_timezone: string; calling_hours: unknown; active_days: unknown; schedule_config: unknown;
-            max_retry_days: number; attempt_times: Date[];
-          }[]
-        >`
-          SELECT a.id, cc.id AS cc_id, cc.attempts, cc.first_attempt_at, c.timezone AS contact_timezone, c.phone_number, c.data AS contact_data,
-                 k.timezone AS campaign_timezone, k.calling_hours, k.active_days, k.schedule_config, k.max_retry_days,
-                 (SELECT array_agg(p.created_at) FROM call_attempts p WHERE p.campaign_id = a.campaign_id AND p.contact_id = a.contact_id) AS attempt_times
-          FROM call_attempts a
-          JOIN campaign_contacts cc ON cc.campaign_id = a.campaign_id AND cc.contact_id = a.contact_id
-          JOIN contacts c ON c.id = a.contact_id
-          JOIN campaigns k ON k.id = a.campaign_id
-          WHERE a.id IN (SELECT (jsonb_array_elements_text(${JSON.stringify(finished.map((f) => f.id))}::jsonb))::uuid)`;
-        const contextOf = new Map(contexts.map((c) => [c.id, c]));
-
-        const costs = new Map<string, bigint>();
-        for (const [userId, account] of accounts) {
-          const mine = finished.filter((f) => f.user_id === userId);
-          if (mine.length === 0) continue;
-          const talked = mine.filter((f) => results.get(f.id)!.durationSeconds > 0);
-          const charged = await settleCallsWithin(
-            tx,
-            this.env,
-            account,
-            userId,
-            talked.map((f) => ({ callAttemptId: f.id, campaignId: f.campaign_id, durationSeconds: results.get(f.id)!.durationSeconds })),
+      const contacts: { id: string; state: string; outcome: string | null; next_attempt_at: Date | null; last_status: string }[] = [];
+      const blocked: ListedNumber[] = [];
+      const appointments: Record<string, unknown>[] = [];
+      for (const f of finished) {
+        const result = results.get(f.id)!;
+        const zone = f.contact_timezone ?? f.campaign_timezone;
+        if (result.doNotCall) {
+          blocked.push({ userId: f.user_id, phoneNumber: f.phone_number });
+          contacts.push({ id: f.cc_id, state: 'done', outcome: 'do_not_call', next_attempt_at: null, last_status: result.status });
+        } else if (result.invalidDestination) {
+          contacts.push({ id: f.cc_id, state: 'done', outcome: 'invalid', next_attempt_at: null, last_status: result.status });
+        } else {
+          const today = localDate(now, zone);
+          const decision = decide(
+            result.status,
+            {
+              attempts: f.attempts,
+              attemptsToday: f.attempt_times.filter((t) => localDate(new Date(t), zone) === today).length,
+              firstAttemptAt: new Date(f.first_attempt_at),
+            },
+            policyOf(f.schedule_config, f.max_retry_days),
+            now,
+            zone,
+            windowOf(f.calling_hours, f.active_days),
           );
-          for (const [id, cost] of charged) costs.set(id, cost);
-          await releaseHoldsWithin(tx, this.env, account, userId, mine.filter((f) => !charged.has(f.id)).map((f) => f.id));
+          contacts.push(
+            'retryAt' in decision
+              ? { id: f.cc_id, state: 'pending', outcome: null, next_attempt_at: decision.retryAt, last_status: result.status }
+              : { id: f.cc_id, state: 'done', outcome: decision.outcome, next_attempt_at: null, last_status: result.status },
+          );
         }
-        if (costs.size) {
-          await tx.$executeRaw`
-            UPDATE call_attempts SET cost_cents = r.cost FROM jsonb_to_recordset(${JSON.stringify(
-              [...costs].map(([id, cost]) => ({ id, cost: Number(cost) })),
-            )}::jsonb) AS r(id uuid, cost bigint) WHERE call_attempts.id = r.id`;
+        if (result.appointment) {
+          appointments.push({
+            id: uuidv7(),
+            user_id: f.user_id,
+            contact_id: f.contact_id,
+            campaign_id: f.campaign_id,
+            call_attempt_id: f.id,
+            scheduled_at: result.appointment.scheduledAt,
+            timezone: zone,
+            contact_snapshot: snapshot(f.contact_data, f.phone_number),
+            appointment_data: { source_call_id: f.id, notes: result.appointment.notes },
+          });
         }
+      }
+      // Everything but the money first: the accounts are locked last, for as short a time as can be.
+      await addToList(tx, blocked, 'Asked during a call', 'call');
+      await tx.query(
+        `WITH appointments AS (
+           INSERT INTO appointments (id, user_id, contact_id, campaign_id, call_attempt_id, status, scheduled_at, timezone, contact_snapshot, appointment_data, created_at, updated_at)
+           SELECT r.id, r.user_id, r.contact_id, r.campaign_id, r.call_attempt_id, 'scheduled', r.scheduled_at, r.timezone, r.contact_snapshot, r.appointment_data, $3, $3
+           FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, user_id uuid, contact_id uuid, campaign_id uuid, call_attempt_id uuid, scheduled_at timestamptz,
+                                                  timezone text, contact_snapshot jsonb, appointment_data jsonb)
+         )
+         UPDATE campaign_contacts SET state = r.state::"DialState", outcome = r.outcome, next_attempt_at = r.next_attempt_at,
+           last_status = r.last_status, lease_expires_at = NULL, updated_at = $3
+         FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, state text, outcome text, next_attempt_at timestamptz, last_status text)
+         WHERE campaign_contacts.id = r.id`,
+        [JSON.stringify(contacts), JSON.stringify(appointments), now],
+      );
 
-        const updates: { id: string; state: string; outcome: string | null; next_attempt_at: Date | null; last_status: string }[] = [];
-        const blocked: { userId: string; phoneNumber: string }[] = [];
-        const appointments: Prisma.AppointmentCreateManyInput[] = [];
-        for (const f of finished) {
-          const result = results.get(f.id)!;
-          const ctx = contextOf.get(f.id)!;
-          const zone = ctx.contact_timezone ?? ctx.campaign_timezone;
-          if (result.doNotCall) {
-            await tx.doNotCallEntry.upsert({
-              where: { userId_phoneNumber: { userId: f.user_id, phoneNumber: ctx.phone_number } },
-              create: { userId: f.user_id, phoneNumber: ctx.phone_number, reason: 'Asked during a call', source: 'call' },
-              update: {},
-            });
-            blocked.push({ userId: f.user_id, phoneNumber: ctx.phone_number });
-            updates.push({ id: ctx.cc_id, state: 'done', outcome: 'do_not_call', next_attempt_at: null, last_status: result.status });
-          } else if (result.invalidDestination) {
-            updates.push({ id: ctx.cc_id, state: 'done', outcome: 'invalid', next_attempt_at: null, last_status: result.status });
-          } else {
-            const today = localDate(now, zone);
-            const decision = decide(
-              result.status,
-              {
-                attempts: ctx.attempts,
-                attemptsToday: ctx.attempt_times.filter((t) => localDate(new Date(t), zone) === today).length,
-                firstAttemptAt: new Date(ctx.first_attempt_at),
-              },
-              policyOf(ctx.schedule_config, ctx.max_retry_days),
-              now,
-              zone,
-              windowOf(ctx.calling_hours, ctx.active_days),
-            );
-            updates.push(
-              'retryAt' in decision
-                ? { id: ctx.cc_id, state: 'pending', outcome: null, next_attempt_at: decision.retryAt, last_status: result.status }
-                : { id: ctx.cc_id, state: 'done', outcome: decision.outcome, next_attempt_at: null, last_status: result.status },
-            );
-          }
-          if (result.appointment) {
-            appointments.push({
-              userId: f.user_id,
-              contactId: f.contact_id,
-              campaignId: f.campaign_id,
-              callAttemptId: f.id,
-              scheduledAt: result.appointment.scheduledAt,
-              timezone: zone,
-              contactSnapshot: snapshot(ctx.contact_data, ctx.phone_number),
-              appointmentData: { source_call_id: f.id, notes: result.appointment.notes },
-            });
-          }
-        }
-        await tx.$executeRaw`
-          UPDATE campaign_contacts SET state = r.state::"DialState", outcome = r.outcome, next_attempt_at = r.next_attempt_at,
-            last_status = r.last_status, lease_expires_at = NULL, updated_at = ${now}
-          FROM jsonb_to_recordset(${JSON.stringify(updates)}::jsonb)
-            AS r(id uuid, state text, outcome text, next_attempt_at timestamptz, last_status text)
-          WHERE campaign_contacts.id = r.id`;
-        if (appointments.length) await tx.appointment.createMany({ data: appointments });
-        return { campaigns: [...new Set(finished.map((f) => f.campaign_id))], finished, blocked };
-      },
-      TRANSACTION_OPTIONS,
-    ));
+      const accounts = await lockAccounts(tx, finished.map((f) => f.user_id));
+      // Calls that talked are charged; every other hold is given back.
+      const talked = finished.filter((f) => results.get(f.id)!.durationSeconds > 0);
+      const costs = await endCalls(
+        tx,
+        this.env,
+        accounts,
+        talked.map((f) => ({ callAttemptId: f.id, campaignId: f.campaign_id, userId: f.user_id, durationSeconds: results.get(f.id)!.durationSeconds })),
+        finished.map((f) => f.id),
+      );
+      await tx.query(
+        `UPDATE call_attempts SET status = r.status::"CallStatus", duration_seconds = r.duration_seconds, summary = r.summary,
+           sentiment = coalesce(r.sentiment, 'unknown')::"Sentiment", disconnect_reason = r.disconnect_reason,
+           recording_url = r.recording_url, transcript = r.transcript, analysis = coalesce(r.analysis, '{}'::jsonb),
+           cost_cents = r.cost_cents, ended_at = $2, lease_expires_at = NULL, pending_result = NULL, updated_at = $2
+         FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, status text, duration_seconds int, summary text, sentiment text, disconnect_reason text,
+                                                recording_url text, transcript text, analysis jsonb, cost_cents bigint)
+         WHERE call_attempts.id = r.id`,
+        [
+          JSON.stringify(
+            finished.map(({ id }) => {
+              const r = results.get(id)!;
+              return {
+                id,
+                status: r.status,
+                duration_seconds: r.durationSeconds,
+                summary: r.summary ?? null,
+                sentiment: r.sentiment ?? null,
+                disconnect_reason: r.disconnectReason ?? null,
+                recording_url: r.recordingUrl ?? null,
+                transcript: r.transcript ?? null,
+                analysis: r.analysis ?? null,
+                cost_cents: String(costs.get(id) ?? 0n),
+              };
+            }),
+          ),
+          now,
+        ],
+      );
+      return { campaigns: [...new Set(finished.map((f) => f.campaign_id))], finished, blocked };
+    }));
     if (!touched) return;
-    // Marking the number's contacts in every group waits for no dialer lock once the list entry is in
-    // (ticks skip listed numbers), so it runs after the batch, outside its transaction.
-    for (const { userId, phoneNumber } of touched.blocked) {
-      await this.env.db.$transaction((tx) => putOnList(tx, userId, phoneNumber, 'Asked during a call', 'call'));
-    }
+    await markListed(this.env.sql, touched.blocked);
     for (const campaignId of touched.campaigns) {
       this.announce(campaignId, touched.finished.filter((f) => f.campaign_id === campaignId).map((f) => f.id));
       await this.afterResults(campaignId);
@@ -402,39 +442,52 @@ export class Dialer {
 
   /** Completes a campaign with nothing left to do, or trips its circuit breaker. */
   private async afterResults(campaignId: string): Promise<void> {
+    // Read without a lock first: most batches change neither, and the campaign's lock is the ticks'.
+    // Under the lock, the verdict is read again by a statement of its own, which sees what the
+    // lock's previous holders committed.
+    const verdict = async (session: SqlSession) => {
+      const [row] = await session.query<{ status: string; open: boolean; recent: number; failed: number }>(
+        `SELECT k.status::text,
+                EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = k.id AND state <> 'done') AS open,
+                r.recent, r.failed
+         FROM campaigns k,
+              LATERAL (SELECT count(*)::int AS recent, count(*) FILTER (WHERE status = 'failed')::int AS failed
+                       FROM (SELECT status FROM call_attempts
+                             WHERE campaign_id = k.id AND status NOT IN ('queued', 'ringing', 'in_progress')
+                             ORDER BY created_at DESC, id DESC LIMIT $2) last) r
+         WHERE k.id = $1::uuid`,
+        [campaignId, this.options.breakerWindow],
+      );
+      if (row?.status !== 'running') return null;
+      if (!row.open) return 'completed' as const;
+      const tripped = row.recent >= this.options.breakerWindow && row.failed >= this.options.breakerThreshold * row.recent;
+      return tripped ? ('high_failure_rate' as const) : null;
+    };
+    if (!(await verdict(this.env.sql))) return;
     const now = this.env.clock.now();
-    const changed = await retryOnConflict(() => this.env.db.$transaction(async (tx) => {
-      const [campaign] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM campaigns WHERE id = ${campaignId}::uuid FOR UPDATE`;
-      if (campaign?.status !== 'running') return false;
-      const [{ open } = { open: false }] = await tx.$queryRaw<{ open: boolean }[]>`
-        SELECT EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = ${campaignId}::uuid AND state <> 'done') AS open`;
-      if (!open) {
-        await tx.campaign.update({ where: { id: campaignId }, data: { status: 'completed', completedAt: now, pausedReason: null } });
+    const changed = await retryOnConflict(() => this.env.sql.transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE', [campaignId]);
+      const outcome = await verdict(tx);
+      if (outcome === 'completed') {
+        await tx.query(
+          `UPDATE campaigns SET status = 'completed', completed_at = $2, paused_reason = NULL, updated_at = now() WHERE id = $1::uuid`,
+          [campaignId, now],
+        );
         return true;
       }
-      const recent = await tx.callAttempt.findMany({
-        where: { campaignId, status: { in: FINISHED } },
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-        take: this.options.breakerWindow,
-        select: { status: true },
-      });
-      const failed = recent.filter((a) => a.status === 'failed').length;
-      if (recent.length >= this.options.breakerWindow && failed >= this.options.breakerThreshold * recent.length) {
-        return pauseForReason(tx, campaignId, 'high_failure_rate');
-      }
-      return false;
-    }, TRANSACTION_OPTIONS));
+      return outcome === 'high_failure_rate' ? pauseForReasonSql(tx, campaignId, outcome) : false;
+    }));
     if (changed) this.announce(campaignId, []);
   }
 
   /** Schedules the campaign's next tick for its earliest contact waiting for a later time, if any. */
   private async wakeAtNextDue(campaignId: string): Promise<void> {
-    const next = await this.env.db.campaignContact.findFirst({
-      where: { campaignId, state: 'pending', nextAttemptAt: { gt: this.env.clock.now() } },
-      orderBy: { nextAttemptAt: 'asc' },
-      select: { nextAttemptAt: true },
-    });
-    if (next?.nextAttemptAt) this.wake(campaignId, next.nextAttemptAt);
+    const [next] = await this.env.sql.query<{ next_attempt_at: Date }>(
+      `SELECT next_attempt_at FROM campaign_contacts WHERE campaign_id = $1::uuid AND state = 'pending' AND next_attempt_at > $2
+       ORDER BY next_attempt_at LIMIT 1`,
+      [campaignId, this.env.clock.now()],
+    );
+    if (next) this.wake(campaignId, next.next_attempt_at);
   }
 
   /**
@@ -484,16 +537,22 @@ export class Dialer {
   }
 }
 
-async function finishContacts(tx: Prisma.TransactionClient, rows: { id: string; outcome: string }[]): Promise<void> {
-  await tx.$executeRaw`
-    UPDATE campaign_contacts SET state = 'done', outcome = r.outcome, next_attempt_at = NULL, updated_at = now()
-    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id uuid, outcome text) WHERE campaign_contacts.id = r.id`;
-}
-
-async function deferContacts(tx: Prisma.TransactionClient, rows: { id: string; next_attempt_at: Date }[]): Promise<void> {
-  await tx.$executeRaw`
-    UPDATE campaign_contacts SET next_attempt_at = r.next_attempt_at, updated_at = now()
-    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id uuid, next_attempt_at timestamptz) WHERE campaign_contacts.id = r.id`;
+/** Contacts a tick cannot call: done for good (uncallable), or due again when their window opens (waiting). */
+async function setAside(
+  tx: SqlSession,
+  uncallable: { id: string; outcome: string }[],
+  waiting: { id: string; next_attempt_at: Date }[],
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    `WITH done AS (
+       UPDATE campaign_contacts SET state = 'done', outcome = r.outcome, next_attempt_at = NULL, updated_at = $3
+       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, outcome text) WHERE campaign_contacts.id = r.id
+     )
+     UPDATE campaign_contacts SET next_attempt_at = r.next_attempt_at, updated_at = $3
+     FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, next_attempt_at timestamptz) WHERE campaign_contacts.id = r.id`,
+    [JSON.stringify(uncallable), JSON.stringify(waiting), now],
+  );
 }
 
 function variablesOf(stored: unknown): Record<string, string> {
@@ -503,7 +562,7 @@ function variablesOf(stored: unknown): Record<string, string> {
   return out;
 }
 
-function snapshot(stored: unknown, phoneNumber: string): Prisma.InputJsonObject {
+function snapshot(stored: unknown, phoneNumber: string): Record<string, string> {
   const data = readData(stored);
   return {
     first_name: data.first_name ?? '',

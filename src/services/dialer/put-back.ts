@@ -1,5 +1,4 @@
-import { releaseHoldsWithin } from '../billing/calls.js';
-import { ledgerTransaction, lockAccount, type Balances } from '../billing/ledger.js';
+import { endCalls, lockAccounts } from '../billing/calls.js';
 import type { ServiceEnv } from '../context.js';
 import { retryOnConflict } from './retry.js';
 
@@ -11,31 +10,28 @@ import { retryOnConflict } from './retry.js';
  */
 export async function putBackUnplaced(env: ServiceEnv, attemptIds: string[], dueAt: Date): Promise<void> {
   if (attemptIds.length === 0) return;
-  const ids = JSON.stringify(attemptIds);
   const now = env.clock.now();
   await retryOnConflict(() =>
-    ledgerTransaction(env.db, async (tx) => {
-      // Accounts first, then attempt rows: the order every dialer transaction takes them in.
-      const owners = await tx.$queryRaw<{ user_id: string }[]>`
-        SELECT DISTINCT user_id FROM call_attempts WHERE id IN (SELECT (jsonb_array_elements_text(${ids}::jsonb))::uuid) ORDER BY user_id`;
-      const accounts = new Map<string, Balances>();
-      for (const { user_id } of owners) accounts.set(user_id, await lockAccount(tx, user_id));
-      const unplaced = await tx.$queryRaw<{ id: string; user_id: string; campaign_id: string; contact_id: string }[]>`
-        SELECT id, user_id, campaign_id, contact_id FROM call_attempts
-        WHERE id IN (SELECT (jsonb_array_elements_text(${ids}::jsonb))::uuid) AND status = 'queued' FOR UPDATE`;
+    env.sql.transaction(async (tx) => {
+      // Attempt rows first (in id order), then accounts: the order every dialer transaction takes them in.
+      const unplaced = await tx.query<{ id: string; user_id: string; campaign_id: string; contact_id: string }>(
+        `SELECT id, user_id, campaign_id, contact_id FROM call_attempts
+         WHERE id = ANY($1::uuid[]) AND status = 'queued' ORDER BY id FOR NO KEY UPDATE`,
+        [attemptIds],
+      );
       if (unplaced.length === 0) return;
-      for (const [userId, account] of accounts) {
-        const mine = unplaced.filter((a) => a.user_id === userId).map((a) => a.id);
-        if (mine.length) await releaseHoldsWithin(tx, env, account, userId, mine);
-      }
-      await tx.$executeRaw`DELETE FROM call_attempts WHERE id IN (SELECT (jsonb_array_elements_text(${JSON.stringify(unplaced.map((a) => a.id))}::jsonb))::uuid)`;
-      await tx.$executeRaw`
-        UPDATE campaign_contacts cc SET state = 'pending', attempts = cc.attempts - 1,
-          first_attempt_at = CASE WHEN cc.attempts = 1 THEN NULL ELSE cc.first_attempt_at END,
-          last_attempt_at = (SELECT max(a.created_at) FROM call_attempts a WHERE a.campaign_id = cc.campaign_id AND a.contact_id = cc.contact_id),
-          next_attempt_at = ${dueAt}, lease_expires_at = NULL, updated_at = ${now}
-        FROM jsonb_to_recordset(${JSON.stringify(unplaced)}::jsonb) AS r(campaign_id uuid, contact_id uuid)
-        WHERE cc.campaign_id = r.campaign_id AND cc.contact_id = r.contact_id AND cc.state = 'dialing'`;
+      const ids = unplaced.map((a) => a.id);
+      await endCalls(tx, env, await lockAccounts(tx, unplaced.map((a) => a.user_id)), [], ids);
+      await tx.query(
+        `WITH gone AS (DELETE FROM call_attempts WHERE id = ANY($1::uuid[]) RETURNING campaign_id, contact_id)
+         UPDATE campaign_contacts cc SET state = 'pending', attempts = cc.attempts - 1,
+           first_attempt_at = CASE WHEN cc.attempts = 1 THEN NULL ELSE cc.first_attempt_at END,
+           last_attempt_at = (SELECT max(a.created_at) FROM call_attempts a
+                              WHERE a.campaign_id = cc.campaign_id AND a.contact_id = cc.contact_id AND a.id <> ALL($1::uuid[])),
+           next_attempt_at = $2, lease_expires_at = NULL, updated_at = $3
+         FROM gone WHERE cc.campaign_id = gone.campaign_id AND cc.contact_id = gone.contact_id AND cc.state = 'dialing'`,
+        [ids, dueAt, now],
+      );
     }),
   );
 }
