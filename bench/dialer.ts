@@ -57,7 +57,7 @@ async function campaignFor(db: Database, env: ServiceEnv): Promise<string> {
 function startWorker(url: string): ChildProcess {
   return spawn(process.execPath, [...profileArgs, '--import', 'tsx', 'src/worker.ts'], {
     cwd: root,
-    env: { PATH: process.env.PATH, DATABASE_URL: url, LOG_LEVEL: 'warn', SIM_TIME_SCALE: '0', DIALER_SWEEP_SECONDS: '1' },
+    env: { PATH: process.env.PATH, DATABASE_URL: url, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', SIM_TIME_SCALE: '0', DIALER_SWEEP_SECONDS: '1' },
     stdio: 'inherit',
   });
 }

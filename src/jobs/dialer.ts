@@ -7,12 +7,14 @@ import type { DialerControl } from '../services/dialer/control.js';
 import { Dialer, type DialerOptions } from '../services/dialer/engine.js';
 import { RetellTelephony, type RetellOptions } from '../services/dialer/retell.js';
 import { SimulatedTelephony, type SimulatorOptions } from '../services/dialer/simulated.js';
+import { wakeNotifications } from './wake-notifications.js';
 
 // The dialer on pg-boss. A wake-up ("tick campaign X") is a durable job that any worker process may
 // take; a worker that has work keeps ticking the campaign itself, and asks the queue to bring the other
 // workers in. Delayed wake-ups (retries, calling windows) are jobs with a start time. Every worker also
 // sweeps now and then, which recovers whatever a crashed worker left behind. A wake-up carries the id of
-// the request that caused it (a dispatch), and the lines of its ticks carry that id too.
+// the request that caused it (a dispatch), and the lines of its ticks carry that id too. On PostgreSQL,
+// wake-ups also go to the other workers at once as notifications (wake-notifications.ts).
 
 const WAKE = 'dialer-wake';
 
@@ -101,6 +103,12 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
     return sent;
   };
 
+  // The embedded database has one process, whose wake-ups are its own.
+  const others =
+    'connectionString' in db.jobEngineConnection
+      ? await wakeNotifications(db.jobEngineConnection.connectionString, env.sql, (campaignId) => tickHere(campaignId), env.log)
+      : null;
+
   const dialer: Dialer = new Dialer(
     env,
     () => telephony,
@@ -111,6 +119,7 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
       }
       tickHere(campaignId);
       void enqueue(campaignId);
+      if (!stopped) others?.send(campaignId);
     },
     options.dialer,
   );
@@ -156,6 +165,7 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
       await dialer.settled();
       for (const campaignId of ticking) void enqueue(campaignId);
       await Promise.all(sending);
+      await others?.close();
       await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
     },
   };
