@@ -8,6 +8,7 @@ import { PrismaClient } from '../generated/prisma/client.js';
 import { dbStatements } from '../ops/metrics.js';
 import { countingAdapterFactory } from './counting-adapter.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { unappliedMigrations } from './migration-status.js';
 import { applyMigrations } from './schema-engine.js';
 import { pgliteSql, postgresSql, type Sql } from './sql.js';
 
@@ -83,12 +84,14 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   };
   const prisma = new PrismaClient({ adapter: countingAdapterFactory(factory, onStatement) });
 
+  const sql = plainSql(onStatement);
   return {
     kind: target.kind,
     prisma,
-    sql: plainSql(onStatement),
+    sql,
     jobEngineConnection,
-    migrate: () => applyMigrations(migrationFactory ?? factory),
+    // The schema engine (its WebAssembly, its memory and its lock) only when there is something to apply.
+    migrate: async () => ((await unappliedMigrations(sql)).length ? applyMigrations(migrationFactory ?? factory) : []),
     statementCount: () => statements,
     async close() {
       await prisma.$disconnect();

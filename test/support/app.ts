@@ -63,7 +63,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const auth = options.auth ?? { secret: TEST_SECRET };
   const log = options.log ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const readiness = new Readiness(500);
-  registerDatabaseChecks(readiness, db.prisma);
+  registerDatabaseChecks(readiness, db.sql);
   const { redisUrl, keyPrefix, ...rules } = options.rateLimits ?? {};
   const rateLimiter = createRateLimiter({ requests: null, import: null, dispatch: null, ...rules }, { redisUrl, keyPrefix, log });
   const events = options.events ?? inProcessEventBus(log);
