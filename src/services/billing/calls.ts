@@ -47,7 +47,7 @@ export async function holdForCall(ctx: LedgerContext, raw: HoldForCallInput): Pr
         'insufficient_credits',
       );
     }
-    await holdCalls(tx, ctx.clock.now(), account, input.userId, [input.callAttemptId], input.estimateCents);
+    await holdCalls(tx, ctx.clock.now(), input.userId, [input.callAttemptId], input.estimateCents);
   });
   return ctx.db.creditHold.findUniqueOrThrow({ where: { callAttemptId: input.callAttemptId } });
 }
@@ -99,29 +99,37 @@ export async function lockAccounts(tx: SqlSession, userIds: string[]): Promise<M
 }
 
 /**
- * Reserves `estimateCents` for each call attempt, against an account locked by lockAccounts whose
- * effective balance the caller has checked covers them all.
+ * Reserves `estimateCents` for each call attempt when the account's effective balance covers them all,
+ * checked and changed in one statement: the account's row lock is taken here and held only until the
+ * caller commits, so a caller may decide how many calls to try on an unlocked read of the balances.
+ * Returns false, changing nothing, when the balance does not cover them.
  */
-export async function holdCalls(
-  tx: SqlSession,
-  now: Date,
-  account: Balances,
-  userId: string,
-  callAttemptIds: string[],
-  estimateCents: bigint,
-): Promise<void> {
-  if (callAttemptIds.length === 0) return;
+export async function holdCalls(tx: SqlSession, now: Date, userId: string, callAttemptIds: string[], estimateCents: bigint): Promise<boolean> {
+  if (callAttemptIds.length === 0) return true;
   const total = estimateCents * BigInt(callAttemptIds.length);
-  if (effectiveCents(account) < total) throw new ConflictError('Insufficient credits for these calls.', 'insufficient_credits');
-  await tx.query(
-    `WITH holds AS (
-       INSERT INTO credit_holds (id, user_id, call_attempt_id, amount_cents, status, created_at)
-       SELECT h.id, $1::uuid, h.call_attempt_id, $4::bigint, 'held', $3 FROM unnest($2::uuid[], $5::uuid[]) AS h(call_attempt_id, id)
+  const held = await tx.query(
+    `WITH account AS (
+       UPDATE credit_accounts SET held_cents = held_cents + $6::bigint, updated_at = $3
+       WHERE user_id = $1::uuid AND balance_cents + included_remaining_cents - held_cents >= $6::bigint
+       RETURNING user_id
      )
-     UPDATE credit_accounts SET held_cents = held_cents + $6::bigint, updated_at = $3 WHERE user_id = $1::uuid`,
+     INSERT INTO credit_holds (id, user_id, call_attempt_id, amount_cents, status, created_at)
+     SELECT h.id, $1::uuid, h.call_attempt_id, $4::bigint, 'held', $3
+     FROM unnest($2::uuid[], $5::uuid[]) AS h(call_attempt_id, id) WHERE EXISTS (SELECT 1 FROM account)
+     RETURNING id`,
     [userId, callAttemptIds, now, estimateCents, callAttemptIds.map(() => uuidv7()), total],
   );
-  account.heldCents += total;
+  return held.length > 0;
+}
+
+/** What calls may still spend now, read without a lock: a guide for how many to try, which holdCalls confirms. */
+export async function spendableCents(sql: SqlSession, userId: string): Promise<bigint> {
+  const [account] = await sql.query<Balances>(
+    `SELECT balance_cents AS "balanceCents", included_remaining_cents AS "includedRemainingCents", held_cents AS "heldCents"
+     FROM credit_accounts WHERE user_id = $1::uuid`,
+    [userId],
+  );
+  return account ? effectiveCents(account) : 0n;
 }
 
 export interface CallEnd {

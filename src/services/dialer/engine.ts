@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import type { SqlSession } from '../../db/sql.js';
 import type { CallStatus } from '../../generated/prisma/client.js';
-import { endCalls, holdCalls, lockAccounts } from '../billing/calls.js';
-import { effectiveCents } from '../billing/ledger.js';
+import { callCostCents, endCalls, holdCalls, lockAccounts, spendableCents } from '../billing/calls.js';
 import { addToList, markListed, type ListedNumber } from '../contacts/do-not-call.js';
 import { readData } from '../contacts/fields.js';
 import { startCampaign } from '../campaigns/start.js';
@@ -10,7 +9,7 @@ import { pauseForReason, pauseForReasonSql, type PausedReason } from '../campaig
 import type { ServiceEnv } from '../context.js';
 import { ConflictError } from '../errors.js';
 import { uuidv7 } from '../ids.js';
-import { retryOnConflict } from './retry.js';
+import { retryOnConflict, StaleRead } from './retry.js';
 import { decide, policyOf } from './policy.js';
 import { readPendingResult } from './pending-result.js';
 import { putBackUnplaced } from './put-back.js';
@@ -177,8 +176,9 @@ export class Dialer {
         if (uncallable.length) changed = true;
       }
 
-      const account = (await lockAccounts(tx, [campaign.user_id])).get(campaign.user_id)!;
-      const affordable = Number(effectiveCents(account) / estimate);
+      // How many calls the balance pays for is read without the account's lock, which the holds take
+      // at the end: the account is shared by all the user's campaigns and by every batch of results.
+      const affordable = Number((await spendableCents(tx, campaign.user_id)) / estimate);
       const chosen = ready.slice(0, Math.max(0, affordable));
       if (chosen.length < ready.length && chosen.length === 0 && in_flight === 0) {
         changed = await pauseForReasonSql(tx, campaignId, 'insufficient_credits');
@@ -214,7 +214,9 @@ export class Dialer {
           calls.map((c) => c.campaignContactId),
         ],
       );
-      await holdCalls(tx, now, account, campaign.user_id, calls.map((c) => c.id), estimate);
+      if (!(await holdCalls(tx, now, campaign.user_id, calls.map((c) => c.id), estimate))) {
+        throw new StaleRead('the balance changed since this tick read it');
+      }
       // There is more to do now when this tick spent its look on contacts it could not call, or took
       // as many calls as a tick may while more slots are free.
       return {
@@ -375,39 +377,30 @@ export class Dialer {
         }
       }
       // Everything but the money first: the accounts are locked last, for as short a time as can be.
+      // An attempt's cost is what its call cost; where credits ran out and part of it was written off,
+      // it is corrected to what was charged, under the lock.
+      const rate = this.env.settings.callRateCentsPerMinute;
+      const priceOf = (id: string) => callCostCents(results.get(id)!.durationSeconds, rate);
       await addToList(tx, blocked, 'Asked during a call', 'call');
       await tx.query(
-        `WITH appointments AS (
+        `WITH attempts AS (
+           UPDATE call_attempts SET status = r.status::"CallStatus", duration_seconds = r.duration_seconds, summary = r.summary,
+             sentiment = coalesce(r.sentiment, 'unknown')::"Sentiment", disconnect_reason = r.disconnect_reason,
+             recording_url = r.recording_url, transcript = r.transcript, analysis = coalesce(r.analysis, '{}'::jsonb),
+             cost_cents = r.cost_cents, ended_at = $4, lease_expires_at = NULL, pending_result = NULL, updated_at = $4
+           FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, status text, duration_seconds int, summary text, sentiment text, disconnect_reason text,
+                                                  recording_url text, transcript text, analysis jsonb, cost_cents bigint)
+           WHERE call_attempts.id = r.id
+         ), appointments AS (
            INSERT INTO appointments (id, user_id, contact_id, campaign_id, call_attempt_id, status, scheduled_at, timezone, contact_snapshot, appointment_data, created_at, updated_at)
-           SELECT r.id, r.user_id, r.contact_id, r.campaign_id, r.call_attempt_id, 'scheduled', r.scheduled_at, r.timezone, r.contact_snapshot, r.appointment_data, $3, $3
-           FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, user_id uuid, contact_id uuid, campaign_id uuid, call_attempt_id uuid, scheduled_at timestamptz,
+           SELECT r.id, r.user_id, r.contact_id, r.campaign_id, r.call_attempt_id, 'scheduled', r.scheduled_at, r.timezone, r.contact_snapshot, r.appointment_data, $4, $4
+           FROM jsonb_to_recordset($3::jsonb) AS r(id uuid, user_id uuid, contact_id uuid, campaign_id uuid, call_attempt_id uuid, scheduled_at timestamptz,
                                                   timezone text, contact_snapshot jsonb, appointment_data jsonb)
          )
          UPDATE campaign_contacts SET state = r.state::"DialState", outcome = r.outcome, next_attempt_at = r.next_attempt_at,
-           last_status = r.last_status, lease_expires_at = NULL, updated_at = $3
-         FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, state text, outcome text, next_attempt_at timestamptz, last_status text)
+           last_status = r.last_status, lease_expires_at = NULL, updated_at = $4
+         FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, state text, outcome text, next_attempt_at timestamptz, last_status text)
          WHERE campaign_contacts.id = r.id`,
-        [JSON.stringify(contacts), JSON.stringify(appointments), now],
-      );
-
-      const accounts = await lockAccounts(tx, finished.map((f) => f.user_id));
-      // Calls that talked are charged; every other hold is given back.
-      const talked = finished.filter((f) => results.get(f.id)!.durationSeconds > 0);
-      const costs = await endCalls(
-        tx,
-        this.env,
-        accounts,
-        talked.map((f) => ({ callAttemptId: f.id, campaignId: f.campaign_id, userId: f.user_id, durationSeconds: results.get(f.id)!.durationSeconds })),
-        finished.map((f) => f.id),
-      );
-      await tx.query(
-        `UPDATE call_attempts SET status = r.status::"CallStatus", duration_seconds = r.duration_seconds, summary = r.summary,
-           sentiment = coalesce(r.sentiment, 'unknown')::"Sentiment", disconnect_reason = r.disconnect_reason,
-           recording_url = r.recording_url, transcript = r.transcript, analysis = coalesce(r.analysis, '{}'::jsonb),
-           cost_cents = r.cost_cents, ended_at = $2, lease_expires_at = NULL, pending_result = NULL, updated_at = $2
-         FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, status text, duration_seconds int, summary text, sentiment text, disconnect_reason text,
-                                                recording_url text, transcript text, analysis jsonb, cost_cents bigint)
-         WHERE call_attempts.id = r.id`,
         [
           JSON.stringify(
             finished.map(({ id }) => {
@@ -422,13 +415,33 @@ export class Dialer {
                 recording_url: r.recordingUrl ?? null,
                 transcript: r.transcript ?? null,
                 analysis: r.analysis ?? null,
-                cost_cents: String(costs.get(id) ?? 0n),
+                cost_cents: String(priceOf(id)),
               };
             }),
           ),
+          JSON.stringify(contacts),
+          JSON.stringify(appointments),
           now,
         ],
       );
+
+      const accounts = await lockAccounts(tx, finished.map((f) => f.user_id));
+      // Calls that talked are charged; every other hold is given back.
+      const talked = finished.filter((f) => results.get(f.id)!.durationSeconds > 0);
+      const charged = await endCalls(
+        tx,
+        this.env,
+        accounts,
+        talked.map((f) => ({ callAttemptId: f.id, campaignId: f.campaign_id, userId: f.user_id, durationSeconds: results.get(f.id)!.durationSeconds })),
+        finished.map((f) => f.id),
+      );
+      const corrections = finished.filter((f) => (charged.get(f.id) ?? 0n) !== priceOf(f.id));
+      if (corrections.length) {
+        await tx.query(
+          `UPDATE call_attempts SET cost_cents = r.cost_cents FROM unnest($1::uuid[], $2::bigint[]) AS r(id, cost_cents) WHERE call_attempts.id = r.id`,
+          [corrections.map((f) => f.id), corrections.map((f) => String(charged.get(f.id) ?? 0n))],
+        );
+      }
       return { campaigns: [...new Set(finished.map((f) => f.campaign_id))], finished, blocked };
     }));
     if (!touched) return;
