@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import * as agents from '../../services/agents.js';
+import { listAgentsWithRelations } from '../../services/agents-with-relations.js';
 import * as templates from '../../services/agent-templates.js';
 import { defineRoute } from '../route.js';
-import { toV1Agent, toV1AgentTemplate, v1Agent, v1AgentInclude, v1AgentTemplate } from '../serializers/agents.js';
+import { toV1Agent, toV1AgentTemplate, v1Agent, v1AgentTemplate } from '../serializers/agents.js';
 import { id } from '../serializers/common.js';
 
 const byId = z.object({ id });
@@ -37,7 +38,7 @@ export const agentRoutes = [
     tag: 'Agents',
     status: 200,
     response: z.array(v1Agent),
-    handler: async (_input, ctx) => (await agents.listAgents(ctx, 'active', { include: v1AgentInclude })).map(toV1Agent),
+    handler: async (_input, ctx) => (await listAgentsWithRelations(ctx, 'active')).map(toV1Agent),
   }),
   defineRoute({
     method: 'DELETE',

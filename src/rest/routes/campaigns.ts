@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { createCampaign, getCampaign, listCampaigns } from '../../services/campaigns/campaigns.js';
+import { createCampaign } from '../../services/campaigns/campaigns.js';
 import { dispatchCampaign, dispatchInput } from '../../services/campaigns/dispatch.js';
 import { createCampaignInput } from '../../services/campaigns/inputs.js';
+import { campaignRelations, getCampaignWithRelations, listCampaignsWithRelations } from '../../services/campaigns/with-relations.js';
 import { ConflictError } from '../../services/errors.js';
 import { fromJsonText } from '../forms.js';
 import { paginationQuery } from '../pagination.js';
 import { defineRoute } from '../route.js';
-import { toV1Campaign, toV1DispatchResult, v1Campaign, v1CampaignInclude, v1DispatchResult } from '../serializers/campaigns.js';
+import { toV1Campaign, toV1DispatchResult, v1Campaign, v1DispatchResult } from '../serializers/campaigns.js';
 import { id } from '../serializers/common.js';
 
 // The v1 campaign endpoints. The create body is the contract's request columns of 2.2, read with the
@@ -88,7 +89,7 @@ export const campaignRoutes = [
             postCallAnalyzers: body.post_call_analyzers,
             startedAt: body.started_at,
           },
-          { include: v1CampaignInclude },
+          { include: campaignRelations },
         ),
       ),
   }),
@@ -102,7 +103,7 @@ export const campaignRoutes = [
     status: 200,
     response: z.array(v1Campaign),
     handler: async ({ query }, ctx) =>
-      (await listCampaigns(ctx, {}, { include: v1CampaignInclude, take: query.limit, skip: query.offset })).map(toV1Campaign),
+      (await listCampaignsWithRelations(ctx, { take: query.limit, skip: query.offset })).map(toV1Campaign),
   }),
   defineRoute({
     method: 'GET',
@@ -113,7 +114,7 @@ export const campaignRoutes = [
     params: byId,
     status: 200,
     response: v1Campaign,
-    handler: async ({ params }, ctx) => toV1Campaign(await getCampaign(ctx, params.id, { include: v1CampaignInclude })),
+    handler: async ({ params }, ctx) => toV1Campaign(await getCampaignWithRelations(ctx, params.id)),
   }),
   defineRoute({
     method: 'POST',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { Agent, AgentTemplate, Campaign, PhoneNumber } from '../../generated/prisma/client.js';
+import type { AgentTemplate } from '../../generated/prisma/client.js';
+import type { AgentWithRelations } from '../../services/agents-with-relations.js';
 import { datetime, id, iso, json } from './common.js';
 
 // The v1 shapes of agent templates (contract 2.5) and agents (2.4).
@@ -51,19 +52,6 @@ export const v1Agent = z
     llm_runtime_overrides: json,
   })
   .meta({ id: 'Agent' });
-
-/** What an agent read must load for the v1 shape: one query, joined. */
-export const v1AgentInclude = {
-  template: true,
-  phoneNumbers: { orderBy: [{ isPrimary: 'desc' as const }, { createdAt: 'asc' as const }] },
-  campaigns: { select: { id: true, name: true, status: true }, orderBy: [{ createdAt: 'desc' as const }] },
-};
-
-type AgentWithRelations = Agent & {
-  template: AgentTemplate;
-  phoneNumbers: PhoneNumber[];
-  campaigns: Pick<Campaign, 'id' | 'name' | 'status'>[];
-};
 
 export function toV1AgentTemplate(t: AgentTemplate): z.input<typeof v1AgentTemplate> {
   return {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Prisma } from '../../generated/prisma/client.js';
 import { CampaignStatus } from '../../generated/prisma/enums.js';
 import type { DispatchResult } from '../../services/campaigns/dispatch.js';
+import type { CampaignWithRelations } from '../../services/campaigns/with-relations.js';
 import { readActiveDays, readCallingHours, readScheduleConfig, RETRYABLE_STATUSES, WEEKDAYS } from '../../services/campaigns/schedule.js';
 import { v1PhoneNumber } from './agents.js';
 import { datetime, id, iso, isoOrNull, json } from './common.js';
@@ -72,23 +72,6 @@ export const v1Campaign = z
     contact_groups: v1CampaignContactGroup,
   })
   .meta({ id: 'Campaign' });
-
-/** What a campaign read must load for the v1 shape: one query, joined. */
-export const v1CampaignInclude = {
-  agent: {
-    select: {
-      id: true,
-      name: true,
-      status: true,
-      isActive: true,
-      responseEngineType: true,
-      phoneNumbers: { orderBy: [{ isPrimary: 'desc' as const }, { createdAt: 'asc' as const }] },
-    },
-  },
-  contactGroup: { select: { id: true, name: true, description: true, total: true, csvHeaders: true, createdAt: true } },
-} satisfies Prisma.CampaignInclude;
-
-type CampaignWithRelations = Prisma.CampaignGetPayload<{ include: typeof v1CampaignInclude }>;
 
 export function toV1Campaign(c: CampaignWithRelations): z.input<typeof v1Campaign> {
   return {
