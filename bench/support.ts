@@ -97,13 +97,25 @@ export async function cpuMsOf(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** CPU time each PostgreSQL process on this machine has used so far, in ms, by pid. */
-export async function postgresCpuMs(): Promise<Map<number, number>> {
+/** PostgreSQL's processes that write for every database: their work is shared by all. */
+const SHARED_WRITERS = /: (checkpointer|background writer|walwriter)\s*$/;
+
+/**
+ * CPU time each PostgreSQL process on this machine has used so far, in ms, by pid. With `database`, only
+ * the processes working on that database (backends, autovacuum) and the shared writers count, so that
+ * another benchmark on the same server does not count towards this one.
+ */
+export async function postgresCpuMs(database?: string): Promise<Map<number, number>> {
   const byPid = new Map<number, number>();
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if ((await readFile(`/proc/${entry}/comm`, 'utf8')).trim() !== 'postgres') continue;
+      if (database) {
+        // A backend's title names its database: "postgres: 15/main: user database host(port) state".
+        const title = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).replace(/\0/g, ' ');
+        if (!title.includes(` ${database} `) && !SHARED_WRITERS.test(title)) continue;
+      }
       byPid.set(Number(entry), await cpuMsOf(Number(entry)));
     } catch {
       // The process ended while we looked.
