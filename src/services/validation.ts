@@ -128,6 +128,14 @@ function nullCharacterPath(value: unknown): (string | number)[] | null {
   return null;
 }
 
+/**
+ * A list, checked but not copied as `z.array` would copy it: a large import lets go of its rows one by
+ * one as it reads them, which frees memory only when no copy holds them too. Same messages as `z.array`.
+ */
+export const listInPlace = z.custom<unknown[]>().superRefine((value, ctx) => {
+  if (!Array.isArray(value)) ctx.addIssue({ code: 'invalid_type', expected: 'array', input: value });
+});
+
 /** Any RFC 4122-shaped id; PostgreSQL's uuid type accepts every version, so we do too. */
 export const uuid = z.guid();
 
