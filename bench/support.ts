@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { signToken } from '../src/services/auth.js';
@@ -39,9 +39,20 @@ export interface Server {
 /** With BENCH_CPU_PROFILE=1, every server writes a V8 CPU profile there when it stops (open it in Chrome's DevTools). */
 export const profileArgs = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench-results/profiles'] : [];
 
-/** `npm start` in production mode on the given database. */
-export function startServer(databaseUrlValue: string, extraEnv: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(process.execPath, [...profileArgs, '--import', 'tsx', 'src/main.ts'], {
+let built: Promise<void> | undefined;
+
+/** `npm run build`, once per benchmark run; tsc's incremental build makes it quick when dist/ is current. */
+function buildOnce(): Promise<void> {
+  built ??= new Promise((resolve, reject) => {
+    execFile('npm', ['run', 'build'], { cwd: root }, (error, stdout) => (error ? reject(new Error(`npm run build failed:\n${stdout}`)) : resolve()));
+  });
+  return built;
+}
+
+/** The server as production runs it (`npm run start:prod`: compiled JavaScript, NODE_ENV=production) on the given database. */
+export async function startServer(databaseUrlValue: string, extraEnv: Record<string, string> = {}): Promise<Server> {
+  await buildOnce();
+  const child = spawn(process.execPath, [...profileArgs, 'dist/main.js'], {
     cwd: root,
     env: {
       PATH: process.env.PATH,
