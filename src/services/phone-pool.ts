@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import { workerModule } from '../worker-module.js';
 import type { PhoneBatch } from './phone-worker.js';
 
 // Reading a number with libphonenumber's "max" metadata costs some 13 µs: the 100,000 numbers of a big
@@ -8,19 +9,16 @@ import type { PhoneBatch } from './phone-worker.js';
 // idle, so a server that imports nothing keeps none.
 
 const IDLE_MS = 30_000;
-/** Running from TypeScript sources (npm start, the tests), the workers load them through tsx. */
-const fromSource = import.meta.url.endsWith('.ts');
 
 let pool: Piscina<PhoneBatch, (string | null)[]> | undefined;
 
 /** Each number in E.164, or null where it is not a valid phone number: `toE164` of each, off the event loop. */
 export function toE164Batch(numbers: string[], country: string): Promise<(string | null)[]> {
   pool ??= new Piscina({
-    filename: new URL(`./phone-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url).href,
+    ...workerModule('./phone-worker', import.meta.url),
     minThreads: 0,
     maxThreads: Math.max(1, availableParallelism()),
     idleTimeout: IDLE_MS,
-    ...(fromSource ? { execArgv: ['--import', 'tsx'] } : {}),
   });
   return pool.run({ numbers, country });
 }
