@@ -17,7 +17,7 @@ export function toE164Batch(numbers: string[], country: string): Promise<(string
   pool ??= new Piscina({
     ...workerModule('./phone-worker', import.meta.url),
     minThreads: 0,
-    maxThreads: Math.max(1, availableParallelism()),
+    maxThreads: Math.max(1, availableParallelism() - 1),
     idleTimeout: IDLE_MS,
   });
   return pool.run({ numbers, country });

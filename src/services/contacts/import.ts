@@ -7,7 +7,10 @@ import { toE164Batch } from '../phone-pool.js';
 import { listInPlace, parseInput, type RawInput } from '../validation.js';
 import { NotCsvError, parseCsv, type ParsedTable } from './csv.js';
 import { doNotCallSet } from './do-not-call.js';
-import { canonicalData, displayName, hasPhoneColumn, isTimeZone, mergeData, numbersOf, planColumns, readData, type ContactData } from './fields.js';
+import {
+  canonicalData, displayName, hasPhoneColumn, isTimeZone, mergeData, numbersOf, planColumns, readData,
+  type ColumnPlan, type ContactData, type NumberReader,
+} from './fields.js';
 
 // Importing creates a contact group from rows (JSON) or a CSV file, all or nothing.
 
@@ -65,87 +68,108 @@ export async function importContacts(ctx: ServiceContext, raw: ImportInput): Pro
 
   const user = await ctx.db.user.findUniqueOrThrow({ where: { id: ctx.user.id }, select: { defaultCountry: true } });
   const country = input.defaultCountry ?? user.defaultCountry;
-  const blocked = await doNotCallSet(ctx.db, ctx.user.id);
-  const counts = { imported: 0, invalid: 0, duplicates: 0, doNotCall: 0 };
+  const book = new DraftBook(await doNotCallSet(ctx.db, ctx.user.id));
 
-  // Every chunk's numbers go to the phone workers now; the chunks are then built and written in order
-  // as their numbers come back, so that the workers read ahead of the writes.
-  const readings: Promise<Map<string, string | null>>[] = [];
-  for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
+  // The phone pool reads the numbers of a few chunks ahead of the one being built, so that they are ready
+  // when it is, without holding every chunk's numbers at once.
+  const chunkCount = Math.ceil(rows.length / CHUNK_ROWS);
+  const readChunk = (chunkIndex: number) => {
     const numbers: string[] = [];
-    for (let index = start; index < Math.min(start + CHUNK_ROWS, rows.length); index += 1) numbers.push(...numbersOf(plan, rows[index]!));
-    readings.push(readNumbers(numbers, country));
-  }
-  // Each reading is awaited in turn below; this keeps one that fails while an earlier chunk is being
-  // written (or after the transaction failed) from counting as unhandled.
-  for (const reading of readings) reading.catch(() => {});
+    const end = Math.min((chunkIndex + 1) * CHUNK_ROWS, rows.length);
+    for (let index = chunkIndex * CHUNK_ROWS; index < end; index += 1) numbers.push(...numbersOf(plan, rows[index]!));
+    const reading = readNumbers(numbers, country);
+    // Awaited in turn below; this keeps one that fails while an earlier chunk is written (or after the
+    // transaction failed) from counting as unhandled.
+    reading.catch(() => {});
+    return reading;
+  };
+  const readings = Array.from({ length: Math.min(READ_AHEAD, chunkCount) }, (_, chunkIndex) => readChunk(chunkIndex));
 
   const groupId = uuidv7();
   await ctx.sql.transaction(async (tx) => {
     await tx.query(INSERT_GROUP_SQL, [groupId, ctx.user.id, input.groupName, input.description, JSON.stringify(headers)]);
-    // A number seen before maps to its draft until that is written, then only to its id, so that the
-    // memory of a big import does not grow with its size. Duplicates of written rows are rare and are
-    // merged at the end.
-    const byNumber = new Map<string, Draft | string>();
-    const lateDuplicates: { id: string; data: ContactData }[] = [];
     // While the database writes one chunk, this process builds the next.
     let writing: Promise<unknown> = Promise.resolve();
-
-    for (let chunkIndex = 0; readings.length > 0; chunkIndex += 1) {
+    for (let chunkIndex = 0; chunkIndex < chunkCount; chunkIndex += 1) {
+      if (chunkIndex + READ_AHEAD < chunkCount) readings.push(readChunk(chunkIndex + READ_AHEAD));
       const read = await readings.shift()!;
-      const readNumber = (number: string) => read.get(number) ?? null;
-      const chunk: Draft[] = [];
       const end = Math.min((chunkIndex + 1) * CHUNK_ROWS, rows.length);
-      for (let index = chunkIndex * CHUNK_ROWS; index < end; index += 1) {
-        const data = canonicalData(plan, rows[index]!, readNumber);
-        // Each source row is done with once read: letting it go keeps the peak memory of big imports down.
-        rows[index] = EMPTY_ROW;
-        const given = data.phone_number ?? '';
-        const e164 = given ? readNumber(given) : null;
-        const key = e164 ?? (given ? given.slice(0, PHONE_COLUMN_LENGTH) : null);
-        const earlier = key ? byNumber.get(key) : undefined;
-        if (earlier) {
-          // The first row of a number wins; later rows fill in what it left blank.
-          if (typeof earlier === 'string') lateDuplicates.push({ id: earlier, data });
-          else earlier.data = mergeData(data, earlier.data);
-          counts.duplicates += 1;
-        } else {
-          const status = !e164 ? 'invalid' : blocked.has(e164) ? 'do_not_call' : 'active';
-          const draft: Draft = { id: uuidv7(), phone_number: key, status, data, timezone: null, name: '' };
-          chunk.push(draft);
-          if (key) byNumber.set(key, draft);
-          counts.imported += 1;
-          if (status === 'invalid') counts.invalid += 1;
-          if (status === 'do_not_call') counts.doNotCall += 1;
-        }
-        // Let the statement in flight make progress while the rows are being built.
-        if (index % YIELD_EVERY === YIELD_EVERY - 1) await new Promise((resolve) => setImmediate(resolve));
-      }
-      const records = recordsOf(chunk);
+      const records = await buildChunk(rows, chunkIndex * CHUNK_ROWS, end, plan, (number) => read.get(number) ?? null, book);
       await writing;
       writing = tx.query(INSERT_CONTACTS_SQL, [records, ctx.user.id, groupId]);
       // Awaited before the next statement; a failure meanwhile must not count as unhandled.
       writing.catch(() => {});
-      for (const draft of chunk) if (draft.phone_number) byNumber.set(draft.phone_number, draft.id);
     }
     await writing;
-    if (lateDuplicates.length) await mergeLateDuplicates(tx, lateDuplicates, ctx.user.id, groupId);
+    if (book.lateDuplicates.length) await mergeLateDuplicates(tx, book.lateDuplicates, ctx.user.id, groupId);
     // Counted here rather than recounted (a recount visits 100,000 fresh rows: 0.2 s): no other transaction
     // can see the new group yet, so it holds exactly the rows written above.
-    await tx.query('UPDATE contact_groups SET total = $2 WHERE id = $1::uuid', [groupId, counts.imported]);
+    await tx.query('UPDATE contact_groups SET total = $2 WHERE id = $1::uuid', [groupId, book.counts.imported]);
   });
 
-  return {
-    success: true,
-    groupId,
-    totalImported: counts.imported,
-    totalInvalid: counts.invalid,
-    totalDuplicates: counts.duplicates,
-    totalDoNotCall: counts.doNotCall,
-  };
+  const { imported, invalid, duplicates, doNotCall } = book.counts;
+  return { success: true, groupId, totalImported: imported, totalInvalid: invalid, totalDuplicates: duplicates, totalDoNotCall: doNotCall };
+}
+
+/** The drafts of an import's rows, in order: rows that share a number merge into the first, which wins. */
+class DraftBook {
+  readonly counts = { imported: 0, invalid: 0, duplicates: 0, doNotCall: 0 };
+  /** Rows whose number's first row was written before they came; merged into it at the end (rare). */
+  readonly lateDuplicates: { id: string; data: ContactData }[] = [];
+  /** A number maps to its draft until that is written, then only to its id, so that memory does not grow with the import. */
+  private readonly byNumber = new Map<string, Draft | string>();
+
+  constructor(private readonly blocked: Set<string>) {}
+
+  /** The draft of a row, or undefined when the row merged into an earlier row of its number. */
+  add(data: ContactData, e164: string | null): Draft | undefined {
+    const given = data.phone_number ?? '';
+    const key = e164 ?? (given ? given.slice(0, PHONE_COLUMN_LENGTH) : null);
+    const earlier = key ? this.byNumber.get(key) : undefined;
+    if (earlier) {
+      // Later rows fill in what the first left blank.
+      if (typeof earlier === 'string') this.lateDuplicates.push({ id: earlier, data });
+      else earlier.data = mergeData(data, earlier.data);
+      this.counts.duplicates += 1;
+      return undefined;
+    }
+    const status = !e164 ? 'invalid' : this.blocked.has(e164) ? 'do_not_call' : 'active';
+    const draft: Draft = { id: uuidv7(), phone_number: key, status, data, timezone: null, name: '' };
+    if (key) this.byNumber.set(key, draft);
+    this.counts.imported += 1;
+    if (status === 'invalid') this.counts.invalid += 1;
+    if (status === 'do_not_call') this.counts.doNotCall += 1;
+    return draft;
+  }
+
+  /** The drafts are written as they stand: later rows of their numbers are late duplicates. */
+  written(drafts: Draft[]) {
+    for (const draft of drafts) if (draft.phone_number) this.byNumber.set(draft.phone_number, draft.id);
+  }
+}
+
+/**
+ * Builds the drafts of rows [start, end) as the JSON document a statement reads them from. Each source
+ * row is let go once read, and the drafts go when this returns, before the database is waited for:
+ * held longer, a big import's rows would pile up in memory.
+ */
+async function buildChunk(rows: Record<string, unknown>[], start: number, end: number, plan: ColumnPlan[], readNumber: NumberReader, book: DraftBook) {
+  const drafts: Draft[] = [];
+  for (let index = start; index < end; index += 1) {
+    const data = canonicalData(plan, rows[index]!, readNumber);
+    rows[index] = EMPTY_ROW;
+    const draft = book.add(data, data.phone_number ? readNumber(data.phone_number) : null);
+    if (draft) drafts.push(draft);
+    // Let the statement in flight make progress while the rows are being built.
+    if (index % YIELD_EVERY === YIELD_EVERY - 1) await new Promise((resolve) => setImmediate(resolve));
+  }
+  const records = recordsOf(drafts);
+  book.written(drafts);
+  return records;
 }
 
 const CHUNK_ROWS = 5_000;
+const READ_AHEAD = 2;
 const EMPTY_ROW: Record<string, unknown> = {};
 const YIELD_EVERY = 500;
 
