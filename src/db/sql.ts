@@ -1,5 +1,7 @@
 import type { PGlite, Transaction as PGliteTransaction } from '@electric-sql/pglite';
+import { finished } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 
 // Plain SQL beside Prisma, for the paths where Prisma's cost per statement shows: the dialer, which runs
 // thousands of small statements a second, and bulk imports. Measured on this project's machines, a
@@ -12,10 +14,29 @@ export interface SqlSession {
   query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<R[]>;
 }
 
+/** A session inside a transaction, which can also load rows in bulk. */
+export interface SqlTransaction extends SqlSession {
+  /**
+   * Loads rows into `table` with COPY, cheaper for the database than INSERT from a JSON document. `data` is
+   * COPY's text format: one row a line, columns separated by tabs, \N for null (see copyText).
+   */
+  copyInto(table: string, columns: readonly string[], data: string): Promise<void>;
+}
+
 export interface Sql extends SqlSession {
   /** Runs `work` on one connection inside BEGIN ... COMMIT; rolls back and rethrows when it throws. */
-  transaction<T>(work: (tx: SqlSession) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T>;
 }
+
+/** A value as COPY's text format reads it: backslash, tab and line ends escaped; null as \N. */
+export function copyText(value: string | null): string {
+  if (value === null) return '\\N';
+  return COPY_SPECIAL.test(value) ? value.replace(COPY_SPECIAL_ALL, (c) => COPY_ESCAPES[c]!) : value;
+}
+
+const COPY_SPECIAL = /[\\\t\n\r]/;
+const COPY_SPECIAL_ALL = /[\\\t\n\r]/g;
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 const INT8_OID = 20;
 
@@ -38,7 +59,15 @@ export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
       let broken: Error | undefined;
       try {
         await run(client, 'BEGIN');
-        const result = await work({ query: (text, values) => run(client, text, values) });
+        const result = await work({
+          query: (text, values) => run(client, text, values),
+          async copyInto(table, columns, data) {
+            onStatement();
+            const stream = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
+            stream.end(data);
+            await finished(stream);
+          },
+        });
         await run(client, 'COMMIT');
         return result;
       } catch (error) {
@@ -70,7 +99,15 @@ export function pgliteSql(pglite: PGlite, onStatement: () => void): Sql {
     transaction: (work) => {
       onStatement();
       return pglite
-        .transaction((tx) => work({ query: (text, values) => run(tx, text, values) }))
+        .transaction((tx) =>
+          work({
+            query: (text, values) => run(tx, text, values),
+            async copyInto(table, columns, data) {
+              onStatement();
+              await tx.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob'`, [], { blob: new Blob([data]) });
+            },
+          }),
+        )
         .finally(onStatement);
     },
   };
