@@ -1,7 +1,8 @@
 import type { PGlite, Transaction as PGliteTransaction } from '@electric-sql/pglite';
+import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import * as pgCopy from 'pg-copy-streams';
 
 // Plain SQL beside Prisma, for the paths where Prisma's cost per statement shows: the dialer, which runs
 // thousands of small statements a second, and bulk imports. Measured on this project's machines, a
@@ -17,10 +18,19 @@ export interface SqlSession {
 /** A session inside a transaction, which can also load rows in bulk. */
 export interface SqlTransaction extends SqlSession {
   /**
-   * Loads rows into `table` with COPY, cheaper for the database than INSERT from a JSON document. `data` is
-   * COPY's text format: one row a line, columns separated by tabs, \N for null (see copyText).
+   * Starts loading rows into `table` with COPY, which costs the database less than INSERT from a JSON
+   * document. Nothing else may run in the transaction until the COPY ends; if the transaction's work
+   * throws first, the COPY is cancelled with it.
    */
-  copyInto(table: string, columns: readonly string[], data: string): Promise<void>;
+  copyInto(table: string, columns: readonly string[]): CopyWriter;
+}
+
+/** Rows on their way into a COPY, in its text format: one row a line, tab-separated, values through copyText. */
+export interface CopyWriter {
+  /** Resolves once the database is ready for more: awaiting it keeps what is buffered small. */
+  write(lines: string): Promise<void>;
+  /** Resolves once the database has every row. */
+  end(): Promise<void>;
 }
 
 export interface Sql extends SqlSession {
@@ -56,22 +66,37 @@ export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
     query: (text, values) => run(pool, text, values),
     async transaction(work) {
       const client = await pool.connect();
+      let copying: pgCopy.CopyStreamQuery | undefined;
       let broken: Error | undefined;
       try {
         await run(client, 'BEGIN');
         const result = await work({
           query: (text, values) => run(client, text, values),
-          async copyInto(table, columns, data) {
+          copyInto(table, columns) {
             onStatement();
-            const stream = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
-            stream.end(data);
-            await finished(stream);
+            const stream = client.query(pgCopy.from(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
+            copying = stream;
+            const done = finished(stream);
+            // end() or the rollback below waits for it; a failure meanwhile must not count as unhandled.
+            done.catch(() => {});
+            return {
+              async write(lines) {
+                if (!stream.write(lines)) await Promise.race([once(stream, 'drain'), done]);
+              },
+              async end() {
+                stream.end();
+                await done;
+                copying = undefined;
+              },
+            };
           },
         });
         await run(client, 'COMMIT');
         return result;
       } catch (error) {
         try {
+          // A COPY still open holds the connection: cancelling it (CopyFail) lets the ROLLBACK through.
+          if (copying) await finished(copying.destroy()).catch(() => {});
           await run(client, 'ROLLBACK');
         } catch (rollbackError) {
           // A connection that cannot roll back is not given back to the pool.
@@ -102,9 +127,16 @@ export function pgliteSql(pglite: PGlite, onStatement: () => void): Sql {
         .transaction((tx) =>
           work({
             query: (text, values) => run(tx, text, values),
-            async copyInto(table, columns, data) {
-              onStatement();
-              await tx.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob'`, [], { blob: new Blob([data]) });
+            // PGlite reads a COPY's data from one blob: the rows are kept outside the JS heap until the end.
+            copyInto(table, columns) {
+              const parts: Blob[] = [];
+              return {
+                write: async (lines) => void parts.push(new Blob([lines])),
+                async end() {
+                  onStatement();
+                  await tx.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob'`, [], { blob: new Blob(parts) });
+                },
+              };
             },
           }),
         )
