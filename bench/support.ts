@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { signToken } from '../src/services/auth.js';
@@ -49,10 +50,13 @@ function buildOnce(): Promise<void> {
   return built;
 }
 
-/** The server as production runs it (`npm run start:prod`: compiled JavaScript, NODE_ENV=production) on the given database. */
+/** `npm run start:prod`'s node options and script, run without npm so that the process measured is the server's own. */
+const productionArgs = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')).scripts['start:prod'] as string).split(' ').slice(1);
+
+/** The server as production runs it (`npm run start:prod`, NODE_ENV=production) on the given database. */
 export async function startServer(databaseUrlValue: string, extraEnv: Record<string, string> = {}): Promise<Server> {
   await buildOnce();
-  const child = spawn(process.execPath, [...profileArgs, 'dist/main.js'], {
+  const child = spawn(process.execPath, [...profileArgs, ...productionArgs], {
     cwd: root,
     env: {
       PATH: process.env.PATH,
