@@ -143,8 +143,8 @@ export function mergeData(base: ContactData, patch: ContactData): ContactData {
   };
 }
 
-export function displayName(data: ContactData): string {
-  return [data.first_name, data.last_name].filter(Boolean).join(' ').slice(0, 512);
+export function displayName({ first_name: first, last_name: last }: ContactData): string {
+  return (first && last ? `${first} ${last}` : first || last || '').slice(0, 512);
 }
 
 /** Reads stored data defensively: rows written by older code or by hand may lack fields. */

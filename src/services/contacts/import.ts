@@ -184,11 +184,13 @@ const INSERT_GROUP_SQL = `INSERT INTO contact_groups (id, user_id, name, descrip
 const CONTACT_COLUMNS = ['id', 'user_id', 'contact_group_id', 'phone_number', 'status', 'data', 'timezone', 'name', 'created_at', 'updated_at'];
 
 /** A draft as a line of COPY's text format, in CONTACT_COLUMNS' order. */
-const copyLineOf = (userId: string, groupId: string, now: string) => (draft: Draft) =>
-  [
-    draft.id, userId, groupId, copyText(draft.phone_number), draft.status, copyText(JSON.stringify(draft.data)),
-    copyText(timezoneOf(draft.data)), copyText(displayName(draft.data)), now, now,
-  ].join('\t') + '\n';
+const copyLineOf = (userId: string, groupId: string, now: string) => (draft: Draft) => {
+  const { id, phone_number, status, data } = draft;
+  // JSON text holds no tab or line end (JSON.stringify escapes them), so only its backslashes need escaping.
+  const json = JSON.stringify(data);
+  const dataText = json.includes('\\') ? json.replaceAll('\\', '\\\\') : json;
+  return `${id}\t${userId}\t${groupId}\t${copyText(phone_number)}\t${status}\t${dataText}\t${copyText(timezoneOf(data))}\t${copyText(displayName(data))}\t${now}\t${now}\n`;
+};
 
 async function mergeLateDuplicates(tx: SqlSession, duplicates: { id: string; data: ContactData }[], userId: string, groupId: string) {
   const ids = [...new Set(duplicates.map((d) => d.id))];
