@@ -25,9 +25,9 @@ export async function readBody(request: Request, maxBytes: number): Promise<unkn
     }).formData();
     return formToObject(form);
   }
-  // Decoded straight from the one buffer readLimited fills, which goes as soon as the text is made.
-  const text = new TextDecoder().decode(await readLimited(request, maxBytes));
-  if (text.length === 0) return {};
+  const bytes = await readLimited(request, maxBytes);
+  if (bytes.byteLength === 0) return {};
+  const text = new TextDecoder().decode(bytes);
   if (mediaType === 'application/json' || mediaType.endsWith('+json')) {
     try {
       // Only a run of 16+ digits can be an integer that JSON.parse would round; the common body
