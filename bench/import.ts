@@ -32,6 +32,7 @@ function rows(count: number) {
 export async function benchImport() {
   return withDatabase(async (url) => {
     const server = await startServer(url, { IMPORT_MAX_ROWS: String(ROWS) });
+    const database = new URL(url).pathname.slice(1);
     try {
       const token = await tokenFor(randomUUID());
       const body = JSON.stringify({ groupName: 'Bench import', csvData: rows(ROWS) });
@@ -42,7 +43,7 @@ export async function benchImport() {
       let imported = 0;
       for (let run = 0; run < RUNS; run += 1) {
         const serverBefore = await cpuMsOf(server.pid);
-        const postgresBefore = await postgresCpuMs();
+        const postgresBefore = await postgresCpuMs(database);
         const started = performance.now();
         const res = await fetch(`${server.url}/api/v1/contacts/import/`, {
           method: 'POST',
@@ -52,7 +53,7 @@ export async function benchImport() {
         const result = (await res.json()) as { totalImported: number };
         times.push(performance.now() - started);
         serverCpu.push((await cpuMsOf(server.pid)) - serverBefore);
-        postgresCpu.push(postgresCpuBetween(postgresBefore, await postgresCpuMs()));
+        postgresCpu.push(postgresCpuBetween(postgresBefore, await postgresCpuMs(database)));
         if (res.status !== 201) throw new Error(`import answered ${res.status}: ${JSON.stringify(result)}`);
         imported = result.totalImported;
       }

@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { signToken } from '../src/services/auth.js';
@@ -39,9 +40,23 @@ export interface Server {
 /** With BENCH_CPU_PROFILE=1, every server writes a V8 CPU profile there when it stops (open it in Chrome's DevTools). */
 export const profileArgs = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench-results/profiles'] : [];
 
-/** `npm start` in production mode on the given database. */
-export function startServer(databaseUrlValue: string, extraEnv: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(process.execPath, [...profileArgs, '--import', 'tsx', 'src/main.ts'], {
+let built: Promise<void> | undefined;
+
+/** `npm run build`, once per benchmark run; tsc's incremental build makes it quick when dist/ is current. */
+function buildOnce(): Promise<void> {
+  built ??= new Promise((resolve, reject) => {
+    execFile('npm', ['run', 'build'], { cwd: root }, (error, stdout) => (error ? reject(new Error(`npm run build failed:\n${stdout}`)) : resolve()));
+  });
+  return built;
+}
+
+/** `npm run start:prod`'s node options and script, run without npm so that the process measured is the server's own. */
+const productionArgs = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')).scripts['start:prod'] as string).split(' ').slice(1);
+
+/** The server as production runs it (`npm run start:prod`, NODE_ENV=production) on the given database. */
+export async function startServer(databaseUrlValue: string, extraEnv: Record<string, string> = {}): Promise<Server> {
+  await buildOnce();
+  const child = spawn(process.execPath, [...profileArgs, ...productionArgs], {
     cwd: root,
     env: {
       PATH: process.env.PATH,
@@ -97,13 +112,25 @@ export async function cpuMsOf(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** CPU time each PostgreSQL process on this machine has used so far, in ms, by pid. */
-export async function postgresCpuMs(): Promise<Map<number, number>> {
+/** PostgreSQL's processes that write for every database: their work is shared by all. */
+const SHARED_WRITERS = /: (checkpointer|background writer|walwriter)\s*$/;
+
+/**
+ * CPU time each PostgreSQL process on this machine has used so far, in ms, by pid. With `database`, only
+ * the processes working on that database (backends, autovacuum) and the shared writers count, so that
+ * another benchmark on the same server does not count towards this one.
+ */
+export async function postgresCpuMs(database?: string): Promise<Map<number, number>> {
   const byPid = new Map<number, number>();
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if ((await readFile(`/proc/${entry}/comm`, 'utf8')).trim() !== 'postgres') continue;
+      if (database) {
+        // A backend's title names its database: "postgres: 15/main: user database host(port) state".
+        const title = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).replace(/\0/g, ' ');
+        if (!title.includes(` ${database} `) && !SHARED_WRITERS.test(title)) continue;
+      }
       byPid.set(Number(entry), await cpuMsOf(Number(entry)));
     } catch {
       // The process ended while we looked.

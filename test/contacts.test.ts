@@ -164,6 +164,28 @@ describe('DELETE /api/v1/contacts/groups/{id}/', () => {
   });
 });
 
+describe('a contact belongs to its group’s user', () => {
+  it('is refused by the database when its user is not its group’s', async () => {
+    const [owner, stranger] = [randomUUID(), randomUUID()];
+    const group = await importGroup(await app.token(owner), 'mine', [{ Phone: '+14155550194' }]);
+    await app.prisma.user.create({ data: { id: stranger } });
+    await expect(
+      app.sql.query('INSERT INTO contacts (id, user_id, contact_group_id, phone_number, updated_at) VALUES ($1, $2, $3, $4, now())', [
+        randomUUID(), stranger, group, '+14155550195',
+      ]),
+    ).rejects.toThrow(/contacts_contact_group_id_user_id_fkey/);
+    expect(await app.prisma.contact.count({ where: { groupId: group } })).toBe(1);
+  });
+
+  it('goes with its user, through the group', async () => {
+    const owner = randomUUID();
+    const group = await importGroup(await app.token(owner), 'leaving', [{ Phone: '+14155550196' }, { Phone: '+14155550197' }]);
+    await app.prisma.user.delete({ where: { id: owner } });
+    expect(await app.prisma.contactGroup.count({ where: { id: group } })).toBe(0);
+    expect(await app.prisma.contact.count({ where: { userId: owner } })).toBe(0);
+  });
+});
+
 describe('another user’s groups and contacts do not exist for you', () => {
   it('answers 404 / NOT_FOUND for every read, patch and delete, and changes nothing', async () => {
     const owner = await app.token();

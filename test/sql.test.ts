@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
+import { copyText, type SqlTransaction } from '../src/db/sql.js';
 import { openTestDatabase } from './support/database.js';
 
 // The plain SQL beside Prisma gives the same JavaScript values on PostgreSQL and on PGlite, runs
@@ -47,6 +48,36 @@ describe('plain SQL', () => {
     });
     await expect(failure).rejects.toThrow(/duplicate key/);
     expect(await db.sql.query('SELECT id FROM users WHERE id = $1::uuid', [id])).toEqual([]);
+  });
+
+  it('loads rows with COPY inside a transaction, text escaped, and drops them with a rollback', async () => {
+    await db.sql.query('CREATE TABLE copy_probe (id uuid PRIMARY KEY, note text)');
+    const [kept, empty, dropped, cancelled] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const odd = 'tab\there, line\nbreak, back\\slash, \\N, carriage\rreturn';
+    const copyInto = async (tx: SqlTransaction, ...lines: string[]) => {
+      const copy = tx.copyInto('copy_probe', ['id', 'note']);
+      for (const line of lines) await copy.write(line);
+      await copy.end();
+    };
+    await db.sql.transaction((tx) => copyInto(tx, `${kept}\t${copyText(odd)}\n`, `${empty}\t${copyText(null)}\n`));
+    await expect(
+      db.sql.transaction(async (tx) => {
+        await copyInto(tx, `${dropped}\tgone\n`);
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    // The database refuses a row: the COPY fails, and the transaction with it.
+    await expect(db.sql.transaction((tx) => copyInto(tx, `${dropped}\tnew\n`, `${kept}\tagain\n`))).rejects.toThrow(/duplicate key/);
+    // The work fails while a COPY is still open: the COPY is cancelled and the transaction rolled back.
+    await expect(
+      db.sql.transaction(async (tx) => {
+        await tx.copyInto('copy_probe', ['id', 'note']).write(`${cancelled}\thalf\n`);
+        throw new Error('gave up half way');
+      }),
+    ).rejects.toThrow('gave up half way');
+    const rows = await db.sql.query<{ id: string; note: string | null }>('SELECT id, note FROM copy_probe');
+    expect(rows).toHaveLength(2);
+    expect(rows).toEqual(expect.arrayContaining([{ id: kept, note: odd }, { id: empty, note: null }]));
   });
 
   it('counts its statements together with those Prisma sends', async () => {

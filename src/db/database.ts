@@ -4,8 +4,10 @@ import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
+import { Piscina } from 'piscina';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { dbStatements } from '../ops/metrics.js';
+import { workerModule } from '../worker-module.js';
 import { countingAdapterFactory } from './counting-adapter.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { unappliedMigrations } from './migration-status.js';
@@ -36,7 +38,8 @@ export type DatabaseTarget =
 /** With a PostgreSQL URL, a real server through node-postgres; otherwise PGlite in a local folder. */
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let factory: SqlMigrationAwareDriverAdapterFactory;
-  let migrationFactory: SqlMigrationAwareDriverAdapterFactory | undefined;
+  /** On PostgreSQL in a thread of its own; PGlite's one connection lives on this thread, so it migrates here. */
+  let migrate = () => applyMigrations(factory);
   let closeDriver: () => Promise<void> = async () => {};
   let jobEngineConnection: Database['jobEngineConnection'];
   let plainSql: (onStatement: () => void) => Sql;
@@ -46,8 +49,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     // the pool replaces it and the next statement says whether the database is back.
     pool.on('error', () => {});
     factory = new PrismaPg(pool);
-    // Migrations take a session advisory lock; a pool of their own, ended when they finish, lets it go.
-    migrationFactory = new PrismaPg({ connectionString: target.url, max: 10 });
+    migrate = () => migrateInWorker(target.url);
     plainSql = (onStatement) => postgresSql(pool, onStatement);
     closeDriver = () => pool.end();
     jobEngineConnection = { connectionString: target.url };
@@ -91,13 +93,24 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     sql,
     jobEngineConnection,
     // The schema engine (its WebAssembly, its memory and its lock) only when there is something to apply.
-    migrate: async () => ((await unappliedMigrations(sql)).length ? applyMigrations(migrationFactory ?? factory) : []),
+    migrate: async () => ((await unappliedMigrations(sql)).length ? migrate() : []),
     statementCount: () => statements,
     async close() {
       await prisma.$disconnect();
       await closeDriver();
     },
   };
+}
+
+/** Applies the migrations in a thread that ends when they are done (migrate-worker.ts), taking the schema engine's memory with it. */
+async function migrateInWorker(url: string): Promise<string[]> {
+  const thread = new Piscina<{ url: string }, string[]>({ ...workerModule('./migrate-worker', import.meta.url), minThreads: 0, maxThreads: 1 });
+  try {
+    return await thread.run({ url });
+  } finally {
+    // The schema engine keeps a timer alive for a few seconds after its work: the thread is ended, not waited for.
+    await thread.destroy();
+  }
 }
 
 /** pg-boss on PGlite: parameterless scripts (its schema) hold several statements and need `exec`. */

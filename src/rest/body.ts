@@ -21,7 +21,7 @@ export async function readBody(request: Request, maxBytes: number): Promise<unkn
     const form = await new Request(request.url, {
       method: 'POST',
       headers: { 'content-type': contentType },
-      body: new Uint8Array(await readLimited(request, maxBytes)),
+      body: await readLimited(request, maxBytes),
     }).formData();
     return formToObject(form);
   }
@@ -57,19 +57,27 @@ function formToObject(form: URLSearchParams | FormData): Record<string, unknown>
   return out;
 }
 
+/**
+ * The body's bytes, refused past `maxBytes`. With a declared length they are copied once, into a buffer of
+ * that size, as they arrive: a 14 MB import is not held twice over as chunks and then their concatenation.
+ */
 async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array<ArrayBuffer>> {
   const reader = request.body!.getReader();
+  const declared = Number(request.headers.get('content-length') ?? '');
+  const whole = Number.isSafeInteger(declared) && declared > 0 && declared <= maxBytes ? new Uint8Array(declared) : undefined;
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
+    if (size + value.byteLength > maxBytes || (whole && size + value.byteLength > whole.byteLength)) {
       await reader.cancel();
       throw new PayloadTooLargeError(maxBytes);
     }
-    chunks.push(value);
+    if (whole) whole.set(value, size);
+    else chunks.push(value);
+    size += value.byteLength;
   }
-  return new Uint8Array(Buffer.concat(chunks));
+  if (whole) return size === whole.byteLength ? whole : whole.subarray(0, size);
+  return Buffer.concat(chunks);
 }

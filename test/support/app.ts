@@ -15,6 +15,7 @@ import { systemClock, type Clock } from '../../src/services/context.js';
 import { idleDialer, type DialerControl } from '../../src/services/dialer/control.js';
 import type { RetellWebhookSettings } from '../../src/services/dialer/retell-webhooks.js';
 import { inProcessEventBus, type EventBus } from '../../src/services/events.js';
+import { closePhoneWorkers } from '../../src/services/phone-pool.js';
 import { defaultSettings, type Settings } from '../../src/services/settings.js';
 import { openTestDatabase } from './database.js';
 
@@ -133,7 +134,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     gql,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await Promise.all([rateLimiter.close(), events.close()]);
+      await Promise.all([rateLimiter.close(), events.close(), closePhoneWorkers()]);
       await db.close();
     },
   };

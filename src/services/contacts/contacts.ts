@@ -85,7 +85,7 @@ function dataFromObject(object: Record<string, unknown>, country: string): Conta
     }
     row[key] = value === null || value === undefined ? '' : String(value);
   }
-  return canonicalData(planColumns(Object.keys(row)), row, country);
+  return canonicalData(planColumns(Object.keys(row)), row, (raw) => toE164(raw, country));
 }
 
 function stringValues(object: Record<string, unknown>, path: string): Record<string, string> {

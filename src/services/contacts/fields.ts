@@ -1,5 +1,3 @@
-import { toE164 } from '../phone.js';
-
 // How a row of any shape becomes a contact: header names are matched to the standard fields case- and
 // punctuation-insensitively ("Phone Number", "mobile", "First Name", ...); everything else is a custom
 // field. Contacts keep their data in this canonical form, so every reader sees the same fields.
@@ -78,12 +76,36 @@ TIMEZONES.add('UTC');
 
 export const isTimeZone = (zone: string) => TIMEZONES.has(zone);
 
-/** Builds the canonical data of one row; blanks are left out. */
-export function canonicalData(plan: ColumnPlan[], row: Record<string, unknown>, country: string): ContactData {
+/** A cell as text: trimmed, blank when absent. */
+const cellText = (raw: unknown) => (raw === null || raw === undefined ? '' : String(raw).trim());
+
+/** A cell of an extra-numbers column may hold several numbers. */
+const splitNumbers = (value: string) => value.split(/[;,|]/).map((v) => v.trim()).filter(Boolean);
+
+/** Reads one number: E.164 when it is a valid phone number, else null (`toE164` with the import's country). */
+export type NumberReader = (raw: string) => string | null;
+
+/**
+ * Every number a row holds, as `canonicalData` will hand them to its reader: the primary number and the
+ * extra ones. An import reads them all in one batch, off the event loop, before it builds the rows.
+ */
+export function numbersOf(plan: ColumnPlan[], row: Record<string, unknown>): string[] {
+  const numbers: string[] = [];
+  for (const { header, field } of plan) {
+    if (field !== 'phone_number' && field !== 'phone_numbers') continue;
+    const value = cellText(row[header]);
+    if (!value) continue;
+    if (field === 'phone_number') numbers.push(value);
+    else numbers.push(...splitNumbers(value));
+  }
+  return numbers;
+}
+
+/** Builds the canonical data of one row; blanks are left out. Extra numbers are kept in E.164 where they read as one. */
+export function canonicalData(plan: ColumnPlan[], row: Record<string, unknown>, readNumber: NumberReader): ContactData {
   const data: ContactData = { custom_fields: {} };
   for (const { header, field } of plan) {
-    const raw = row[header];
-    const value = raw === null || raw === undefined ? '' : String(raw).trim();
+    const value = cellText(row[header]);
     if (!value) continue;
     switch (field) {
       case 'custom':
@@ -96,9 +118,7 @@ export function canonicalData(plan: ColumnPlan[], row: Record<string, unknown>, 
         break;
       }
       case 'phone_numbers':
-        for (const raw of value.split(/[;,|]/).map((v) => v.trim()).filter(Boolean)) {
-          (data.phone_numbers ??= []).push({ number: toE164(raw, country) ?? raw, label: header });
-        }
+        for (const raw of splitNumbers(value)) (data.phone_numbers ??= []).push({ number: readNumber(raw) ?? raw, label: header });
         break;
       default:
         data[field] = value;
@@ -123,8 +143,8 @@ export function mergeData(base: ContactData, patch: ContactData): ContactData {
   };
 }
 
-export function displayName(data: ContactData): string {
-  return [data.first_name, data.last_name].filter(Boolean).join(' ').slice(0, 512);
+export function displayName({ first_name: first, last_name: last }: ContactData): string {
+  return (first && last ? `${first} ${last}` : first || last || '').slice(0, 512);
 }
 
 /** Reads stored data defensively: rows written by older code or by hand may lack fields. */

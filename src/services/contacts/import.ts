@@ -1,21 +1,24 @@
 import { z } from 'zod';
-import type { Prisma } from '../../generated/prisma/client.js';
+import { copyText, type SqlSession } from '../../db/sql.js';
 import type { ServiceContext } from '../context.js';
 import { uuidv7 } from '../ids.js';
 import { NON_FIELD, ValidationError, type FieldErrors } from '../errors.js';
-import { toE164 } from '../phone.js';
-import { parseInput, type RawInput } from '../validation.js';
+import { toE164Batch } from '../phone-pool.js';
+import { listInPlace, parseInput, type RawInput } from '../validation.js';
 import { NotCsvError, parseCsv, type ParsedTable } from './csv.js';
 import { doNotCallSet } from './do-not-call.js';
-import { canonicalData, displayName, hasPhoneColumn, isTimeZone, mergeData, planColumns, readData, type ContactData } from './fields.js';
-import { refreshTotals } from './groups.js';
+import {
+  canonicalData, displayName, hasPhoneColumn, isTimeZone, mergeData, numbersOf, planColumns, readData,
+  type ColumnPlan, type ContactData, type NumberReader,
+} from './fields.js';
 
 // Importing creates a contact group from rows (JSON) or a CSV file, all or nothing.
 
 export const importInput = z.object({
   groupName: z.string().trim().min(1).max(255),
   description: z.string().max(10_000).default(''),
-  csvData: z.array(z.unknown()).optional(),
+  /** Rows as objects; the import empties this list as it reads it, so that big imports let go of their rows early. */
+  csvData: listInPlace.optional(),
   /** The text of an uploaded CSV file. */
   csvText: z.string().optional(),
   selectedHeaders: z.array(z.string().trim().min(1).max(255)).optional(),
@@ -46,7 +49,6 @@ interface Draft {
   phone_number: string | null;
   status: 'active' | 'invalid' | 'do_not_call';
   data: ContactData;
-  timezone: string | null;
 }
 
 export async function importContacts(ctx: ServiceContext, raw: ImportInput): Promise<ImportResult> {
@@ -55,121 +57,156 @@ export async function importContacts(ctx: ServiceContext, raw: ImportInput): Pro
   const table = readTable(input, ctx.settings.importMaxRows);
   const headers = selectHeaders(table.headers, input.selectedHeaders);
   const plan = planColumns(headers);
-  if (table.rows.length === 0) throw ValidationError.field(source, 'There are no rows to import.');
+  const rows = table.rows;
+  if (rows.length === 0) throw ValidationError.field(source, 'There are no rows to import.');
   if (!hasPhoneColumn(plan)) {
     throw ValidationError.field(source, 'No column holds phone numbers: name one "Phone", "Phone Number" or "Mobile".');
   }
 
   const user = await ctx.db.user.findUniqueOrThrow({ where: { id: ctx.user.id }, select: { defaultCountry: true } });
   const country = input.defaultCountry ?? user.defaultCountry;
-  const blocked = await doNotCallSet(ctx.db, ctx.user.id);
-  const counts = { imported: 0, invalid: 0, duplicates: 0, doNotCall: 0 };
+  const book = new DraftBook(await doNotCallSet(ctx.db, ctx.user.id));
 
-  const groupId = await ctx.db.$transaction(
-    async (tx) => {
-      const group = await tx.contactGroup.create({
-        data: { userId: ctx.user.id, name: input.groupName, description: input.description, csvHeaders: headers },
-        select: { id: true },
-      });
-      // Rows travel to the database as JSON documents of CHUNK_ROWS rows, one statement each. While the
-      // database writes one chunk, this process prepares the next, so both cores work.
-      const write = (drafts: Draft[], sql: string) =>
-        tx.$executeRawUnsafe(sql, JSON.stringify(drafts.map(toRecord)), ctx.user.id, group.id);
-      let inFlight: Promise<unknown> = Promise.resolve();
-      // A number seen before maps to its draft until that is written, then only to its id, so that the
-      // memory of a big import does not grow with its size. Duplicates of written rows are rare and are
-      // merged at the end.
-      const byNumber = new Map<string, Draft | string>();
-      const lateDuplicates: { id: string; data: ContactData }[] = [];
-      let chunk: Draft[] = [];
-
-      for (let index = 0; index < table.rows.length; index += 1) {
-        const data = canonicalData(plan, table.rows[index]!, country);
-        // Each source row is done with once read: letting it go keeps the peak memory of big imports down.
-        table.rows[index] = EMPTY_ROW;
-        const given = data.phone_number ?? '';
-        const e164 = given ? toE164(given, country) : null;
-        const key = e164 ?? (given ? given.slice(0, PHONE_COLUMN_LENGTH) : null);
-        const earlier = key ? byNumber.get(key) : undefined;
-        if (earlier) {
-          // The first row of a number wins; later rows fill in what it left blank.
-          if (typeof earlier === 'string') lateDuplicates.push({ id: earlier, data });
-          else earlier.data = mergeData(data, earlier.data);
-          counts.duplicates += 1;
-        } else {
-          const draft: Draft = {
-            id: uuidv7(),
-            phone_number: key,
-            status: !e164 ? 'invalid' : blocked.has(e164) ? 'do_not_call' : 'active',
-            data,
-            timezone: timezoneOf(data),
-          };
-          chunk.push(draft);
-          if (key) byNumber.set(key, draft);
-          counts.imported += 1;
-          if (draft.status === 'invalid') counts.invalid += 1;
-          if (draft.status === 'do_not_call') counts.doNotCall += 1;
-        }
-        if (chunk.length === CHUNK_ROWS) {
-          await inFlight;
-          inFlight = write(chunk, INSERT_SQL).then((n) => n);
-          for (const draft of chunk) if (draft.phone_number) byNumber.set(draft.phone_number, draft.id);
-          chunk = [];
-        }
-        // Let the statement in flight make progress while the rows are being read.
-        if (index % YIELD_EVERY === YIELD_EVERY - 1) await new Promise((resolve) => setImmediate(resolve));
-      }
-      await inFlight;
-      if (chunk.length) await write(chunk, INSERT_SQL);
-      if (lateDuplicates.length) await mergeLateDuplicates(tx, lateDuplicates, write);
-      await refreshTotals(tx, [group.id]);
-      return group.id;
-    },
-    { timeout: 120_000, maxWait: 10_000 },
-  );
-
-  return {
-    success: true,
-    groupId,
-    totalImported: counts.imported,
-    totalInvalid: counts.invalid,
-    totalDuplicates: counts.duplicates,
-    totalDoNotCall: counts.doNotCall,
+  // The phone pool reads the numbers of a few chunks ahead of the one being built, so that they are ready
+  // when it is, without holding every chunk's numbers at once.
+  const chunkCount = Math.ceil(rows.length / CHUNK_ROWS);
+  const chunkEnd = (chunkIndex: number) => Math.min((chunkIndex + 1) * CHUNK_ROWS, rows.length);
+  const readChunk = (chunkIndex: number) => {
+    const numbers: string[] = [];
+    for (let index = chunkIndex * CHUNK_ROWS; index < chunkEnd(chunkIndex); index += 1) numbers.push(...numbersOf(plan, rows[index]!));
+    const reading = readNumbers(numbers, country);
+    // Awaited in turn below; this keeps one that fails while an earlier chunk is written (or after the
+    // transaction failed) from counting as unhandled.
+    reading.catch(() => {});
+    return reading;
   };
+  const readings = Array.from({ length: Math.min(READ_AHEAD, chunkCount) }, (_, chunkIndex) => readChunk(chunkIndex));
+
+  const groupId = uuidv7();
+  await ctx.sql.transaction(async (tx) => {
+    const [group] = await tx.query<{ now: string }>(INSERT_GROUP_SQL, [groupId, ctx.user.id, input.groupName, input.description, JSON.stringify(headers)]);
+    const copyLine = copyLineOf(ctx.user.id, groupId, group!.now);
+    // One COPY takes every contact while the rows are built: the database writes some rows while this
+    // process builds the next, and waiting on write() keeps this process from running far ahead of it.
+    const copy = tx.copyInto('contacts', CONTACT_COLUMNS);
+    for (let chunkIndex = 0; chunkIndex < chunkCount; chunkIndex += 1) {
+      if (chunkIndex + READ_AHEAD < chunkCount) readings.push(readChunk(chunkIndex + READ_AHEAD));
+      const read = await readings.shift()!;
+      const readNumber = (number: string) => read.get(number) ?? null;
+      for (let start = chunkIndex * CHUNK_ROWS; start < chunkEnd(chunkIndex); start += WRITE_ROWS) {
+        const drafts = buildDrafts(rows, start, Math.min(start + WRITE_ROWS, chunkEnd(chunkIndex)), plan, readNumber, book);
+        const lines = drafts.map(copyLine).join('');
+        book.written(drafts);
+        await copy.write(lines);
+      }
+    }
+    await copy.end();
+    if (book.lateDuplicates.length) await mergeLateDuplicates(tx, book.lateDuplicates, ctx.user.id, groupId);
+    // Counted here rather than recounted (a recount visits 100,000 fresh rows: 0.2 s): no other transaction
+    // can see the new group yet, so it holds exactly the rows written above.
+    await tx.query('UPDATE contact_groups SET total = $2 WHERE id = $1::uuid', [groupId, book.counts.imported]);
+  });
+
+  const { imported, invalid, duplicates, doNotCall } = book.counts;
+  return { success: true, groupId, totalImported: imported, totalInvalid: invalid, totalDuplicates: duplicates, totalDoNotCall: doNotCall };
 }
 
+/** Rows whose numbers go to the phone pool as one batch. */
 const CHUNK_ROWS = 5_000;
+const READ_AHEAD = 2;
+/**
+ * Rows handed to the COPY at a time. Their text (some 90 KB) stays small enough for the young generation,
+ * so it is collected as soon as it is sent; a row whose number was already sent is a late duplicate.
+ */
+const WRITE_ROWS = 250;
 const EMPTY_ROW: Record<string, unknown> = {};
-const YIELD_EVERY = 500;
 
-const toRecord = (d: Draft) => ({ ...d, name: displayName(d.data) });
+async function readNumbers(numbers: string[], country: string): Promise<Map<string, string | null>> {
+  const e164 = await toE164Batch(numbers, country);
+  return new Map(numbers.map((number, index) => [number, e164[index]!]));
+}
 
-async function mergeLateDuplicates(
-  tx: Prisma.TransactionClient,
-  duplicates: { id: string; data: ContactData }[],
-  write: (drafts: Draft[], sql: string) => Promise<unknown>,
-) {
-  const ids = [...new Set(duplicates.map((d) => d.id))];
-  const rows = await tx.contact.findMany({ where: { id: { in: ids } }, select: { id: true, phoneNumber: true, status: true, data: true } });
-  const merged = new Map(rows.map((r) => [r.id, { ...r, data: readData(r.data) }]));
-  for (const { id, data } of duplicates) {
-    const row = merged.get(id)!;
-    row.data = mergeData(data, row.data);
+/** The drafts of an import's rows, in order: rows that share a number merge into the first, which wins. */
+class DraftBook {
+  readonly counts = { imported: 0, invalid: 0, duplicates: 0, doNotCall: 0 };
+  /** Rows whose number's first row was written before they came; merged into it at the end (rare). */
+  readonly lateDuplicates: { id: string; data: ContactData }[] = [];
+  /** A number maps to its draft until that is written, then only to its id, so that memory does not grow with the import. */
+  private readonly byNumber = new Map<string, Draft | string>();
+
+  constructor(private readonly blocked: Set<string>) {}
+
+  /** The draft of a row, or undefined when the row merged into an earlier row of its number. */
+  add(data: ContactData, e164: string | null): Draft | undefined {
+    const given = data.phone_number ?? '';
+    const key = e164 ?? (given ? given.slice(0, PHONE_COLUMN_LENGTH) : null);
+    const earlier = key ? this.byNumber.get(key) : undefined;
+    if (earlier) {
+      // Later rows fill in what the first left blank.
+      if (typeof earlier === 'string') this.lateDuplicates.push({ id: earlier, data });
+      else earlier.data = mergeData(data, earlier.data);
+      this.counts.duplicates += 1;
+      return undefined;
+    }
+    const status = !e164 ? 'invalid' : this.blocked.has(e164) ? 'do_not_call' : 'active';
+    const draft: Draft = { id: uuidv7(), phone_number: key, status, data };
+    if (key) this.byNumber.set(key, draft);
+    this.counts.imported += 1;
+    if (status === 'invalid') this.counts.invalid += 1;
+    if (status === 'do_not_call') this.counts.doNotCall += 1;
+    return draft;
   }
-  await write(
-    [...merged.values()].map((r) => ({ id: r.id, phone_number: r.phoneNumber, status: r.status, data: r.data, timezone: timezoneOf(r.data) })),
-    UPDATE_SQL,
-  );
+
+  /** The drafts are written as they stand: later rows of their numbers are late duplicates. */
+  written(drafts: Draft[]) {
+    for (const draft of drafts) if (draft.phone_number) this.byNumber.set(draft.phone_number, draft.id);
+  }
+}
+
+/** The drafts of rows [start, end); each source row is let go once read. */
+function buildDrafts(rows: Record<string, unknown>[], start: number, end: number, plan: ColumnPlan[], readNumber: NumberReader, book: DraftBook) {
+  const drafts: Draft[] = [];
+  for (let index = start; index < end; index += 1) {
+    const data = canonicalData(plan, rows[index]!, readNumber);
+    rows[index] = EMPTY_ROW;
+    const draft = book.add(data, data.phone_number ? readNumber(data.phone_number) : null);
+    if (draft) drafts.push(draft);
+  }
+  return drafts;
+}
+
+/** Also answers the transaction's time, which the contacts get as created_at and updated_at, as now() would give them. */
+const INSERT_GROUP_SQL = `INSERT INTO contact_groups (id, user_id, name, description, csv_headers, created_at, updated_at)
+  VALUES ($1::uuid, $2::uuid, $3, $4, $5::jsonb, now(), now()) RETURNING now()::text AS now`;
+
+// Contacts go in with COPY: PostgreSQL reads its text format for some 0.4 s less CPU per 100,000 rows than
+// the same rows as a JSON document through jsonb_to_recordset.
+const CONTACT_COLUMNS = ['id', 'user_id', 'contact_group_id', 'phone_number', 'status', 'data', 'timezone', 'name', 'created_at', 'updated_at'];
+
+/** A draft as a line of COPY's text format, in CONTACT_COLUMNS' order. */
+const copyLineOf = (userId: string, groupId: string, now: string) => (draft: Draft) => {
+  const { id, phone_number, status, data } = draft;
+  // JSON text holds no tab or line end (JSON.stringify escapes them), so only its backslashes need escaping.
+  const json = JSON.stringify(data);
+  const dataText = json.includes('\\') ? json.replaceAll('\\', '\\\\') : json;
+  return `${id}\t${userId}\t${groupId}\t${copyText(phone_number)}\t${status}\t${dataText}\t${copyText(timezoneOf(data))}\t${copyText(displayName(data))}\t${now}\t${now}\n`;
+};
+
+async function mergeLateDuplicates(tx: SqlSession, duplicates: { id: string; data: ContactData }[], userId: string, groupId: string) {
+  const ids = [...new Set(duplicates.map((d) => d.id))];
+  const rows = await tx.query<{ id: string; data: unknown }>('SELECT id, data FROM contacts WHERE id = ANY($1::uuid[])', [ids]);
+  const merged = new Map(rows.map((r) => [r.id, readData(r.data)]));
+  for (const { id, data } of duplicates) merged.set(id, mergeData(data, merged.get(id)!));
+  const records = [...merged].map(([id, data]) => ({ id, data, name: displayName(data), timezone: timezoneOf(data) }));
+  await tx.query(UPDATE_CONTACTS_SQL, [JSON.stringify(records), userId, groupId]);
 }
 
 const timezoneOf = (data: ContactData) => (data.timezone && isTimeZone(data.timezone) ? data.timezone : null);
 
-const RECORDS = `jsonb_to_recordset($1::jsonb) AS r(id uuid, phone_number text, status text, data jsonb, timezone text, name text)`;
-const INSERT_SQL = `INSERT INTO contacts (id, user_id, contact_group_id, phone_number, status, data, timezone, name, created_at, updated_at)
-  SELECT r.id, $2::uuid, $3::uuid, r.phone_number, r.status::"ContactStatus", r.data, r.timezone, r.name, now(), now() FROM ${RECORDS}`;
 /** Rows merged with a later duplicate after their chunk was written. */
-const UPDATE_SQL = `UPDATE contacts SET data = r.data, name = r.name, timezone = r.timezone
-  FROM ${RECORDS} WHERE contacts.id = r.id AND contacts.user_id = $2::uuid AND contacts.contact_group_id = $3::uuid`;
+const UPDATE_CONTACTS_SQL = `UPDATE contacts SET data = r.data, name = r.name, timezone = r.timezone
+  FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, data jsonb, timezone text, name text)
+  WHERE contacts.id = r.id AND contacts.user_id = $2::uuid AND contacts.contact_group_id = $3::uuid`;
 
 function readTable(input: z.output<typeof importInput>, maxRows: number): ParsedTable {
   const { csvData, csvText } = input;
