@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { seedAgentTemplates } from '../src/db/seed.js';
@@ -11,7 +12,7 @@ import { idleDialer } from '../src/services/dialer/control.js';
 import { enrollContacts } from '../src/services/dialer/enrollment.js';
 import { inProcessEventBus } from '../src/services/events.js';
 import { defaultSettings } from '../src/services/settings.js';
-import { cpuMsOf, median, postgresCpuBetween, postgresCpuMs, profileArgs, round, withDatabase } from './support.js';
+import { BENCH_SECRET, buildOnce, cpuMsOf, median, postgresCpuBetween, postgresCpuMs, profileArgs, round, withDatabase } from './support.js';
 
 // Issue 5: a 10,000-contact campaign at concurrent_calls 100 on the instant simulator, on PostgreSQL:
 // attempts per second with one worker process and with two. Targets: at least 1,000 attempts/s per
@@ -56,11 +57,15 @@ async function campaignFor(db: Database, env: ServiceEnv): Promise<string> {
   return campaign.id;
 }
 
-/** `npm run worker` on the database; resolves once it has started (its log says so). */
-function startWorker(url: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...profileArgs, '--import', 'tsx', 'src/worker.ts'], {
+/** `npm run worker:prod`'s script, run without npm so that the process measured is the worker's own. */
+const workerArgs = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')).scripts['worker:prod'] as string).split(' ').slice(1);
+
+/** A worker as production runs it, on the database; resolves once it has started (its log says so). */
+async function startWorker(url: string): Promise<ChildProcess> {
+  await buildOnce();
+  const child = spawn(process.execPath, [...profileArgs, ...workerArgs], {
     cwd: root,
-    env: { PATH: process.env.PATH, DATABASE_URL: url, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', SIM_TIME_SCALE: '0', DIALER_SWEEP_SECONDS: '1' },
+    env: { PATH: process.env.PATH, NODE_ENV: 'production', JWT_SECRET: BENCH_SECRET, DATABASE_URL: url, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', SIM_TIME_SCALE: '0', DIALER_SWEEP_SECONDS: '1' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {

@@ -43,7 +43,7 @@ export const profileArgs = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', '--cpu
 let built: Promise<void> | undefined;
 
 /** `npm run build`, once per benchmark run; tsc's incremental build makes it quick when dist/ is current. */
-function buildOnce(): Promise<void> {
+export function buildOnce(): Promise<void> {
   built ??= new Promise((resolve, reject) => {
     execFile('npm', ['run', 'build'], { cwd: root }, (error, stdout) => (error ? reject(new Error(`npm run build failed:\n${stdout}`)) : resolve()));
   });
