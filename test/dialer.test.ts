@@ -199,6 +199,92 @@ describe('an agent archived while its campaign starts', () => {
   });
 });
 
+describe('a call whose result came in but is not written yet', () => {
+  it('leaves its slot to this dialer at once, up to a campaign\'s worth of such calls', async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+    const env = dialerEnv(app, clock);
+    let dialer: ReturnType<typeof manualDialer>;
+    const telephony = new RecordingTelephony(clock, () => ({ status: 'completed', durationSeconds: 30 }), () => (r) => dialer.dialer.report(r));
+    telephony.auto = false;
+    dialer = manualDialer(env, telephony);
+    const setup = await runningCampaign(app, env, { rows: Array.from({ length: 7 }, (_, i) => ({ Phone: number(6_000 + i) })), campaign: { concurrentCalls: 2 } });
+    // Results reach the dialer, but nothing is written until the test says so.
+    let write!: () => void;
+    const writable = new Promise<void>((resolve) => (write = resolve));
+    const flush = dialer.dialer.flush.bind(dialer.dialer);
+    dialer.dialer.flush = async () => {
+      await writable;
+      await flush();
+    };
+    const unfinished = () => app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId, status: { in: ['queued', 'ringing', 'in_progress'] } } });
+
+    await dialer.dialer.tick(setup.campaignId);
+    expect(telephony.placed).toHaveLength(2);
+    telephony.deliver();
+    await dialer.dialer.tick(setup.campaignId);
+    expect(telephony.placed).toHaveLength(4);
+    expect(telephony.maxInFlight).toBe(2);
+    expect(await unfinished()).toBe(4);
+    // Two more ended: with a campaign's worth of results waiting, no slot is free until they are written.
+    telephony.deliver();
+    await dialer.dialer.tick(setup.campaignId);
+    expect(telephony.placed).toHaveLength(4);
+
+    write();
+    await dialer.dialer.settled();
+    expect(await unfinished()).toBe(0);
+    telephony.auto = true;
+    await dialer.run(setup.campaignId);
+    expect(telephony.placed).toHaveLength(7);
+    expect(telephony.maxInFlight).toBe(2);
+    expect(telephony.overlaps).toBe(0);
+    expect(await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).toMatchObject({ status: 'completed' });
+    const attempts = await app.prisma.callAttempt.findMany({ where: { campaignId: setup.campaignId } });
+    expect(attempts.map((a) => a.status)).toEqual(Array(7).fill('completed'));
+    // Each attempt ended when its result came in, not when it was written.
+    for (const a of attempts) expect(a.endedAt!.getTime()).toBeGreaterThanOrEqual(a.createdAt.getTime());
+    const spent = await ledgerMatchesAccount(app, setup.userId);
+    expect(spent.ledger).toBe(spent.account);
+    expect(spent.account_.heldCents).toBe(0n);
+  });
+});
+
+describe('a balance spent elsewhere between a tick\'s read and its holds', () => {
+  it('puts the claimed calls back unplaced, holds nothing, and pauses the campaign at the next tick', async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+    const base = dialerEnv(app, clock);
+    // What another campaign's holds would do: take the whole balance just before this tick's holds.
+    let spendElsewhere = true;
+    const sql = {
+      ...base.sql,
+      query: async <R,>(text: string, values?: readonly unknown[]) => {
+        if (spendElsewhere && text.includes('WITH account AS')) {
+          spendElsewhere = false;
+          await base.sql.query('UPDATE credit_accounts SET held_cents = balance_cents + included_remaining_cents');
+        }
+        return base.sql.query<R>(text, values);
+      },
+      transaction: base.sql.transaction.bind(base.sql),
+    };
+    const env = { ...base, sql };
+    let dialer: ReturnType<typeof manualDialer>;
+    const telephony = new RecordingTelephony(clock, () => ({ status: 'completed', durationSeconds: 30 }), () => (r) => dialer.dialer.report(r));
+    dialer = manualDialer(env, telephony);
+    const setup = await runningCampaign(app, env, { rows: [{ Phone: number(7_001) }, { Phone: number(7_002) }], creditsCents: 10_000 });
+
+    await dialer.dialer.tick(setup.campaignId);
+    expect(telephony.placed).toEqual([]);
+    expect(await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId } })).toBe(0);
+    expect(await app.prisma.creditHold.count({ where: { userId: setup.userId } })).toBe(0);
+    const contacts = await app.prisma.campaignContact.findMany({ where: { campaignId: setup.campaignId } });
+    expect(contacts.map((c) => [c.state, c.attempts, c.firstAttemptAt])).toEqual([['pending', 0, null], ['pending', 0, null]]);
+
+    await dialer.run(setup.campaignId);
+    expect(telephony.placed).toEqual([]);
+    expect(await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).toMatchObject({ status: 'paused', pausedReason: 'insufficient_credits' });
+  });
+});
+
 describe('calls that never report back', () => {
   it('hold their slot only for the lease, then count as failed and are retried', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));

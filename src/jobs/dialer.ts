@@ -112,12 +112,13 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
   const dialer: Dialer = new Dialer(
     env,
     () => telephony,
-    (campaignId, at) => {
+    (campaignId, at, hereOnly) => {
       if (at && at.getTime() > env.clock.now().getTime()) {
         void enqueue(campaignId, at);
         return;
       }
       tickHere(campaignId);
+      if (hereOnly) return;
       void enqueue(campaignId);
       if (!stopped) others?.send(campaignId);
     },

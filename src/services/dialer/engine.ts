@@ -9,7 +9,7 @@ import { pauseForReason, pauseForReasonSql, type PausedReason } from '../campaig
 import type { ServiceEnv } from '../context.js';
 import { ConflictError } from '../errors.js';
 import { uuidv7 } from '../ids.js';
-import { retryOnConflict, StaleRead } from './retry.js';
+import { retryOnConflict } from './retry.js';
 import { decide, policyOf } from './policy.js';
 import { readPendingResult } from './pending-result.js';
 import { putBackUnplaced } from './put-back.js';
@@ -18,7 +18,8 @@ import { isOpen, localDate, nextOpening, windowOf } from './window.js';
 
 // The dialer: claims contacts and places calls (tick), applies finished calls (report/flush), and
 // repairs what time breaks (sweep). Every rule that concurrency could break is decided inside a
-// transaction that holds the campaign's row lock, so any number of workers may run ticks at once.
+// transaction that holds the campaign's row lock, or (the credit hold) by one conditional statement, so
+// any number of workers may run ticks at once.
 // Its hot path is plain SQL (env.sql), a few batched statements per tick and per batch of results:
 // through Prisma the same work cost several times the CPU.
 
@@ -40,8 +41,11 @@ export interface DialerOptions {
 
 export const DEFAULT_DIALER_OPTIONS: DialerOptions = { leaseSeconds: 300, holdMinutes: 5, breakerWindow: 20, breakerThreshold: 0.8, callsPerTick: 50 };
 
-/** Asks for a tick of the campaign now, or at `at`. */
-export type Wake = (campaignId: string, at?: Date) => void;
+/**
+ * Asks for a tick of the campaign now, or at `at`; `hereOnly`: in this process, since what it frees
+ * (a slot only this process knows to be free) is no use to others.
+ */
+export type Wake = (campaignId: string, at?: Date, hereOnly?: boolean) => void;
 
 /** Scheduled starts queue on a campaign's and an account's row locks, longer than Prisma's 2 s / 5 s allow. */
 const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 };
@@ -61,7 +65,10 @@ interface AgentRow {
   agent_active: boolean;
   provider_agent_id: string | null;
   from_number: string | null;
+  /** Calls whose results are not written yet... */
   in_flight: number;
+  /** ...and those of them not known here to have ended. */
+  live: number;
 }
 
 /** A finished call's attempt, locked, with what deciding its contact's next step needs. */
@@ -94,8 +101,29 @@ interface Candidate {
   data: unknown;
 }
 
+/** A call the provider accepted, whose id and start are written with the next batch of results. */
+interface PlacedCall {
+  id: string;
+  campaignId: string;
+  providerCallId: string;
+  at: Date;
+}
+
 export class Dialer {
-  private pending: CallResult[] = [];
+  /** Results to write, each with when it came in: when its call ended, as far as the dialer knows. */
+  private pending: { result: CallResult; at: Date }[] = [];
+  private placed: PlacedCall[] = [];
+  /**
+   * Calls this process placed and has not heard the end of, by attempt id: their campaigns, and when
+   * their leases run out (a provider that reports to another process would otherwise leave them here).
+   */
+  private live = new Map<string, { campaignId: string; until: number }>();
+  /**
+   * Calls this process placed that have ended, by campaign, until their results are taken to be
+   * written: no longer in flight, so their slots are free to this process's ticks, while everyone else
+   * still counts them (a worker that dies leaves them counted until their leases run out).
+   */
+  private ended = new Map<string, Set<string>>();
   private flushing: Promise<void> | null = null;
 
   constructor(
@@ -112,6 +140,21 @@ export class Dialer {
   async tick(campaignId: string, log: Logger = this.env.log): Promise<number> {
     const now = this.env.clock.now();
     const estimate = BigInt(this.options.holdMinutes * this.env.settings.callRateCentsPerMinute);
+    // Most wake-ups of a busy campaign find every slot taken or nothing due: that is read without its
+    // lock. A read that missed a slot freed meanwhile is followed by that change's own wake-up.
+    const ended = [...(this.ended.get(campaignId) ?? [])];
+    const [idle] = await this.env.sql.query<{ concurrent_calls: number; in_flight: number; live: number; due: boolean }>(
+      `SELECT k.concurrent_calls, f.in_flight, f.live,
+              EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = k.id AND state = 'pending' AND next_attempt_at <= $2) AS due
+       FROM campaigns k, LATERAL (${inFlight('$3')}) f
+       WHERE k.id = $1::uuid AND k.status = 'running'`,
+      [campaignId, now, ended],
+    );
+    if (!idle || freeSlots(idle.concurrent_calls, idle.in_flight, idle.live) <= 0) return 0;
+    if (!idle.due) {
+      await this.wakeAtNextDue(campaignId);
+      return 0;
+    }
     // The campaign paused, or contacts were found uncallable: its status or progress changed.
     let changed = false;
     const claim = await retryOnConflict(() => this.env.sql.transaction(async (tx) => {
@@ -122,18 +165,18 @@ export class Dialer {
       if (campaign?.status !== 'running') return null;
       // Read after the campaign's lock is held (a statement of its own, so that it sees what the ticks
       // before this one committed): no other tick can add a call until this one commits.
-      const [{ agent_active, provider_agent_id, from_number, in_flight }] = (await tx.query<AgentRow>(
-        `SELECT a.is_active AS agent_active, a.provider_agent_id, p.number AS from_number,
-                (SELECT count(*)::int FROM campaign_contacts WHERE campaign_id = $1::uuid AND state = 'dialing') AS in_flight
-         FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id
+      const [{ agent_active, provider_agent_id, from_number, in_flight, live }] = (await tx.query<AgentRow>(
+        `SELECT a.is_active AS agent_active, a.provider_agent_id, p.number AS from_number, f.in_flight, f.live
+         FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id,
+              LATERAL (${inFlight('$2')}) f
          WHERE k.id = $1::uuid`,
-        [campaignId],
+        [campaignId, ended],
       )) as [AgentRow];
       if (!agent_active || !from_number) {
         changed = await pauseForReasonSql(tx, campaignId, agent_active ? 'agent_has_no_phone_number' : 'agent_archived');
         return null;
       }
-      const free = campaign.concurrent_calls - in_flight;
+      const free = freeSlots(campaign.concurrent_calls, in_flight, live);
       // Every slot is taken: the calls in flight wake the campaign when they end.
       if (free <= 0) return null;
       const slots = Math.min(free, this.options.callsPerTick);
@@ -142,8 +185,7 @@ export class Dialer {
       // campaign is dialing them makes "never two calls at once to one person" hold across campaigns.
       // A number on the do-not-call list is skipped even before its contacts are marked. Skipping
       // locked rows means a tick never waits on a contact, so the lock order of every dialer
-      // transaction (campaign, then account; result batches: attempts, then accounts) cannot deadlock.
-      const limit = slots * 3;
+      // transaction (ticks: campaign; result batches: attempts, then accounts) cannot deadlock.
       const candidates = await tx.query<Candidate>(
         `SELECT cc.id, cc.contact_id, cc.attempts, c.phone_number,
                 CASE WHEN d.id IS NULL THEN c.status::text ELSE 'do_not_call' END AS status, c.timezone, c.data
@@ -154,7 +196,7 @@ export class Dialer {
          ORDER BY cc.next_attempt_at
          LIMIT $3
          FOR NO KEY UPDATE OF cc, c SKIP LOCKED`,
-        [campaignId, now, limit],
+        [campaignId, now, slots],
       );
 
       const window = windowOf(campaign.calling_hours, campaign.active_days);
@@ -177,7 +219,8 @@ export class Dialer {
       }
 
       // How many calls the balance pays for is read without the account's lock, which the holds take
-      // at the end: the account is shared by all the user's campaigns and by every batch of results.
+      // after this commits: the account is shared by all the user's campaigns and by every batch of
+      // results, and waiting for it here would keep the campaign's other ticks waiting too.
       const affordable = Number((await spendableCents(tx, campaign.user_id)) / estimate);
       const chosen = ready.slice(0, Math.max(0, affordable));
       if (chosen.length < ready.length && chosen.length === 0 && in_flight === 0) {
@@ -214,23 +257,30 @@ export class Dialer {
           calls.map((c) => c.campaignContactId),
         ],
       );
-      if (!(await holdCalls(tx, now, campaign.user_id, calls.map((c) => c.id), estimate))) {
-        throw new StaleRead('the balance changed since this tick read it');
-      }
       // There is more to do now when this tick spent its look on contacts it could not call, or took
       // as many calls as a tick may while more slots are free.
       return {
         calls,
+        userId: campaign.user_id,
         from: from_number,
         providerAgentId: provider_agent_id,
-        more: (candidates.length === limit && chosen.length < slots) || (chosen.length === slots && free > slots),
+        more: (candidates.length === slots && chosen.length < slots) || (chosen.length === slots && free > slots),
       };
     }));
     if (changed || claim?.calls.length) this.announce(campaignId, claim?.calls.map((c) => c.id) ?? []);
     if (!claim) return 0;
+    if (claim.calls.length && !(await holdCalls(this.env.sql, now, claim.userId!, claim.calls.map((c) => c.id), estimate))) {
+      // The balance changed since the tick read it: these calls did not happen, and the next tick
+      // reads it again (and pauses the campaign if nothing is left).
+      await putBackUnplaced(this.env, claim.calls.map((c) => c.id), now);
+      this.announce(campaignId, []);
+      this.wake(campaignId);
+      return 0;
+    }
 
+    const until = now.getTime() + this.options.leaseSeconds * 1000;
+    for (const call of claim.calls) this.live.set(call.id, { campaignId, until });
     await this.place(campaignId, claim.calls.map((c) => ({ attemptId: c.id, attemptNumber: c.attemptNumber, from: claim.from!, to: c.to, providerAgentId: claim.providerAgentId ?? null, variables: c.variables })), log);
-    if (claim.calls.length) this.announce(campaignId, claim.calls.map((c) => c.id));
     if (claim.more) this.wake(campaignId);
     else if (claim.calls.length === 0) await this.wakeAtNextDue(campaignId);
     return claim.calls.length;
@@ -239,14 +289,14 @@ export class Dialer {
   private async place(campaignId: string, calls: PlaceCall[], log: Logger): Promise<void> {
     if (calls.length === 0) return;
     const telephony = this.telephony();
-    const placed: { id: string; provider_call_id: string }[] = [];
+    const placed: PlacedCall[] = [];
     const later: string[] = [];
     let retryAfterSeconds = 0;
     await Promise.all(
       calls.map(async (call) => {
         try {
           const { providerCallId } = await telephony.placeCall(call);
-          placed.push({ id: call.attemptId, provider_call_id: providerCallId });
+          placed.push({ id: call.attemptId, campaignId, providerCallId, at: this.env.clock.now() });
         } catch (error) {
           if (error instanceof CallRefused && error.reason === 'retry_later') {
             later.push(call.attemptId);
@@ -263,27 +313,31 @@ export class Dialer {
       }),
     );
     if (later.length) {
+      for (const id of later) this.live.delete(id);
       const dueAt = new Date(this.env.clock.now().getTime() + retryAfterSeconds * 1000);
       this.env.log.info({ campaignId, calls: later.length, retryAfterSeconds }, 'the provider asked to retry calls later');
       await putBackUnplaced(this.env, later, dueAt);
       this.wake(campaignId, dueAt);
     }
     if (placed.length) {
-      // A result may have been applied already (an instant call): its status stays, its call id is kept.
-      // Rows are locked in id order, as result batches lock them, so the two cannot deadlock.
-      await this.env.sql.query(
-        `UPDATE call_attempts a SET provider_call_id = r.provider_call_id, started_at = coalesce(a.started_at, now()), updated_at = now(),
-           status = CASE WHEN a.status = 'queued' THEN 'ringing'::"CallStatus" ELSE a.status END
-         FROM (SELECT id FROM call_attempts WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE) l, unnest($1::uuid[], $2::text[]) AS r(id, provider_call_id)
-         WHERE a.id = l.id AND a.id = r.id`,
-        [placed.map((p) => p.id), placed.map((p) => p.provider_call_id)],
-      );
+      // Written with the next batch of results, which for a short call includes its own: one write of
+      // the attempt instead of two, and the next tick need not wait for it.
+      this.placed.push(...placed);
+      this.scheduleFlush();
     }
   }
 
   /** Takes a finished call from the telephony adapter; results are applied in batches. */
   report(result: CallResult): void {
-    this.pending.push(result);
+    this.pending.push({ result, at: this.env.clock.now() });
+    const campaignId = this.live.get(result.attemptId)?.campaignId;
+    if (campaignId) {
+      this.live.delete(result.attemptId);
+      let ended = this.ended.get(campaignId);
+      if (!ended) this.ended.set(campaignId, (ended = new Set()));
+      ended.add(result.attemptId);
+      this.wake(campaignId, undefined, true);
+    }
     this.scheduleFlush();
   }
 
@@ -296,22 +350,34 @@ export class Dialer {
       .catch((error: unknown) => this.env.log.error({ err: error }, 'applying call results failed'))
       .finally(() => {
         this.flushing = null;
-        if (this.pending.length) this.scheduleFlush();
+        if (this.pending.length || this.placed.length) this.scheduleFlush();
       });
   }
 
-  /** Waits until every reported result has been applied. */
+  /** Waits until every placed call and reported result has been written. */
   async settled(): Promise<void> {
     while (this.flushing) await this.flushing;
   }
 
-  /** Applies the reported results: each attempt once, whatever repeats or races with a lease expiry. */
+  /**
+   * Writes the calls placed since the last batch, and applies the reported results: each attempt once,
+   * whatever repeats or races with a lease expiry.
+   */
   async flush(): Promise<void> {
     const batch = this.pending;
+    const placed = new Map(this.placed.map((p) => [p.id, p]));
     this.pending = [];
-    if (batch.length === 0) return;
+    this.placed = [];
+    // Until the batch commits, these calls count as in flight again: on the safe side, and a batch that
+    // fails leaves them counted until their leases run out.
+    for (const { result: { attemptId } } of batch) {
+      for (const [campaignId, ended] of this.ended) if (ended.delete(attemptId) && ended.size === 0) this.ended.delete(campaignId);
+    }
+    const results = new Map(batch.map(({ result }) => [result.attemptId, result]));
+    const endedAt = new Map(batch.map(({ result, at }) => [result.attemptId, at]));
+    await this.markRinging([...placed.values()].filter((p) => !results.has(p.id)));
+    if (results.size === 0) return;
     const now = this.env.clock.now();
-    const results = new Map(batch.map((r) => [r.attemptId, r]));
     const touched = await retryOnConflict(() => this.env.sql.transaction(async (tx) => {
       // The attempts still unfinished, locked in id order, then their owners' accounts: the order every
       // dialer transaction takes them in.
@@ -387,9 +453,11 @@ export class Dialer {
            UPDATE call_attempts SET status = r.status::"CallStatus", duration_seconds = r.duration_seconds, summary = r.summary,
              sentiment = coalesce(r.sentiment, 'unknown')::"Sentiment", disconnect_reason = r.disconnect_reason,
              recording_url = r.recording_url, transcript = r.transcript, analysis = coalesce(r.analysis, '{}'::jsonb),
-             cost_cents = r.cost_cents, ended_at = $4, lease_expires_at = NULL, pending_result = NULL, updated_at = $4
+             cost_cents = r.cost_cents, ended_at = r.ended_at, lease_expires_at = NULL, pending_result = NULL, updated_at = $4,
+             provider_call_id = coalesce(call_attempts.provider_call_id, r.provider_call_id), started_at = coalesce(call_attempts.started_at, r.started_at)
            FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, status text, duration_seconds int, summary text, sentiment text, disconnect_reason text,
-                                                  recording_url text, transcript text, analysis jsonb, cost_cents bigint)
+                                                  recording_url text, transcript text, analysis jsonb, cost_cents bigint,
+                                                  provider_call_id text, started_at timestamptz, ended_at timestamptz)
            WHERE call_attempts.id = r.id
          ), appointments AS (
            INSERT INTO appointments (id, user_id, contact_id, campaign_id, call_attempt_id, status, scheduled_at, timezone, contact_snapshot, appointment_data, created_at, updated_at)
@@ -416,6 +484,9 @@ export class Dialer {
                 transcript: r.transcript ?? null,
                 analysis: r.analysis ?? null,
                 cost_cents: String(priceOf(id)),
+                provider_call_id: placed.get(id)?.providerCallId ?? null,
+                started_at: placed.get(id)?.at ?? null,
+                ended_at: endedAt.get(id),
               };
             }),
           ),
@@ -450,6 +521,23 @@ export class Dialer {
       this.announce(campaignId, touched.finished.filter((f) => f.campaign_id === campaignId).map((f) => f.id));
       await this.afterResults(campaignId);
       this.wake(campaignId);
+    }
+  }
+
+  /** Calls under way: their provider's call id, their start, and `ringing` unless a result came first. */
+  private async markRinging(calls: PlacedCall[]): Promise<void> {
+    if (calls.length === 0) return;
+    // Rows are locked in id order, as result batches lock them, so the two cannot deadlock.
+    await this.env.sql.query(
+      `UPDATE call_attempts a SET provider_call_id = r.provider_call_id, started_at = coalesce(a.started_at, r.started_at), updated_at = now(),
+         status = CASE WHEN a.status = 'queued' THEN 'ringing'::"CallStatus" ELSE a.status END
+       FROM (SELECT id FROM call_attempts WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE) l,
+            unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS r(id, provider_call_id, started_at)
+       WHERE a.id = l.id AND a.id = r.id`,
+      [calls.map((c) => c.id), calls.map((c) => c.providerCallId), calls.map((c) => c.at)],
+    );
+    for (const campaignId of new Set(calls.map((c) => c.campaignId))) {
+      this.announce(campaignId, calls.filter((c) => c.campaignId === campaignId).map((c) => c.id));
     }
   }
 
@@ -511,6 +599,7 @@ export class Dialer {
    */
   async sweep(): Promise<string[]> {
     const now = this.env.clock.now();
+    for (const [id, { until }] of this.live) if (until < now.getTime()) this.live.delete(id);
     const expired = await this.env.db.callAttempt.findMany({
       where: { status: { in: UNFINISHED }, leaseExpiresAt: { lt: now } },
       select: { id: true, pendingResult: true },
@@ -548,6 +637,22 @@ export class Dialer {
   private announce(campaignId: string, attemptIds: string[]): void {
     this.env.events.publish(attemptIds.length ? { kind: 'attempts', campaignId, attemptIds } : { kind: 'campaign', campaignId });
   }
+}
+
+/**
+ * Counts campaign k's calls whose results are not written yet (an attempt is unfinished exactly while
+ * its contact is dialing: both change in one statement), and those of them not among the ended ones,
+ * the parameter `ended` (uuid[]).
+ */
+const inFlight = (ended: string) => `SELECT count(*)::int AS in_flight, (count(*) FILTER (WHERE id <> ALL(${ended}::uuid[])))::int AS live
+  FROM call_attempts WHERE campaign_id = k.id AND status IN ('queued', 'ringing', 'in_progress')`;
+
+/**
+ * Slots are taken by the calls in flight. Calls that ended here and wait to be written leave theirs
+ * free, up to a campaign's worth: a backlog of results to write beyond that holds the ticks back.
+ */
+function freeSlots(concurrentCalls: number, inFlight: number, live: number): number {
+  return Math.min(concurrentCalls - live, 2 * concurrentCalls - inFlight);
 }
 
 /** Contacts a tick cannot call: done for good (uncallable), or due again when their window opens (waiting). */

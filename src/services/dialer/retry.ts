@@ -6,16 +6,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 const RETRYABLE = /40P01|40001|deadlock detected|could not serialize|P2034|P2028|expired transaction/;
 
-/** Thrown to roll a transaction back when what it read unlocked changed before it could act on it. */
-export class StaleRead extends Error {}
-
 export async function retryOnConflict<T>(work: () => Promise<T>, attempts = 4): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await work();
     } catch (error) {
       const text = `${(error as { code?: string }).code ?? ''} ${(error as Error).message ?? ''}`;
-      if (attempt >= attempts || !(error instanceof StaleRead || RETRYABLE.test(text))) throw error;
+      if (attempt >= attempts || !RETRYABLE.test(text)) throw error;
       await sleep(10 * attempt + Math.random() * 20);
     }
   }
