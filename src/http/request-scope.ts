@@ -27,7 +27,9 @@ export function requestScope(log: Logger): MiddlewareHandler {
     const scope: RequestScope = { requestId, log: log.child({ requestId }) };
     c.set('scope', scope);
     await current.run(scope, next);
-    c.header(REQUEST_ID_HEADER, requestId);
+    // Set on the response in place: c.header() would now wrap it in a new one, which turns a text body
+    // into a stream that costs more to write.
+    c.res.headers.set(REQUEST_ID_HEADER, requestId);
   };
 }
 
