@@ -19,20 +19,24 @@ export const agentRelations = {
 export type AgentWithRelations = Prisma.AgentGetPayload<{ include: typeof agentRelations }>;
 
 type Template = AgentWithRelations['template'];
-/** The agent's own columns and its numbers and campaigns as they are, the template's columns prefixed. */
-type Row = Omit<AgentWithRelations, 'template'> & { [K in keyof Template as `template_${K & string}`]: Template[K] };
+/** As read: the template comes as a JSON object, its timestamps as text. */
+type Row = Omit<AgentWithRelations, 'template'> & {
+  template: Omit<Template, 'createdAt' | 'updatedAt'> & { createdAt: string | Date; updatedAt: string | Date };
+};
 
+// The template, numbers and campaigns come as JSON objects already in their final shape: cheaper to
+// read than a column each and to put together here.
 const SELECT = `
   SELECT a.id, a.user_id AS "userId", a.template_id AS "templateId", a.name, a.status, a.is_active AS "isActive",
          a.phone_number_id AS "phoneNumberId", a.response_engine_type AS "responseEngineType",
          a.llm_websocket_url AS "llmWebsocketUrl", a.system_prompt AS "systemPrompt", a.agent_config AS "agentConfig",
          a.agent_profile AS "agentProfile", a.agent_variables AS "agentVariables", a.llm_runtime_overrides AS "llmRuntimeOverrides",
          a.provider_agent_id AS "providerAgentId", a.created_at AS "createdAt", a.updated_at AS "updatedAt",
-         t.id AS template_id, t.template_key AS "template_templateKey", t.name AS template_name, t.description AS template_description,
-         t.system_prompt_template AS "template_systemPromptTemplate", t.placeholder_schema AS "template_placeholderSchema",
-         t.agent_profile_defaults AS "template_agentProfileDefaults", t.llm_runtime_defaults AS "template_llmRuntimeDefaults",
-         t.response_engine_type AS "template_responseEngineType", t.is_active AS "template_isActive",
-         t.created_at AS "template_createdAt", t.updated_at AS "template_updatedAt",
+         json_build_object(
+           'id', t.id, 'templateKey', t.template_key, 'name', t.name, 'description', t.description,
+           'systemPromptTemplate', t.system_prompt_template, 'placeholderSchema', t.placeholder_schema,
+           'agentProfileDefaults', t.agent_profile_defaults, 'llmRuntimeDefaults', t.llm_runtime_defaults,
+           'responseEngineType', t.response_engine_type, 'isActive', t.is_active, 'createdAt', t.created_at, 'updatedAt', t.updated_at) AS template,
          coalesce((SELECT json_agg(json_build_object('id', p.id, 'number', p.number, 'label', p.label, 'isPrimary', p.is_primary)
                                    ORDER BY p.is_primary DESC, p.created_at, p.id)
                    FROM phone_numbers p WHERE p.agent_id = a.id), '[]') AS "phoneNumbers",
@@ -41,13 +45,9 @@ const SELECT = `
   FROM agents a JOIN agent_templates t ON t.id = a.template_id`;
 
 function withRelations(row: Row): AgentWithRelations {
-  const agent: Record<string, unknown> = {};
-  const template: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(row)) {
-    if (key.startsWith('template_')) template[key.slice('template_'.length)] = value;
-    else agent[key] = value;
-  }
-  return { ...agent, template } as AgentWithRelations;
+  row.template.createdAt = new Date(row.template.createdAt);
+  row.template.updatedAt = new Date(row.template.updatedAt);
+  return row as AgentWithRelations;
 }
 
 /** The caller's agents, newest first, of one status or all. */

@@ -27,19 +27,13 @@ export const campaignRelations = {
 
 export type CampaignWithRelations = Prisma.CampaignGetPayload<{ include: typeof campaignRelations }>;
 
-type Row = Omit<CampaignWithRelations, 'agent' | 'contactGroup'> & {
-  agent_name: string;
-  agent_status: CampaignWithRelations['agent']['status'];
-  agent_is_active: boolean;
-  agent_response_engine_type: string;
-  agent_phone_numbers: CampaignWithRelations['agent']['phoneNumbers'];
-  group_name: string;
-  group_description: string;
-  group_total: number;
-  group_csv_headers: Prisma.JsonValue;
-  group_created_at: Date;
+/** As read: the group's createdAt comes inside JSON, as text. */
+type Row = Omit<CampaignWithRelations, 'contactGroup'> & {
+  contactGroup: Omit<CampaignWithRelations['contactGroup'], 'createdAt'> & { createdAt: string | Date };
 };
 
+// The relations come as JSON objects already in their final shape: cheaper to read than a column each
+// and to put together here.
 const SELECT = `
   SELECT k.id, k.user_id AS "userId", k.agent_id AS "agentId", k.contact_group_id AS "contactGroupId", k.name, k.description,
          k.status, k.paused_reason AS "pausedReason", k.concurrent_calls AS "concurrentCalls", k.max_retry_days AS "maxRetryDays",
@@ -47,39 +41,19 @@ const SELECT = `
          k.field_mappings AS "fieldMappings", k.selected_contact_fields AS "selectedContactFields", k.timezone,
          k.call_insights AS "callInsights", k.post_call_analyzers AS "postCallAnalyzers", k.started_at AS "startedAt",
          k.completed_at AS "completedAt", k.created_at AS "createdAt", k.updated_at AS "updatedAt",
-         a.name AS agent_name, a.status AS agent_status, a.is_active AS agent_is_active, a.response_engine_type AS agent_response_engine_type,
-         coalesce((SELECT json_agg(json_build_object('id', p.id, 'number', p.number, 'label', p.label, 'isPrimary', p.is_primary)
-                                   ORDER BY p.is_primary DESC, p.created_at, p.id)
-                   FROM phone_numbers p WHERE p.agent_id = a.id), '[]') AS agent_phone_numbers,
-         g.name AS group_name, g.description AS group_description, g.total AS group_total, g.csv_headers AS group_csv_headers,
-         g.created_at AS group_created_at
+         json_build_object(
+           'id', a.id, 'name', a.name, 'status', a.status, 'isActive', a.is_active, 'responseEngineType', a.response_engine_type,
+           'phoneNumbers', coalesce((SELECT json_agg(json_build_object('id', p.id, 'number', p.number, 'label', p.label, 'isPrimary', p.is_primary)
+                                                     ORDER BY p.is_primary DESC, p.created_at, p.id)
+                                     FROM phone_numbers p WHERE p.agent_id = a.id), '[]')) AS agent,
+         json_build_object(
+           'id', g.id, 'name', g.name, 'description', g.description, 'total', g.total, 'csvHeaders', g.csv_headers,
+           'createdAt', g.created_at) AS "contactGroup"
   FROM campaigns k JOIN agents a ON a.id = k.agent_id JOIN contact_groups g ON g.id = k.contact_group_id`;
 
 function withRelations(row: Row): CampaignWithRelations {
-  const {
-    agent_name, agent_status, agent_is_active, agent_response_engine_type, agent_phone_numbers,
-    group_name, group_description, group_total, group_csv_headers, group_created_at,
-    ...campaign
-  } = row;
-  return {
-    ...campaign,
-    agent: {
-      id: campaign.agentId,
-      name: agent_name,
-      status: agent_status,
-      isActive: agent_is_active,
-      responseEngineType: agent_response_engine_type,
-      phoneNumbers: agent_phone_numbers,
-    },
-    contactGroup: {
-      id: campaign.contactGroupId,
-      name: group_name,
-      description: group_description,
-      total: group_total,
-      csvHeaders: group_csv_headers,
-      createdAt: group_created_at,
-    },
-  };
+  row.contactGroup.createdAt = new Date(row.contactGroup.createdAt);
+  return row as CampaignWithRelations;
 }
 
 /** The caller's campaigns, newest first, `take` at most (all without it) after skipping `skip`. */
