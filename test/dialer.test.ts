@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CallResult, PlaceCall } from '../src/services/dialer/telephony.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ledgerMatchesAccount, manualDialer, ManualClock, RecordingTelephony, runningCampaign } from './support/dialer.js';
@@ -196,6 +196,70 @@ describe('an agent archived while its campaign starts', () => {
     await dialer.run(setup.campaignId);
     expect(await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).toMatchObject({ status: 'paused', pausedReason: 'agent_archived' });
     expect(telephony.placed).toEqual([]);
+  });
+});
+
+describe('a call that ended in one worker', () => {
+  it('frees its slot to every worker before its result is written; the sweep clears the mark after', async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+    const env = dialerEnv(app, clock);
+    let first: ReturnType<typeof manualDialer>;
+    let second: ReturnType<typeof manualDialer>;
+    const outcome = () => ({ status: 'completed' as const, durationSeconds: 30 });
+    const firstPhone = new RecordingTelephony(clock, outcome, () => (r) => first.dialer.report(r));
+    const secondPhone = new RecordingTelephony(clock, outcome, () => (r) => second.dialer.report(r));
+    firstPhone.auto = false;
+    secondPhone.auto = false;
+    first = manualDialer(env, firstPhone);
+    second = manualDialer(env, secondPhone);
+    const setup = await runningCampaign(app, env, { rows: Array.from({ length: 6 }, (_, i) => ({ Phone: number(6_100 + i) })), campaign: { concurrentCalls: 2 } });
+    // The first worker hears its calls end, but writes nothing until the test says so.
+    let write!: () => void;
+    const writable = new Promise<void>((resolve) => (write = resolve));
+    const flush = first.dialer.flush.bind(first.dialer);
+    first.dialer.flush = async () => {
+      await writable;
+      await flush();
+    };
+    const marked = async () => {
+      const [row] = await app.sql.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM ended_calls e JOIN call_attempts a ON a.id = e.attempt_id WHERE a.campaign_id = $1::uuid',
+        [setup.campaignId],
+      );
+      return row!.n;
+    };
+
+    expect(await first.dialer.tick(setup.campaignId)).toBe(2);
+    expect(await second.dialer.tick(setup.campaignId)).toBe(0);
+    firstPhone.deliver();
+    await vi.waitFor(async () => expect(await marked()).toBe(2));
+    // The second worker takes the slots of the two calls that ended, though their results are not written...
+    expect(await second.dialer.tick(setup.campaignId)).toBe(2);
+    expect(firstPhone.inFlight.size + secondPhone.inFlight.size).toBe(2);
+    // ...and neither worker finds another free while those two are under way.
+    expect(await second.dialer.tick(setup.campaignId)).toBe(0);
+    expect(await first.dialer.tick(setup.campaignId)).toBe(0);
+
+    write();
+    secondPhone.deliver();
+    await first.dialer.settled();
+    await second.dialer.settled();
+    firstPhone.auto = true;
+    await first.run(setup.campaignId);
+    expect(await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).toMatchObject({ status: 'completed' });
+    const dialed = [...firstPhone.placed, ...secondPhone.placed].map((c) => c.to);
+    expect(new Set(dialed).size).toBe(6);
+    expect(dialed).toHaveLength(6);
+    const attempts = await app.prisma.callAttempt.findMany({ where: { campaignId: setup.campaignId } });
+    expect(attempts.map((a) => a.status)).toEqual(Array(6).fill('completed'));
+    const spent = await ledgerMatchesAccount(app, setup.userId);
+    expect(spent.ledger).toBe(spent.account);
+    expect(spent.account_.heldCents).toBe(0n);
+
+    // Every result is written: the marks have done their job, and the sweep clears them.
+    expect(await marked()).toBeGreaterThan(0);
+    await first.dialer.sweep();
+    expect(await marked()).toBe(0);
   });
 });
 

@@ -120,11 +120,13 @@ export class Dialer {
   private live = new Map<string, { campaignId: string; until: number }>();
   /**
    * Calls this process placed that have ended, by campaign, until their results are taken to be
-   * written: no longer in flight, so their slots are free to this process's ticks, while everyone else
-   * still counts them (a worker that dies leaves them counted until their leases run out).
+   * written: no longer in flight, so their slots are free to this process's ticks at once. Every other
+   * worker learns of them from ended_calls, written in batches (`marks`) a few milliseconds later.
    */
   private ended = new Map<string, Set<string>>();
+  private marks: string[] = [];
   private flushing: Promise<void> | null = null;
+  private marking: Promise<void> | null = null;
 
   constructor(
     private readonly env: ServiceEnv,
@@ -336,9 +338,29 @@ export class Dialer {
       let ended = this.ended.get(campaignId);
       if (!ended) this.ended.set(campaignId, (ended = new Set()));
       ended.add(result.attemptId);
+      this.marks.push(result.attemptId);
+      this.scheduleMark();
       this.wake(campaignId, undefined, true);
     }
     this.scheduleFlush();
+  }
+
+  /** Tells every worker which calls ended here, long before a batch of results is written. */
+  private scheduleMark(): void {
+    if (this.marking) return;
+    // A batch that fails is only logged: its calls stay in flight for other workers until written.
+    this.marking = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => {
+        const ids = this.marks;
+        this.marks = [];
+        return this.env.sql.query('INSERT INTO ended_calls (attempt_id) SELECT unnest($1::uuid[]) ON CONFLICT DO NOTHING', [ids]);
+      })
+      .then(() => undefined)
+      .catch((error: unknown) => this.env.log.warn({ err: error }, 'marking ended calls failed'))
+      .finally(() => {
+        this.marking = null;
+        if (this.marks.length) this.scheduleMark();
+      });
   }
 
   private scheduleFlush(): void {
@@ -356,7 +378,7 @@ export class Dialer {
 
   /** Waits until every placed call and reported result has been written. */
   async settled(): Promise<void> {
-    while (this.flushing) await this.flushing;
+    while (this.flushing || this.marking) await (this.flushing ?? this.marking);
   }
 
   /**
@@ -368,8 +390,9 @@ export class Dialer {
     const placed = new Map(this.placed.map((p) => [p.id, p]));
     this.pending = [];
     this.placed = [];
-    // Until the batch commits, these calls count as in flight again: on the safe side, and a batch that
-    // fails leaves them counted until their leases run out.
+    // From here until the batch commits, these calls' slots are free to ticks only through ended_calls
+    // (nearly always written by now; else they count as in flight, on the safe side). A batch that fails
+    // leaves them unfinished until their leases run out.
     for (const { result: { attemptId } } of batch) {
       for (const [campaignId, ended] of this.ended) if (ended.delete(attemptId) && ended.size === 0) this.ended.delete(campaignId);
     }
@@ -600,6 +623,10 @@ export class Dialer {
   async sweep(): Promise<string[]> {
     const now = this.env.clock.now();
     for (const [id, { until }] of this.live) if (until < now.getTime()) this.live.delete(id);
+    await this.env.sql.query(
+      `DELETE FROM ended_calls e WHERE NOT EXISTS (
+         SELECT 1 FROM call_attempts a WHERE a.id = e.attempt_id AND a.status IN ('queued', 'ringing', 'in_progress'))`,
+    );
     const expired = await this.env.db.callAttempt.findMany({
       where: { status: { in: UNFINISHED }, leaseExpiresAt: { lt: now } },
       select: { id: true, pendingResult: true },
@@ -641,11 +668,13 @@ export class Dialer {
 
 /**
  * Counts campaign k's calls whose results are not written yet (an attempt is unfinished exactly while
- * its contact is dialing: both change in one statement), and those of them not among the ended ones,
- * the parameter `ended` (uuid[]).
+ * its contact is dialing: both change in one statement), and those of them not known to have ended:
+ * neither in ended_calls nor among the parameter `ended` (uuid[], this process's not marked yet).
  */
-const inFlight = (ended: string) => `SELECT count(*)::int AS in_flight, (count(*) FILTER (WHERE id <> ALL(${ended}::uuid[])))::int AS live
-  FROM call_attempts WHERE campaign_id = k.id AND status IN ('queued', 'ringing', 'in_progress')`;
+const inFlight = (ended: string) => `SELECT count(*)::int AS in_flight,
+    (count(*) FILTER (WHERE e.attempt_id IS NULL AND a.id <> ALL(${ended}::uuid[])))::int AS live
+  FROM call_attempts a LEFT JOIN ended_calls e ON e.attempt_id = a.id
+  WHERE a.campaign_id = k.id AND a.status IN ('queued', 'ringing', 'in_progress')`;
 
 /**
  * Slots are taken by the calls in flight. Calls that ended here and wait to be written leave theirs
