@@ -145,20 +145,28 @@ export class Dialer {
     // Most wake-ups of a busy campaign find every slot taken or nothing due: that is read without its
     // lock. A read that missed a slot freed meanwhile is followed by that change's own wake-up.
     const ended = [...(this.ended.get(campaignId) ?? [])];
-    const [idle] = await this.env.sql.query<{ concurrent_calls: number; in_flight: number; live: number; due: boolean }>(
-      `SELECT k.concurrent_calls, f.in_flight, f.live,
+    const [idle] = await this.env.sql.query<{ user_id: string; concurrent_calls: number; in_flight: number; live: number; due: boolean }>(
+      `SELECT k.user_id, k.concurrent_calls, f.in_flight, f.live,
               EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = k.id AND state = 'pending' AND next_attempt_at <= $2) AS due
        FROM campaigns k, LATERAL (${inFlight('$3')}) f
        WHERE k.id = $1::uuid AND k.status = 'running'`,
       [campaignId, now, ended],
     );
-    if (!idle || freeSlots(idle.concurrent_calls, idle.in_flight, idle.live) <= 0) return 0;
+    const looked = idle ? Math.min(freeSlots(idle.concurrent_calls, idle.in_flight, idle.live), this.options.callsPerTick) : 0;
+    if (!idle || looked <= 0) return 0;
     if (!idle.due) {
       await this.wakeAtNextDue(campaignId);
       return 0;
     }
+    // How many calls the balance pays for is read without the account's lock, which the holds take
+    // after the claim commits: the account is shared by all the user's campaigns and by every batch of
+    // results, and waiting for it would keep the campaign's other ticks waiting too.
+    const affordable = Number((await spendableCents(this.env.sql, idle.user_id)) / estimate);
     // The campaign paused, or contacts were found uncallable: its status or progress changed.
     let changed = false;
+    // While this holds the campaign's lock, every other tick of the campaign waits: so it sends three
+    // statements and its commit (one more when contacts are set aside), and between them only checks
+    // calling windows.
     const claim = await retryOnConflict(() => this.env.sql.transaction(async (tx) => {
       const [campaign] = await tx.query<CampaignRow>(
         `SELECT user_id, status::text, concurrent_calls, timezone, calling_hours, active_days FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE`,
@@ -167,13 +175,35 @@ export class Dialer {
       if (campaign?.status !== 'running') return null;
       // Read after the campaign's lock is held (a statement of its own, so that it sees what the ticks
       // before this one committed): no other tick can add a call until this one commits.
-      const [{ agent_active, provider_agent_id, from_number, in_flight, live }] = (await tx.query<AgentRow>(
-        `SELECT a.is_active AS agent_active, a.provider_agent_id, p.number AS from_number, f.in_flight, f.live
-         FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id,
-              LATERAL (${inFlight('$2')}) f
-         WHERE k.id = $1::uuid`,
-        [campaignId, ended],
-      )) as [AgentRow];
+      // Locking the contact rows (skipping those another tick holds) and checking that no other
+      // campaign is dialing them makes "never two calls at once to one person" hold across campaigns.
+      // A number on the do-not-call list is skipped even before its contacts are marked. Skipping
+      // locked rows means a tick never waits on a contact, so the lock order of every dialer
+      // transaction (ticks: campaign; result batches: attempts, then accounts) cannot deadlock.
+      // As many contacts are looked at as the read above found slots free: a few more may have freed
+      // since, and the wake-up that freed them brings a tick of its own.
+      const rows = await tx.query<AgentRow & Partial<Candidate>>(
+        `WITH candidates AS (
+           SELECT cc.id, cc.contact_id, cc.attempts, c.phone_number,
+                  CASE WHEN d.id IS NULL THEN c.status::text ELSE 'do_not_call' END AS status, c.timezone, c.data, cc.next_attempt_at
+           FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
+           LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
+           WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $3
+             AND NOT EXISTS (SELECT 1 FROM campaign_contacts o WHERE o.contact_id = cc.contact_id AND o.state = 'dialing')
+           ORDER BY cc.next_attempt_at
+           LIMIT $4
+           FOR NO KEY UPDATE OF cc, c SKIP LOCKED
+         )
+         SELECT a.is_active AS agent_active, a.provider_agent_id, p.number AS from_number, f.in_flight, f.live,
+                n.id, n.contact_id, n.attempts, n.phone_number, n.status, n.timezone, n.data
+         FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id
+              CROSS JOIN LATERAL (${inFlight('$2')}) f
+              LEFT JOIN candidates n ON true
+         WHERE k.id = $1::uuid
+         ORDER BY n.next_attempt_at`,
+        [campaignId, ended, now, looked],
+      );
+      const { agent_active, provider_agent_id, from_number, in_flight, live } = rows[0]!;
       if (!agent_active || !from_number) {
         changed = await pauseForReasonSql(tx, campaignId, agent_active ? 'agent_has_no_phone_number' : 'agent_archived');
         return null;
@@ -182,24 +212,7 @@ export class Dialer {
       // Every slot is taken: the calls in flight wake the campaign when they end.
       if (free <= 0) return null;
       const slots = Math.min(free, this.options.callsPerTick);
-
-      // Locking the contact rows (skipping those another tick holds) and checking that no other
-      // campaign is dialing them makes "never two calls at once to one person" hold across campaigns.
-      // A number on the do-not-call list is skipped even before its contacts are marked. Skipping
-      // locked rows means a tick never waits on a contact, so the lock order of every dialer
-      // transaction (ticks: campaign; result batches: attempts, then accounts) cannot deadlock.
-      const candidates = await tx.query<Candidate>(
-        `SELECT cc.id, cc.contact_id, cc.attempts, c.phone_number,
-                CASE WHEN d.id IS NULL THEN c.status::text ELSE 'do_not_call' END AS status, c.timezone, c.data
-         FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
-         LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
-         WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $2
-           AND NOT EXISTS (SELECT 1 FROM campaign_contacts o WHERE o.contact_id = cc.contact_id AND o.state = 'dialing')
-         ORDER BY cc.next_attempt_at
-         LIMIT $3
-         FOR NO KEY UPDATE OF cc, c SKIP LOCKED`,
-        [campaignId, now, slots],
-      );
+      const candidates = rows.filter((row): row is AgentRow & Candidate => row.id != null);
 
       const window = windowOf(campaign.calling_hours, campaign.active_days);
       const uncallable: { id: string; outcome: string }[] = [];
@@ -220,10 +233,6 @@ export class Dialer {
         if (uncallable.length) changed = true;
       }
 
-      // How many calls the balance pays for is read without the account's lock, which the holds take
-      // after this commits: the account is shared by all the user's campaigns and by every batch of
-      // results, and waiting for it here would keep the campaign's other ticks waiting too.
-      const affordable = Number((await spendableCents(tx, campaign.user_id)) / estimate);
       const chosen = ready.slice(0, Math.max(0, affordable));
       if (chosen.length < ready.length && chosen.length === 0 && in_flight === 0) {
         changed = await pauseForReasonSql(tx, campaignId, 'insufficient_credits');
@@ -266,7 +275,7 @@ export class Dialer {
         userId: campaign.user_id,
         from: from_number,
         providerAgentId: provider_agent_id,
-        more: (candidates.length === slots && chosen.length < slots) || (chosen.length === slots && free > slots),
+        more: (candidates.length === looked && chosen.length < slots) || (chosen.length === slots && free > slots),
       };
     }));
     if (changed || claim?.calls.length) this.announce(campaignId, claim?.calls.map((c) => c.id) ?? []);
