@@ -4,6 +4,7 @@ import { withoutNulls } from '../inputs.js';
 
 export const AgentTemplate = builder.prismaObject('AgentTemplate', {
   description: 'A global blueprint agents are made from; its placeholder schema says which variables an agent needs.',
+  select: { id: true },
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID' }),
     templateKey: t.exposeString('templateKey'),

@@ -6,6 +6,7 @@ export const AgentStatus = builder.enumType('AgentStatus', { values: ['active', 
 
 export const Agent = builder.prismaObject('Agent', {
   description: "An AI caller made from a template, with the user's variables rendered into its prompt.",
+  select: { id: true },
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID' }),
     name: t.exposeString('name'),

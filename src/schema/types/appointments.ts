@@ -13,6 +13,7 @@ export const AppointmentOrder = builder.enumType('AppointmentOrder', {
 
 export const Appointment = builder.prismaObject('Appointment', {
   description: 'An appointment booked during a call.',
+  select: { id: true },
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID' }),
     status: t.exposeString('status', { description: `One of ${STATUSES}.` }),

@@ -31,6 +31,7 @@ export const Receipt = builder.objectRef<credits.Receipt>('Receipt').implement({
 
 export const CreditTransaction = builder.prismaObject('CreditTransaction', {
   description: 'One entry of the append-only credit ledger.',
+  select: { id: true },
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID' }),
     kind: t.expose('kind', { type: CreditTransactionKind }),

@@ -7,6 +7,7 @@ export const Sentiment = builder.enumType(Sentiments, { name: 'Sentiment' });
 
 export const CallAttempt = builder.prismaObject('CallAttempt', {
   description: 'One dial of one contact by a campaign, as the telephony provider reported it.',
+  select: { id: true },
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID' }),
     attemptNumber: t.exposeInt('attemptNumber', { description: 'Which attempt at this contact in this campaign, from 1.' }),

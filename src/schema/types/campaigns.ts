@@ -79,6 +79,7 @@ function loadProgress(ctx: GraphQLContext, id: string): Promise<CampaignProgress
 
 export const Campaign = builder.prismaObject('Campaign', {
   description: 'Ties one agent to one contact group; dispatching it places the calls.',
+  select: { id: true },
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID' }),
     name: t.exposeString('name'),
@@ -91,13 +92,13 @@ export const Campaign = builder.prismaObject('Campaign', {
     timezone: t.exposeString('timezone'),
     concurrentCalls: t.exposeInt('concurrentCalls'),
     maxRetryDays: t.exposeInt('maxRetryDays', { description: 'Days after the first attempt a contact may still be retried.' }),
-    callingHours: t.field({ type: CallingHoursType, resolve: (c) => readCallingHours(c.callingHours) }),
-    activeDays: t.field({ type: [Weekday], resolve: (c) => readActiveDays(c.activeDays) }),
-    scheduleConfig: t.field({ type: ScheduleConfigType, resolve: (c) => readScheduleConfig(c.scheduleConfig) }),
+    callingHours: t.field({ type: CallingHoursType, select: { callingHours: true }, resolve: (c) => readCallingHours(c.callingHours) }),
+    activeDays: t.field({ type: [Weekday], select: { activeDays: true }, resolve: (c) => readActiveDays(c.activeDays) }),
+    scheduleConfig: t.field({ type: ScheduleConfigType, select: { scheduleConfig: true }, resolve: (c) => readScheduleConfig(c.scheduleConfig) }),
     fieldMappings: t.expose('fieldMappings', { type: 'JSON' }),
-    selectedContactFields: t.stringList({ resolve: (c) => c.selectedContactFields as string[] }),
+    selectedContactFields: t.stringList({ select: { selectedContactFields: true }, resolve: (c) => c.selectedContactFields as string[] }),
     callInsights: t.expose('callInsights', { type: 'JSON' }),
-    postCallAnalyzers: t.field({ type: ['JSON'], resolve: (c) => c.postCallAnalyzers as unknown[] }),
+    postCallAnalyzers: t.field({ type: ['JSON'], select: { postCallAnalyzers: true }, resolve: (c) => c.postCallAnalyzers as unknown[] }),
     agentId: t.expose('agentId', { type: 'UUID' }),
     agent: t.relation('agent'),
     contactGroupId: t.expose('contactGroupId', { type: 'UUID' }),
