@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CallResult, PlaceCall } from '../src/services/dialer/telephony.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { dialerEnv, ledgerMatchesAccount, manualDialer, ManualClock, RecordingTelephony, runningCampaign } from './support/dialer.js';
+import { dialerEnv, holdWrites, ledgerMatchesAccount, manualDialer, ManualClock, RecordingTelephony, runningCampaign } from './support/dialer.js';
 
 // The dialer against a real database, driven by a clock the test moves, with a telephony fake that
 // watches from the outside what the dialer may never do.
@@ -214,13 +214,7 @@ describe('a call that ended in one worker', () => {
     second = manualDialer(env, secondPhone);
     const setup = await runningCampaign(app, env, { rows: Array.from({ length: 6 }, (_, i) => ({ Phone: number(6_100 + i) })), campaign: { concurrentCalls: 2 } });
     // The first worker hears its calls end, but writes nothing until the test says so.
-    let write!: () => void;
-    const writable = new Promise<void>((resolve) => (write = resolve));
-    const flush = first.dialer.flush.bind(first.dialer);
-    first.dialer.flush = async () => {
-      await writable;
-      await flush();
-    };
+    const write = holdWrites(first.dialer);
     const marked = async () => {
       const [row] = await app.sql.query<{ n: number }>(
         'SELECT count(*)::int AS n FROM ended_calls e JOIN call_attempts a ON a.id = e.attempt_id WHERE a.campaign_id = $1::uuid',
@@ -273,13 +267,7 @@ describe('a call whose result came in but is not written yet', () => {
     dialer = manualDialer(env, telephony);
     const setup = await runningCampaign(app, env, { rows: Array.from({ length: 7 }, (_, i) => ({ Phone: number(6_000 + i) })), campaign: { concurrentCalls: 2 } });
     // Results reach the dialer, but nothing is written until the test says so.
-    let write!: () => void;
-    const writable = new Promise<void>((resolve) => (write = resolve));
-    const flush = dialer.dialer.flush.bind(dialer.dialer);
-    dialer.dialer.flush = async () => {
-      await writable;
-      await flush();
-    };
+    const write = holdWrites(dialer.dialer);
     const unfinished = () => app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId, status: { in: ['queued', 'ringing', 'in_progress'] } } });
 
     await dialer.dialer.tick(setup.campaignId);

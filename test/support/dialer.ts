@@ -108,6 +108,18 @@ export function manualDialer(env: ServiceEnv, telephony: Telephony, options: Par
   };
 }
 
+/** Keeps the dialer from writing results (it still hears them) until the returned function is called. */
+export function holdWrites(dialer: Dialer): () => void {
+  let write!: () => void;
+  const writable = new Promise<void>((resolve) => (write = resolve));
+  const flush = dialer.flush.bind(dialer);
+  dialer.flush = async () => {
+    await writable;
+    await flush();
+  };
+  return write;
+}
+
 export interface CampaignSetup {
   rows: Record<string, string>[];
   creditsCents?: number;
