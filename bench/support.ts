@@ -112,6 +112,13 @@ export async function cpuMsOf(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/** CPU time the whole machine has spent busy so far (every process, every core), in ms. */
+export async function machineCpuMs(): Promise<number> {
+  // The first line of /proc/stat sums all cores, in ticks of 10 ms: user nice system idle iowait irq softirq steal.
+  const [user, nice, system, , , irq, softirq, steal] = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return (user! + nice! + system! + irq! + softirq! + steal!) * 10;
+}
+
 /** PostgreSQL's processes that write for every database: their work is shared by all. */
 const SHARED_WRITERS = /: (checkpointer|background writer|walwriter)\s*$/;
 

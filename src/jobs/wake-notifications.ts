@@ -9,7 +9,8 @@ import type { SqlSession } from '../db/sql.js';
 // applied the results taking them all. A lost notification costs nothing: the queue and the sweeps
 // still bring every campaign round.
 
-const CHANNEL = 'callflow_dialer_wake';
+/** Its payload: the sender's id, a space, the campaign's id. */
+export const WAKE_CHANNEL = 'callflow_dialer_wake';
 
 export interface WakeNotifications {
   /** Tells the other processes that the campaign has work now. */
@@ -46,7 +47,7 @@ export async function wakeNotifications(
     listener.on('error', onLost);
     listener.on('end', () => onLost());
     await listener.connect();
-    await listener.query(`LISTEN ${CHANNEL}`);
+    await listener.query(`LISTEN ${WAKE_CHANNEL}`);
     client = listener;
   };
   const onFailedConnect = (error: unknown) => {
@@ -58,7 +59,7 @@ export async function wakeNotifications(
 
   return {
     send(campaignId) {
-      sql.query('SELECT pg_notify($1, $2)', [CHANNEL, `${self} ${campaignId}`]).catch((error: unknown) => {
+      sql.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, `${self} ${campaignId}`]).catch((error: unknown) => {
         log.warn({ err: error, campaignId }, 'could not notify the other dialers');
       });
     },
