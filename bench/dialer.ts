@@ -113,7 +113,8 @@ async function run(targets: Target[], workers: number): Promise<Run> {
   const machineBefore = await machineCpuMs();
   const workersBefore = await Promise.all(children.map((child) => cpuMsOf(child.pid!)));
   const started = performance.now();
-  // Woken as a dispatch from the API wakes them, so that every campaign starts at once.
+  // Woken by the notification workers send each other, so that every campaign starts at once: their
+  // sweeps would find each one within a second, but not at the same moment.
   await Promise.all(
     targets.map(async ({ db }, i) => {
       await db.prisma.campaign.update({ where: { id: campaignIds[i] }, data: { status: 'running' } });
