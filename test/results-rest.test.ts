@@ -280,15 +280,30 @@ describe('GET /api/v1/appointments/', () => {
     expectMatchesOpenApi('/api/v1/appointments/', 200, res.json);
   });
 
-  it('keeps an appointment whose contact and campaign are gone, with null ids', async () => {
+  it('keeps an appointment of an erased contact, naming its contact and campaign, with the snapshot gone', async () => {
+    const owner = randomUUID();
+    const ownerToken = await app.token(owner);
+    const other = await seedResults(app, owner);
+    const ada = other.spring.contacts[0]!.id;
+    expect((await app.request('DELETE', `/api/v1/contacts/contacts/${ada}/`, { token: ownerToken })).status).toBe(204);
+    const res = await get('/api/v1/appointments/', ownerToken);
+    const byId = Object.fromEntries(res.json.map((a: any) => [a.id, a]));
+    expect(byId[other.appointments.ada.id]).toMatchObject({
+      contact_id: ada,
+      campaign_id: other.spring.campaign.id,
+      contacts: {},
+      appointment_data: { source_call_id: other.adaCall.id },
+    });
+    expectMatchesOpenApi('/api/v1/appointments/', 200, res.json);
+  });
+
+  it('shows null ids for an appointment that names no contact or campaign', async () => {
     const owner = randomUUID();
     const other = await seedResults(app, owner);
-    await app.prisma.campaign.delete({ where: { id: other.autumn.campaign.id } });
-    await app.prisma.contact.delete({ where: { id: other.spring.contacts[0]!.id } });
+    await app.prisma.appointment.update({ where: { id: other.appointments.radia.id }, data: { contactId: null, campaignId: null } });
     const res = await get('/api/v1/appointments/', await app.token(owner));
     const byId = Object.fromEntries(res.json.map((a: any) => [a.id, a]));
-    expect(byId[other.appointments.radia.id]).toMatchObject({ campaign_id: null });
-    expect(byId[other.appointments.ada.id]).toMatchObject({ contact_id: null, campaign_id: other.spring.campaign.id });
+    expect(byId[other.appointments.radia.id]).toMatchObject({ contact_id: null, campaign_id: null });
     expectMatchesOpenApi('/api/v1/appointments/', 200, res.json);
   });
 

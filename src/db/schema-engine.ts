@@ -92,6 +92,17 @@ export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAda
  * The wasm engine cannot create a shadow database on its own, so the caller hands it a scratch database:
  * the migrations are applied there, the result is introspected, and the two datamodels are diffed.
  */
+/** Introspection reads partial indexes only with the preview feature that prisma/schema.prisma turns on. */
+const INTROSPECTION_SCHEMA = `generator client {
+  provider        = "prisma-client"
+  previewFeatures = ["partialIndexes"]
+}
+
+datasource db {
+  provider = "postgresql"
+}
+`;
+
 export async function draftMigration(scratch: SqlMigrationAwareDriverAdapterFactory): Promise<string | null> {
   const migrationsList = await readMigrationList();
   const target = await readFile(schemaPath, 'utf8');
@@ -102,7 +113,7 @@ export async function draftMigration(scratch: SqlMigrationAwareDriverAdapterFact
           tag: 'schemaDatamodel' as const,
           ...(
             await engine.introspect({
-              schema: { files: [{ path: 'introspected.prisma', content: 'datasource db {\n  provider = "postgresql"\n}\n' }] },
+              schema: { files: [{ path: 'introspected.prisma', content: INTROSPECTION_SCHEMA }] },
               baseDirectoryPath: projectRoot,
               force: true,
               compositeTypeDepth: -1,

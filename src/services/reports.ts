@@ -40,7 +40,7 @@ export type CallCounts = { total: number } & Record<(typeof STATUS_FIELD)[CallSt
 export type SentimentCounts = Record<Sentiment, number>;
 
 export interface ContactCounts {
-  /** Contacts in the campaign's group now. */
+  /** Contacts in the campaign's group now, and those it enrolled that were erased since. */
   total: number;
   /** Of those, the ones that may be called (status active). */
   callable: number;
@@ -103,10 +103,18 @@ async function ownedCampaign(ctx: ServiceContext, id: string) {
 export async function getCampaignReport(ctx: ServiceContext, campaignId: string, rawPage: ReportPage = {}): Promise<CampaignReport> {
   const page = parseInput(reportPageInput, rawPage);
   const { contactGroup, ...campaign } = await ownedCampaign(ctx, campaignId);
-  const [uncallable, dialed, callGroups, appointmentsBooked, contactOutcomes] = await Promise.all([
+  const [uncallable, erased, dialed, callGroups, appointmentsBooked, contactOutcomes] = await Promise.all([
     // The group keeps its total in step with its contacts; the few that may not be called are counted
     // in the (group, status) index, which spares a scan of every contact.
     ctx.db.contact.count({ where: { groupId: campaign.contactGroupId, status: { in: ['invalid', 'do_not_call'] } } }),
+    // Erased contacts are out of the group's total and in the count above; those this campaign enrolled
+    // are still part of its report, as anonymous rows. A partial index holds just the erased ones.
+    ctx.db.$queryRaw<{ uncallable: number; enrolled: number; enrolledUncallable: number }[]>`
+      SELECT count(*) FILTER (WHERE t.status <> 'active')::int AS uncallable,
+             count(cc.id)::int AS enrolled,
+             count(cc.id) FILTER (WHERE t.status <> 'active')::int AS "enrolledUncallable"
+      FROM contacts t LEFT JOIN campaign_contacts cc ON cc.campaign_id = ${campaign.id}::uuid AND cc.contact_id = t.id
+      WHERE t.contact_group_id = ${campaign.contactGroupId}::uuid AND t.erased_at IS NOT NULL`,
     ctx.db.$queryRaw<{ attempted: number; reached: number; done: number }[]>`
       SELECT count(*) FILTER (WHERE attempts > 0)::int AS attempted,
              count(*) FILTER (WHERE state = 'done' AND outcome = 'reached')::int AS reached,
@@ -128,22 +136,29 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
                count(*) FILTER (WHERE sentiment = 'unknown')::int AS unknown
         FROM call_attempts WHERE campaign_id = ${campaign.id}::uuid AND status = s.status) AS a`,
     ctx.db.appointment.count({ where: { campaignId: campaign.id, userId: ctx.user.id } }),
-    // The page is cut from the index alone, so a deep offset skips index entries, not rows and joins.
+    // The page is cut from the index alone (erased_at is in it), so a deep offset skips index entries,
+    // not rows and joins; erased contacts this campaign enrolled are looked up once, in a hashed set.
     ctx.db.$queryRaw<ContactOutcome[]>`
       SELECT c.id AS "contactId", c.name AS "contactName", c.phone_number AS "phoneNumber", c.status::text AS "contactStatus",
              coalesce(cc.attempts, 0) AS attempts, cc.last_status AS "lastStatus", cc.last_attempt_at AS "lastCallAt",
              CASE WHEN cc.state = 'done' AND cc.outcome IS NOT NULL THEN cc.outcome ELSE 'pending' END AS outcome
-      FROM (SELECT id FROM contacts WHERE contact_group_id = ${campaign.contactGroupId}::uuid
+      FROM (SELECT id FROM contacts
+            WHERE contact_group_id = ${campaign.contactGroupId}::uuid
+              AND (erased_at IS NULL OR id IN (
+                SELECT t.id FROM contacts t JOIN campaign_contacts e ON e.contact_id = t.id AND e.campaign_id = ${campaign.id}::uuid
+                WHERE t.contact_group_id = ${campaign.contactGroupId}::uuid AND t.erased_at IS NOT NULL))
             ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}) AS page
       JOIN contacts c ON c.id = page.id
       LEFT JOIN campaign_contacts cc ON cc.campaign_id = ${campaign.id}::uuid AND cc.contact_id = c.id
       ORDER BY c.created_at, c.id`,
   ]);
-  const total = contactGroup.total;
   const { attempted, reached, done } = dialed[0]!;
+  const gone = erased[0]!;
+  const total = contactGroup.total + gone.enrolled;
+  const notCallable = uncallable - gone.uncallable + gone.enrolledUncallable;
   // A contact moved to another group after its outcome keeps counting for this campaign, so `done` may
   // exceed what is left of the group.
-  const contacts = { total, callable: total - uncallable, attempted, reached, pending: Math.max(total - done, 0) };
+  const contacts = { total, callable: total - notCallable, attempted, reached, pending: Math.max(total - done, 0) };
   return {
     campaign,
     metrics: { ...callMetrics(callGroups), contacts, successRate: ratio(reached, attempted, 4), appointmentsBooked },

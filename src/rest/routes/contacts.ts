@@ -70,11 +70,14 @@ export const contactRoutes = [
     method: 'DELETE',
     path: '/contacts/contacts/{id}/',
     operationId: 'deleteContact',
-    summary: 'Delete a contact',
+    summary: 'Delete a contact: erased where calls or appointments name it (their anonymous facts stay), else deleted',
     tag: 'Contacts',
     params: byId,
     status: 204,
-    handler: async ({ params }, ctx) => contacts.deleteContact(ctx, params.id),
+    errors: { 409: 'A call to the contact is in progress.' },
+    handler: async ({ params }, ctx) => {
+      await contacts.deleteContact(ctx, params.id);
+    },
   }),
   defineRoute({
     method: 'PATCH',
@@ -100,11 +103,13 @@ export const contactRoutes = [
     method: 'DELETE',
     path: '/contacts/groups/{id}/',
     operationId: 'deleteContactGroup',
-    summary: 'Delete a contact group and its contacts',
+    summary: 'Delete a contact group and its contacts; archived instead while campaigns that called it keep its history',
     tag: 'Contacts',
     params: byId,
     status: 204,
-    errors: { 409: 'A campaign that may still dial uses the group.' },
-    handler: async ({ params }, ctx) => groups.deleteGroup(ctx, params.id),
+    errors: { 409: 'A campaign that may still dial uses the group, or a call to one of its contacts is in progress.' },
+    handler: async ({ params }, ctx) => {
+      await groups.deleteGroup(ctx, params.id);
+    },
   }),
 ];

@@ -12,7 +12,7 @@ export const CallAttempt = builder.prismaObject('CallAttempt', {
     id: t.expose('id', { type: 'UUID' }),
     attemptNumber: t.exposeInt('attemptNumber', { description: 'Which attempt at this contact in this campaign, from 1.' }),
     status: t.expose('status', { type: CallStatus }),
-    toNumber: t.exposeString('toNumber', { description: 'The number dialed (E.164).' }),
+    toNumber: t.exposeString('toNumber', { nullable: true, description: 'The number dialed (E.164); null once the contact was erased.' }),
     fromNumber: t.exposeString('fromNumber', { nullable: true, description: 'The agent number it was dialed from.' }),
     durationSeconds: t.exposeInt('durationSeconds', { nullable: true, description: 'Null until the call has ended.' }),
     summary: t.exposeString('summary', { nullable: true }),

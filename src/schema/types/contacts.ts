@@ -17,8 +17,13 @@ export const ContactGroup = builder.prismaObject('ContactGroup', {
     id: t.expose('id', { type: 'UUID' }),
     name: t.exposeString('name'),
     description: t.exposeString('description'),
-    total: t.exposeInt('total', { description: 'Number of contacts in the group, whatever their status.' }),
+    total: t.exposeInt('total', { description: 'Number of contacts in the group, whatever their status (erased ones not counted).' }),
     csvHeaders: t.stringList({ description: 'Columns of the import, in file order.', select: { csvHeaders: true }, resolve: (g) => g.csvHeaders as string[] }),
+    archivedAt: t.expose('archivedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the group was deleted while campaigns that called it keep their history (seen only through those campaigns).',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     contacts: t.relatedConnection('contacts', {
@@ -57,6 +62,11 @@ export const Contact = builder.prismaObject('Contact', {
     customFields: t.field({ type: 'JSON', select: { data: true }, resolve: (c) => readData(c.data).custom_fields }),
     timezone: t.exposeString('timezone', { nullable: true }),
     data: t.expose('data', { type: 'JSON' }),
+    erasedAt: t.expose('erasedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the person was erased: no personal data is left, and the contact is seen only through the history of its calls.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
@@ -157,8 +167,34 @@ const AddDoNotCallInput = builder.inputType('AddDoNotCallInput', {
   fields: (t) => ({ phoneNumber: t.string({ required: true }), reason: t.string() }),
 });
 
-const Deleted = builder.objectRef<{ id: string }>('Deleted').implement({
-  fields: (t) => ({ id: t.expose('id', { type: 'UUID' }) }),
+const DeletionOutcome = builder.enumType('DeletionOutcome', {
+  description: 'What a delete did; no delete ever loses call history or money records.',
+  values: {
+    deleted: { description: 'Removed entirely: no history referred to it.' },
+    erased: {
+      description: "A contact that campaigns called or an appointment names: the person's data is gone for good, the anonymous facts of the calls stay.",
+    },
+    archived: {
+      description: 'A group that campaigns called: hidden from every list and lookup, nothing in it callable; those campaigns keep their history.',
+    },
+  } as const,
+});
+
+const Deleted = builder.objectRef<{ id: string; outcome: 'deleted' | 'erased' }>('Deleted').implement({
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    outcome: t.expose('outcome', { type: DeletionOutcome }),
+  }),
+});
+
+const ContactGroupDeletion = builder.objectRef<{ id: string } & groups.GroupRemoval>('ContactGroupDeletion').implement({
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    outcome: t.expose('outcome', { type: DeletionOutcome }),
+    erasedContacts: t.exposeInt('erasedContacts', { description: 'Contacts erased: campaigns called them, so their anonymous facts stay.' }),
+    deletedContacts: t.exposeInt('deletedContacts', { description: 'Contacts nothing referred to, deleted entirely.' }),
+    deletedCampaigns: t.exposeInt('deletedCampaigns', { description: 'Campaigns on the group that never started, deleted with it.' }),
+  }),
 });
 
 builder.mutationFields((t) => ({
@@ -181,14 +217,12 @@ builder.mutationFields((t) => ({
     resolve: (query, _root, args, ctx) => groups.updateGroup(ctx.service, args.id, withoutNulls(args.input), query),
   }),
   deleteContactGroup: t.field({
-    type: Deleted,
-    description: 'Deletes the group and its contacts; refused (CONFLICT) while a campaign that may still dial uses it.',
+    type: ContactGroupDeletion,
+    description:
+      'Deletes the group and its contacts (each erased or deleted as by deleteContact), and its campaigns that never started; a group that started campaigns still name is archived instead. Refused (CONFLICT) while a campaign that may still dial uses it, or during a call to one of its contacts.',
     authScopes: { authenticated: true },
     args: { id: t.arg({ type: 'UUID', required: true }) },
-    resolve: async (_root, args, ctx) => {
-      await groups.deleteGroup(ctx.service, args.id);
-      return { id: args.id };
-    },
+    resolve: async (_root, args, ctx) => ({ id: args.id, ...(await groups.deleteGroup(ctx.service, args.id)) }),
   }),
   upsertContact: t.prismaField({
     type: 'Contact',
@@ -207,12 +241,11 @@ builder.mutationFields((t) => ({
   }),
   deleteContact: t.field({
     type: Deleted,
+    description:
+      "Deletes a person: erased when campaigns called them or an appointment names them (their data is gone for good, the anonymous facts of their calls stay), else deleted. Refused (CONFLICT) during a call to them.",
     authScopes: { authenticated: true },
     args: { id: t.arg({ type: 'UUID', required: true }) },
-    resolve: async (_root, args, ctx) => {
-      await contacts.deleteContact(ctx.service, args.id);
-      return { id: args.id };
-    },
+    resolve: async (_root, args, ctx) => ({ id: args.id, outcome: await contacts.deleteContact(ctx.service, args.id) }),
   }),
   addDoNotCall: t.prismaField({
     type: 'DoNotCallEntry',

@@ -27,11 +27,13 @@ export async function checkAgent(tx: Tx, userId: string, agentId: string, errors
 /**
  * The user's group, or null with a field error on `contactGroupId`. The row stays share-locked until the
  * transaction ends, so a concurrent delete of the group waits for the campaign that names it (and is
- * then refused or takes the draft with it) instead of breaking its insert.
+ * then refused or takes the draft with it) instead of breaking its insert. An archived group is gone for
+ * the user, like a deleted one.
  */
 export async function checkGroup(tx: Tx, userId: string, groupId: string, errors: FieldErrors): Promise<ReferencedGroup | null> {
   const [group] = await tx.$queryRaw<ReferencedGroup[]>`
-    SELECT id, name, total FROM contact_groups WHERE id = ${groupId}::uuid AND user_id = ${userId}::uuid FOR SHARE`;
+    SELECT id, name, total FROM contact_groups
+    WHERE id = ${groupId}::uuid AND user_id = ${userId}::uuid AND archived_at IS NULL FOR SHARE`;
   if (!group) errors.contactGroupId = ['No contact group with this id.'];
   return group ?? null;
 }

@@ -44,7 +44,7 @@ export async function assertCanCall(tx: Tx, campaign: Campaign): Promise<void> {
     SELECT EXISTS (
       SELECT 1 FROM contacts c
       LEFT JOIN campaign_contacts cc ON cc.contact_id = c.id AND cc.campaign_id = ${campaign.id}::uuid
-      WHERE c.contact_group_id = ${campaign.contactGroupId}::uuid AND c.status = 'active'
+      WHERE c.contact_group_id = ${campaign.contactGroupId}::uuid AND c.status = 'active' AND c.erased_at IS NULL
         AND (cc.id IS NULL OR cc.state <> 'done')
     ) AS callable`;
   if (!found[0]?.callable) {

@@ -6,7 +6,9 @@ import { toE164 } from '../phone.js';
 import { jsonObject, parseInput, uuid, type RawInput } from '../validation.js';
 import { isOnDoNotCallList, putOnList, takeOffList } from './do-not-call.js';
 import { canonicalData, displayName, isTimeZone, mergeData, planColumns, readData, type ContactData } from './fields.js';
-import { getGroup, refreshTotals } from './groups.js';
+import { removeContacts } from './erasure.js';
+import { getGroup } from './groups.js';
+import { refreshTotals } from './totals.js';
 
 export type ContactQuery = { include?: Prisma.ContactInclude; select?: Prisma.ContactSelect };
 
@@ -20,11 +22,15 @@ function contactWhere(ctx: ServiceContext, groupId: string, filter: ContactFilte
   return { userId: ctx.user.id, groupId, ...contactFilterWhere(filter) };
 }
 
-/** The filter alone, for reads that reach contacts through a group the caller already owns. */
+/**
+ * The filter alone, for reads that reach contacts through a group the caller already owns. Erased
+ * contacts are in no list: only the history of the campaigns that called them shows them, anonymous.
+ */
 export function contactFilterWhere(filter: ContactFilter): Prisma.ContactWhereInput {
   const search = filter.search?.trim();
   const digits = search?.replace(/\D/g, '');
   return {
+    erasedAt: null,
     ...(filter.status ? { status: filter.status } : {}),
     ...(search
       ? {
@@ -61,17 +67,22 @@ export async function getContact<Q extends ContactQuery = {}>(
   query: Q = {} as Q,
 ): Promise<Prisma.ContactGetPayload<Q>> {
   if (!uuid.safeParse(id).success) throw new NotFoundError('Contact');
-  const contact = await ctx.db.contact.findFirst({ ...query, where: { id, userId: ctx.user.id } });
+  const contact = await ctx.db.contact.findFirst({ ...query, where: { id, userId: ctx.user.id, erasedAt: null } });
   if (!contact) throw new NotFoundError('Contact');
   return contact as Prisma.ContactGetPayload<Q>;
 }
 
-export async function deleteContact(ctx: ServiceContext, id: string): Promise<void> {
-  const contact = await getContact(ctx, id, { select: { id: true, groupId: true } });
-  await ctx.db.$transaction(async (tx) => {
-    await tx.contact.delete({ where: { id: contact.id } });
-    await refreshTotals(tx, [contact.groupId]);
-  });
+/**
+ * Deletes a person: `erased` when campaigns called them or an appointment names them (their personal
+ * data is gone, the anonymous facts of their calls stay), `deleted` when nothing did. Refused (409)
+ * during a call to them.
+ */
+export async function deleteContact(ctx: ServiceContext, id: string): Promise<'erased' | 'deleted'> {
+  const contact = await getContact(ctx, id, { select: { id: true } });
+  const removal = await ctx.db.$transaction((tx) => removeContacts(tx, [contact.id], ctx.clock.now()));
+  if (removal.erased + removal.deleted === 0) throw new NotFoundError('Contact');
+  for (const campaignId of removal.campaignIds) ctx.events.publish({ kind: 'campaign', campaignId });
+  return removal.erased ? 'erased' : 'deleted';
 }
 
 /** A `data` object as a client sends it: keys are matched to standard fields like file headers. */
@@ -151,7 +162,8 @@ export async function upsertContactInGroup<Q extends ContactQuery = {}>(
     if (clash) {
       const base = existing ? mergeData(readData(clash.data), readData(existing.data)) : readData(clash.data);
       await tx.contact.update({ where: { id: clash.id }, data: { ...stored(mergeData(base, patch)), status } });
-      if (existing) await tx.contact.delete({ where: { id: existing.id } });
+      // The person lives on in the target's row; calls made to the merged row stay in history, anonymous.
+      if (existing) await removeContacts(tx, [existing.id], ctx.clock.now());
       resultId = clash.id;
     } else if (existing) {
       await tx.contact.update({
