@@ -35,13 +35,14 @@ export async function insertCallAttempts(app: TestApp, userId: string, count: nu
   const campaign = await app.prisma.campaign.create({
     data: { userId, agentId: agent.id, contactGroupId: group.id, name: 'Billing run', status: 'running' },
   });
+  // Each on a number of its own: a customer never has two calls in flight to one number.
   await app.prisma.callAttempt.createMany({
     data: Array.from({ length: count }, (_, i) => ({
       userId,
       campaignId: campaign.id,
       contactId: contact.id,
       attemptNumber: i + 1,
-      toNumber: '+14155550199',
+      toNumber: `+1415556${String(i).padStart(4, '0')}`,
     })),
   });
   const attempts = await app.prisma.callAttempt.findMany({ where: { campaignId: campaign.id }, orderBy: { attemptNumber: 'asc' } });

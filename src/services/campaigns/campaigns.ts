@@ -9,6 +9,7 @@ import {
   type CreateCampaignInput,
   type UpdateCampaignInput,
 } from './inputs.js';
+import { replanWaiting } from '../dialer/replan.js';
 import { checkAgent, checkDescriptions, checkGroup } from './references.js';
 import { EDITABLE_STATUSES, lockCampaign, refusal } from './states.js';
 
@@ -108,7 +109,8 @@ export async function createCampaign<Q extends CampaignQuery = {}>(
 
 /**
  * Edits a draft or paused campaign (409 otherwise). Once a campaign has started, its group and start
- * time are history: changing them is a field error.
+ * time are history: changing them is a field error. A new calling window (hours, days or zone) plans
+ * the contacts waiting for the old one again.
  */
 export async function updateCampaign<Q extends CampaignQuery = {}>(
   ctx: ServiceContext,
@@ -135,6 +137,8 @@ export async function updateCampaign<Q extends CampaignQuery = {}>(
       else await checkGroup(tx, ctx.user.id, input.contactGroupId, errors);
     }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+    const windowChanged = input.callingHours !== undefined || input.activeDays !== undefined || input.timezone !== undefined;
+    if (windowChanged) await replanWaiting(tx, id, now);
     return tx.campaign.update({ ...query, where: { id }, data: columns(input) });
   });
   ctx.events.publish({ kind: 'campaign', campaignId: id });

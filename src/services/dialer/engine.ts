@@ -175,11 +175,12 @@ export class Dialer {
       if (campaign?.status !== 'running') return null;
       // Read after the campaign's lock is held (a statement of its own, so that it sees what the ticks
       // before this one committed): no other tick can add a call until this one commits.
-      // Locking the contact rows (skipping those another tick holds) and checking that no other
-      // campaign is dialing them makes "never two calls at once to one person" hold across campaigns.
-      // A number on the do-not-call list is skipped even before its contacts are marked. Skipping
-      // locked rows means a tick never waits on a contact, so the lock order of every dialer
-      // transaction (ticks: campaign; result batches: attempts, then accounts) cannot deadlock.
+      // A person is their number: a contact whose number has a call in flight, from any group or
+      // campaign of the user, is left for later. That read cannot see the claims of ticks of other
+      // campaigns still under way, so the claim below inserts its attempts against a unique index of
+      // the numbers in flight and leaves out any number another tick took meanwhile.
+      // A number on the do-not-call list is skipped even before its contacts are marked. Locked
+      // contact rows are skipped, so a tick never waits on a contact.
       // As many contacts are looked at as the read above found slots free: a few more may have freed
       // since, and the wake-up that freed them brings a tick of its own.
       const rows = await tx.query<AgentRow & Partial<Candidate>>(
@@ -189,7 +190,8 @@ export class Dialer {
            FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
            LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
            WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $3
-             AND NOT EXISTS (SELECT 1 FROM campaign_contacts o WHERE o.contact_id = cc.contact_id AND o.state = 'dialing')
+             AND NOT EXISTS (SELECT 1 FROM call_attempts o WHERE o.user_id = c.user_id AND o.to_number = c.phone_number
+                             AND o.status IN ('queued', 'ringing', 'in_progress'))
            ORDER BY cc.next_attempt_at
            LIMIT $4
            FOR NO KEY UPDATE OF cc, c SKIP LOCKED
@@ -234,40 +236,50 @@ export class Dialer {
       }
 
       const chosen = ready.slice(0, Math.max(0, affordable));
-      if (chosen.length < ready.length && chosen.length === 0 && in_flight === 0) {
-        changed = await pauseForReasonSql(tx, campaignId, 'insufficient_credits');
-        return null;
+      if (chosen.length === 0 && ready.length > 0) {
+        // The balance was read before the lock, and calls may have ended since: whether a call can be
+        // paid is decided again on one consistent read of the balance, the holds and the calls in flight.
+        const verdict = await creditVerdict(tx, campaignId, campaign.user_id, estimate);
+        if (verdict === 'pause') changed = await pauseForReasonSql(tx, campaignId, 'insufficient_credits');
+        return verdict === 'retry' ? { calls: [], more: true } : null;
       }
       if (chosen.length === 0) return { calls: [], more: false };
 
       const leaseUntil = new Date(now.getTime() + this.options.leaseSeconds * 1000);
-      const calls = chosen.map((c) => ({
+      const drafts = chosen.map((c) => ({
         id: uuidv7(),
-        campaignContactId: c.id,
         contactId: c.contact_id,
         attemptNumber: c.attempts + 1,
         to: c.phone_number!,
         variables: variablesOf(c.data),
       }));
-      await tx.query(
+      // A number another tick put in flight since the read above is not inserted (ON CONFLICT on the
+      // index of numbers in flight), and its contact stays as it was, due again once that call ends.
+      // Inserted in number order, so that two ticks inserting the same numbers wait on them in one order.
+      const inserted = await tx.query<{ id: string }>(
         `WITH attempts AS (
            INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, from_number, lease_expires_at, created_at, updated_at)
            SELECT r.id, $2::uuid, $3::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, $4, $5, $6, $6
            FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, contact_id uuid, attempt_number int, to_number text)
+           ORDER BY r.to_number
+           ON CONFLICT (user_id, to_number) WHERE status IN ('queued', 'ringing', 'in_progress') DO NOTHING
+           RETURNING id, contact_id
          )
          UPDATE campaign_contacts SET state = 'dialing', attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, $6),
            last_attempt_at = $6, lease_expires_at = $5, updated_at = $6
-         WHERE id = ANY($7::uuid[])`,
+         FROM attempts WHERE campaign_contacts.campaign_id = $3::uuid AND campaign_contacts.contact_id = attempts.contact_id
+         RETURNING attempts.id`,
         [
-          JSON.stringify(calls.map((c) => ({ id: c.id, contact_id: c.contactId, attempt_number: c.attemptNumber, to_number: c.to }))),
+          JSON.stringify(drafts.map((c) => ({ id: c.id, contact_id: c.contactId, attempt_number: c.attemptNumber, to_number: c.to }))),
           campaign.user_id,
           campaignId,
           from_number,
           leaseUntil,
           now,
-          calls.map((c) => c.campaignContactId),
         ],
       );
+      const taken = new Set(inserted.map((row) => row.id));
+      const calls = drafts.filter((c) => taken.has(c.id));
       // There is more to do now when this tick spent its look on contacts it could not call, or took
       // as many calls as a tick may while more slots are free.
       return {
@@ -429,7 +441,7 @@ export class Dialer {
       );
       if (finished.length === 0) return null;
 
-      const contacts: { id: string; state: string; outcome: string | null; next_attempt_at: Date | null; last_status: string }[] = [];
+      const contacts: { id: string; state: string; outcome: string | null; next_attempt_at: Date | null; ready_at?: Date; last_status: string }[] = [];
       const blocked: ListedNumber[] = [];
       const appointments: Record<string, unknown>[] = [];
       for (const f of finished) {
@@ -456,7 +468,7 @@ export class Dialer {
           );
           contacts.push(
             'retryAt' in decision
-              ? { id: f.cc_id, state: 'pending', outcome: null, next_attempt_at: decision.retryAt, last_status: result.status }
+              ? { id: f.cc_id, state: 'pending', outcome: null, next_attempt_at: decision.retryAt, ready_at: decision.readyAt, last_status: result.status }
               : { id: f.cc_id, state: 'done', outcome: decision.outcome, next_attempt_at: null, last_status: result.status },
           );
         }
@@ -498,8 +510,8 @@ export class Dialer {
                                                   timezone text, contact_snapshot jsonb, appointment_data jsonb)
          )
          UPDATE campaign_contacts SET state = r.state::"DialState", outcome = r.outcome, next_attempt_at = r.next_attempt_at,
-           last_status = r.last_status, lease_expires_at = NULL, updated_at = $4
-         FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, state text, outcome text, next_attempt_at timestamptz, last_status text)
+           ready_at = r.ready_at, last_status = r.last_status, lease_expires_at = NULL, updated_at = $4
+         FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, state text, outcome text, next_attempt_at timestamptz, ready_at timestamptz, last_status text)
          WHERE campaign_contacts.id = r.id`,
         [
           JSON.stringify(
@@ -691,6 +703,23 @@ const inFlight = (ended: string) => `SELECT count(*)::int AS in_flight,
  */
 function freeSlots(concurrentCalls: number, inFlight: number, live: number): number {
   return Math.min(concurrentCalls - live, 2 * concurrentCalls - inFlight);
+}
+
+/**
+ * When a tick could pay for no call: `retry` when the balance covers one after all (it was read before
+ * calls ended), `pause` when it does not and the campaign has no call in flight whose end could give
+ * credits back, else `wait` for those calls to end. One statement, so both figures are of one moment: a
+ * batch of results that ends calls and releases their holds commits all of it at once.
+ */
+async function creditVerdict(tx: SqlSession, campaignId: string, userId: string, estimate: bigint): Promise<'retry' | 'pause' | 'wait'> {
+  const [row] = await tx.query<{ spendable: string; in_flight: number }>(
+    `SELECT coalesce((SELECT balance_cents + included_remaining_cents - held_cents FROM credit_accounts WHERE user_id = $2::uuid), 0)::text AS spendable,
+            (SELECT count(*)::int FROM call_attempts
+             WHERE campaign_id = $1::uuid AND status IN ('queued', 'ringing', 'in_progress')) AS in_flight`,
+    [campaignId, userId],
+  );
+  if (BigInt(row!.spendable) >= estimate) return 'retry';
+  return row!.in_flight === 0 ? 'pause' : 'wait';
 }
 
 /** Contacts a tick cannot call: done for good (uncallable), or due again when their window opens (waiting). */

@@ -39,7 +39,11 @@ export interface AttemptHistory {
   firstAttemptAt: Date;
 }
 
-export type Decision = { retryAt: Date } | { outcome: 'reached' | 'not_reached' };
+/**
+ * `retryAt`: when the next attempt is due; `readyAt`: when the retry policy allows it, before the calling
+ * window is applied (a later change of the window plans the contact again from there).
+ */
+export type Decision = { retryAt: Date; readyAt: Date } | { outcome: 'reached' | 'not_reached' };
 
 /**
  * After a finished call: a completed call reaches the person; a retryable status is tried again after
@@ -60,5 +64,5 @@ export function decide(status: CallStatus, history: AttemptHistory, policy: Retr
   if (daysBetween(localDate(history.firstAttemptAt, zone), localDate(retryAt, zone)) > policy.maxRetryDays) {
     return { outcome: 'not_reached' };
   }
-  return { retryAt };
+  return { retryAt, readyAt: next };
 }

@@ -28,7 +28,7 @@ export async function putBackUnplaced(env: ServiceEnv, attemptIds: string[], due
            first_attempt_at = CASE WHEN cc.attempts = 1 THEN NULL ELSE cc.first_attempt_at END,
            last_attempt_at = (SELECT max(a.created_at) FROM call_attempts a
                               WHERE a.campaign_id = cc.campaign_id AND a.contact_id = cc.contact_id AND a.id <> ALL($1::uuid[])),
-           next_attempt_at = $2, lease_expires_at = NULL, updated_at = $3
+           next_attempt_at = $2, ready_at = $2, lease_expires_at = NULL, updated_at = $3
          FROM gone WHERE cc.campaign_id = gone.campaign_id AND cc.contact_id = gone.contact_id AND cc.state = 'dialing'`,
         [ids, dueAt, now],
       );
