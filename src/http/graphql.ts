@@ -11,6 +11,7 @@ import { AuthenticationError } from '../services/errors.js';
 import { findNullCharacter, NULL_CHARACTER_MESSAGE } from '../services/validation.js';
 import type { RateLimiter } from '../ops/rate-limits.js';
 import { WWW_AUTHENTICATE } from '../rest/errors.js';
+import { hideSchemaNames } from './graphql-hidden-schema.js';
 import { graphqlMetrics } from './graphql-metrics.js';
 import { graphqlRateLimits } from './graphql-rate-limits.js';
 import { currentRequestScope, type RequestScope } from './request-scope.js';
@@ -67,9 +68,10 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
         costLimit: { maxCost: QUERY_LIMITS.maxCost },
         maxTokens: { n: QUERY_LIMITS.maxTokens },
         maxDirectives: { n: QUERY_LIMITS.maxDirectives },
-        blockFieldSuggestion: { enabled: !deps.introspection },
+        // Its mask misses enum suggestions and the names in other messages; hideSchemaNames covers them.
+        blockFieldSuggestion: { enabled: false },
       }),
-      ...(deps.introspection ? [] : [useDisableIntrospection()]),
+      ...(deps.introspection ? [] : [useDisableIntrospection(), hideSchemaNames()]),
       refuseNullCharacters,
       graphqlRateLimits(deps.rateLimiter),
       graphqlMetrics,
