@@ -54,6 +54,8 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
     schema: buildSchema(),
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    // Yoga's default reflects any origin and allows credentials; the app answers CORS for both surfaces.
+    cors: false,
     graphiql: deps.graphiql ? { title: 'Campaigns GraphQL' } : false,
     // GraphiQL inlines all of its assets (no CDN); that page weighs some 80 MB in memory, so it is
     // loaded on the first request for it rather than at start.
