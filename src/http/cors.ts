@@ -1,10 +1,11 @@
 import type { MiddlewareHandler } from 'hono';
+import { CSRF_HEADER } from './graphql.js';
 
 /** Origins whose pages may call the API from a browser: `*` for any, an empty list for none. */
 export type CorsOrigins = '*' | readonly string[];
 
 const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE';
-const ALLOWED_HEADERS = 'Authorization, Content-Type, X-GraphQL-Yoga-CSRF, X-Request-Id';
+const ALLOWED_HEADERS = `Authorization, Content-Type, ${CSRF_HEADER}, X-Request-Id`;
 const EXPOSED_HEADERS = 'Retry-After, X-Request-Id';
 const PREFLIGHT_CACHE_SECONDS = '600';
 
