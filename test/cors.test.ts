@@ -40,6 +40,14 @@ describe('with any origin allowed (the development default)', () => {
     }
   });
 
+  it('names the origin on every kind of answer: errors and redirects too', async () => {
+    const unauthenticated = await any.request('POST', '/graphql', { headers: { origin: EVIL_ORIGIN }, body: QUERY });
+    const redirect = await any.request('GET', '/api/v1/billing/credits', { headers: { origin: EVIL_ORIGIN } });
+    const missing = await any.request('GET', '/api/v1/nothing/here/', { headers: { origin: EVIL_ORIGIN } });
+    expect([unauthenticated.status, redirect.status, missing.status]).toEqual([401, 308, 404]);
+    for (const res of [unauthenticated, redirect, missing]) expect(res.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
   it('answers preflights on both surfaces with the methods and headers the API takes', async () => {
     for (const [path, method] of [['/graphql', 'POST'], ['/api/v1/campaigns/', 'GET'], ['/api/v1/contacts/groups/5eed0000-0000-4000-8000-000000000001/', 'PATCH']]) {
       const res = await preflight(any, path!, EVIL_ORIGIN, method);
