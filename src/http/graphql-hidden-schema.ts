@@ -11,7 +11,9 @@ export function hideSchemaNames(): Plugin {
   return {
     onValidate({ params }) {
       return ({ valid, result, setResult }) => {
-        if (!valid) setResult(result.map((error) => hidden(error, sentNames(params.documentAST))));
+        if (valid) return;
+        const sent = sentNames(params.documentAST);
+        setResult(result.map((error) => hidden(error, sent)));
       };
     },
     onExecute({ args }) {
