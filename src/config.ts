@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CorsOrigins } from './http/cors.js';
 import type { DialerRuntimeOptions } from './jobs/dialer.js';
 import { DEFAULT_DIALER_OPTIONS } from './services/dialer/engine.js';
 import type { RateLimitRule, RateLimitRules } from './ops/rate-limits.js';
@@ -36,6 +37,26 @@ const rate = (fallback: string) =>
       return { points, durationSeconds };
     });
 
+/** `*`, or origins separated by commas, each written as browsers send it: `https://app.example.com`. */
+const corsOrigins = z.string().transform((value, ctx): CorsOrigins => {
+  if (value.trim() === '*') return '*';
+  const origins = value.split(',').map((origin) => origin.trim());
+  if (!origins.every(isOrigin)) {
+    ctx.addIssue({ code: 'custom', message: 'must be * or origins separated by commas, each like https://app.example.com (no path, no trailing slash)' });
+    return z.NEVER;
+  }
+  return origins;
+});
+
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
 const envSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test'], { error: 'must be development, production or test' }).default('development'),
@@ -52,6 +73,7 @@ const envSchema = z
     JWT_AUDIENCE: z.string().min(1).optional(),
     GRAPHQL_INTROSPECTION: boolean.optional(),
     GRAPHIQL: boolean.optional(),
+    CORS_ORIGINS: corsOrigins.optional(),
     SEED_DEMO: boolean.optional(),
     LOG_LEVEL: z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be fatal, error, warn, info, debug, trace or silent' })
@@ -127,6 +149,8 @@ export interface Config {
     audience: string | undefined;
   };
   graphql: { introspection: boolean; graphiql: boolean };
+  /** Origins whose pages may call /graphql and /api/v1 from a browser. */
+  corsOrigins: CorsOrigins;
   seedDemo: boolean;
   logLevel: Env['LOG_LEVEL'];
   limits: BodyLimits;
@@ -184,6 +208,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       introspection: env.GRAPHQL_INTROSPECTION ?? !production,
       graphiql: env.GRAPHIQL ?? !production,
     },
+    corsOrigins: env.CORS_ORIGINS ?? (production ? [] : '*'),
     seedDemo: env.SEED_DEMO ?? !production,
     logLevel: env.LOG_LEVEL,
     limits: { maxBodyBytes: env.MAX_BODY_BYTES, maxImportBodyBytes: env.MAX_IMPORT_BODY_BYTES },

@@ -70,6 +70,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       authenticator,
       limits: config.limits,
       graphql: config.graphql,
+      corsOrigins: config.corsOrigins,
       stripeWebhookSecret: config.stripeWebhookSecret,
       retellWebhook: config.retellWebhook,
       metricsToken: config.metricsToken,

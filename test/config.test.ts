@@ -56,6 +56,24 @@ describe('configuration', () => {
     expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), GRAPHQL_INTROSPECTION: 'true' }).graphql.introspection).toBe(true);
   });
 
+  it('allows browsers from any origin in development, from none in production unless listed', () => {
+    expect(loadConfig({}).corsOrigins).toBe('*');
+    expect(loadConfig({ NODE_ENV: 'test' }).corsOrigins).toBe('*');
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) };
+    expect(loadConfig(production).corsOrigins).toEqual([]);
+    expect(loadConfig({ ...production, CORS_ORIGINS: 'https://app.example.com, http://localhost:5173' }).corsOrigins).toEqual([
+      'https://app.example.com',
+      'http://localhost:5173',
+    ]);
+    expect(loadConfig({ ...production, CORS_ORIGINS: '*' }).corsOrigins).toBe('*');
+    expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com' }).corsOrigins).toEqual(['https://app.example.com']);
+    for (const bad of ['https://app.example.com/', 'app.example.com', 'https://App.example.com', 'https://app.example.com,*', 'ftp://files.example.com', 'https://u:p@app.example.com']) {
+      expect(problems({ CORS_ORIGINS: bad })).toEqual([
+        `CORS_ORIGINS must be * or origins separated by commas, each like https://app.example.com (no path, no trailing slash) (got ${JSON.stringify(bad)})`,
+      ]);
+    }
+  });
+
   it('refuses a secret and a JWKS at once', () => {
     expect(problems({ JWT_SECRET: 'x'.repeat(32), JWT_JWKS_URL: 'https://id.example.test/jwks' })).toEqual([
       'JWT_JWKS_URL set JWT_SECRET or JWT_JWKS_URL, not both (got "https://id.example.test/jwks")',

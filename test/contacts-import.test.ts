@@ -295,7 +295,7 @@ describe('importContacts over GraphQL', () => {
     form.set('operations', JSON.stringify({ query: MUTATION, variables: { input: { groupName: 'Uploaded', file: null } } }));
     form.set('map', JSON.stringify({ 0: ['variables.input.file'] }));
     form.set('0', new Blob(['Phone,Company\n(415) 555-0177,Acme\n'], { type: 'text/csv' }), 'up.csv');
-    const res = await app.request('POST', '/graphql', { token, raw: form });
+    const res = await app.request('POST', '/graphql', { token, raw: form, headers: { 'x-graphql-yoga-csrf': '1' } });
     expect(res.json.errors).toBeUndefined();
     expect(res.json.data.importContacts).toMatchObject({ totalImported: 1, group: { name: 'Uploaded', csvHeaders: ['Phone', 'Company'] } });
   });

@@ -7,6 +7,7 @@ import { maskGraphQLError } from '../src/schema/errors.js';
 import { buildSchema, printSchemaSDL } from '../src/schema/index.js';
 import { NotFoundError, ValidationError } from '../src/services/errors.js';
 import { startTestApp, type TestApp } from './support/app.js';
+import { subscribe } from './support/sse.js';
 
 describe('schema.graphql', () => {
   it('is the schema the code builds (run npm run schema:print after a change)', async () => {
@@ -106,6 +107,52 @@ describe('over HTTP', () => {
     const refused = await locked.gql(query, {}, await locked.token());
     expect(refused.data ?? null).toBeNull();
     expect(refused.errors?.[0]?.message).toMatch(/introspection/i);
+  });
+
+  it('with introspection off, suggests nothing and names nothing of the schema the client did not send', async () => {
+    const token = await locked.token();
+    const cases: [string, Record<string, unknown>, string[]][] = [
+      ['{ campaigns(statuses: [runing]) { totalCount } }', {}, ['Value "runing" does not exist in [hidden] enum.']],
+      ['{ campaigns { totalCont } }', {}, ['Cannot query field "totalCont" on type [hidden].']],
+      ['{ campaigns(statuss: [running]) { totalCount } }', {}, ['Unknown argument "statuss" on field [hidden].']],
+      ['{ campaigns }', {}, ['Field "campaigns" of type [hidden] must have a selection of subfields.']],
+      ['{ campaign { id } }', {}, ['Field "campaign" argument "id" of type [hidden] is required, but it was not provided.']],
+      ['query ($s: [CampaignStatu!]) { campaigns(statuses: $s) { totalCount } }', {}, ['Unknown type "CampaignStatu".']],
+      ['query ($id: String!) { campaign(id: $id) { id } }', {}, ['Variable "$id" of type "String!" used in position expecting type [hidden].']],
+      [
+        'query ($s: [CampaignStatus!]) { campaigns(statuses: $s) { totalCount } }',
+        { s: ['runing'] },
+        ['Variable "$s" got invalid value "runing" at "s[0]"; Value "runing" does not exist in "CampaignStatus" enum.'],
+      ],
+      [
+        'mutation ($input: CreateCampaignInput!) { createCampaign(input: $input) { id } }',
+        { input: { nme: 'x', agentId: '5eed0000-0000-4000-8000-00000000000a' } },
+        [
+          'Variable "$input" got invalid value { nme: "x", agentId: "5eed0000-0000-4000-8000-00000000000a" }; Field [hidden] of required type [hidden] was not provided.',
+          'Variable "$input" got invalid value { nme: "x", agentId: "5eed0000-0000-4000-8000-00000000000a" }; Field [hidden] of required type "String!" was not provided.',
+          'Variable "$input" got invalid value { nme: "x", agentId: "5eed0000-0000-4000-8000-00000000000a" }; Field "nme" is not defined by type "CreateCampaignInput".',
+        ],
+      ],
+    ];
+    for (const [query, variables, messages] of cases) {
+      const result = await locked.gql(query, variables, token);
+      expect(result.data ?? null).toBeNull();
+      expect(result.errors?.map((e) => e.message)).toEqual(messages);
+    }
+  });
+
+  it("with introspection off, suggests nothing in a subscription's variable errors either", async () => {
+    const query = 'subscription ($id: UUID!, $s: [CallStatus!]) { campaignUpdated(id: $id) { attempts(statuses: $s) { totalCount } } }';
+    const subscription = await subscribe(locked.url, query, { id: '5eed0000-0000-4000-8000-00000000000b', s: ['bussy'] }, await locked.token());
+    await subscription.ended;
+    expect(subscription.results.flatMap((r) => r.errors ?? []).map((e) => e.message)).toEqual([
+      'Variable "$s" got invalid value "bussy" at "s[0]"; Value "bussy" does not exist in "CallStatus" enum.',
+    ]);
+  });
+
+  it('with introspection on, keeps the suggestions that help a developer', async () => {
+    const result = await app.gql('{ campaigns(statuses: [runing]) { totalCount } }', {}, await app.token());
+    expect(result.errors?.[0]?.message).toBe('Value "runing" does not exist in "CampaignStatus" enum. Did you mean the enum value "running"?');
   });
 
   it('serves GraphiQL with every asset inline, so it loads with no network', async () => {

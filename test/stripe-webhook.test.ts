@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { ledgerAndAccount } from './support/billing.js';
 
@@ -9,9 +10,11 @@ import { ledgerAndAccount } from './support/billing.js';
 
 const SECRET = 'whsec_test_0123456789abcdefghijklmnopqrstuv';
 
+const logLines: Record<string, any>[] = [];
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ stripeWebhookSecret: SECRET });
+  const log = createLogger('info', { write: (chunk: string) => void logLines.push(JSON.parse(chunk)) });
+  app = await startTestApp({ stripeWebhookSecret: SECRET, log });
 });
 afterAll(() => app.close());
 
@@ -70,9 +73,12 @@ function paidInvoice(userId: string, overrides: Record<string, unknown> = {}) {
   };
 }
 
-function deliver(body: unknown, { secret = SECRET, tamper = false, signature }: { secret?: string; tamper?: boolean; signature?: string | null } = {}) {
+function deliver(
+  body: unknown,
+  { secret = SECRET, tamper = false, signature, timestamp }: { secret?: string; tamper?: boolean; signature?: string | null; timestamp?: number } = {},
+) {
   const payload = JSON.stringify(body, null, 2);
-  const header = signature === undefined ? Stripe.webhooks.generateTestHeaderString({ payload, secret }) : signature;
+  const header = signature === undefined ? Stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp }) : signature;
   return app.request('POST', '/webhooks/stripe', {
     raw: tamper ? payload.replace('2500', '250000') : payload,
     headers: { 'content-type': 'application/json', ...(header === null ? {} : { 'stripe-signature': header }) },
@@ -179,6 +185,66 @@ describe('invoice.paid', () => {
   });
 });
 
+describe('payments that can never be credited', () => {
+  const warningsAbout = (eventId: string) => logLines.filter((line) => line.level === 40 && line.eventId === eventId);
+
+  // What Stripe would never send for a top-up, yet a correctly signed event could carry.
+  const amounts: [string, unknown][] = [
+    ['a negative amount', -500],
+    ['a fractional amount', 7.5],
+    ['an amount written as a string', '700'],
+    ['an amount of nothing', 0],
+    ['no amount', null],
+    ['an amount beyond exact integers', 2 ** 53],
+  ];
+  for (const [label, amount] of amounts) {
+    it(`acknowledges a paid session with ${label}, writes nothing and logs a warning`, async () => {
+      const userId = await customer();
+      await deliver(event('checkout.session.completed', checkoutSession(userId, { amount_total: 700 })));
+      const before = await snapshot(userId);
+      expect(before.account?.balanceCents).toBe(700n);
+
+      const body = event('checkout.session.completed', checkoutSession(userId, { amount_total: amount }));
+      const res = await deliver(body);
+      expect(res.status).toBe(200);
+      expect(res.json).toEqual({ received: true, result: 'ignored' });
+      expect(await snapshot(userId)).toEqual(before);
+      expect(warningsAbout(body.id)).toEqual([
+        expect.objectContaining({ msg: 'stripe payment ignored: the amount is not a positive whole number of cents', amount }),
+      ]);
+    });
+  }
+
+  it('acknowledges a paid invoice with a negative amount and writes nothing', async () => {
+    const userId = await customer();
+    const before = await snapshot(userId);
+    const body = event('invoice.paid', paidInvoice(userId, { amount_paid: -500 }));
+    expect((await deliver(body)).json).toEqual({ received: true, result: 'ignored' });
+    expect(await snapshot(userId)).toEqual(before);
+    expect(warningsAbout(body.id)).toHaveLength(1);
+  });
+
+  for (const [label, currency] of [['another currency', 'eur'], ['the currency in capitals', 'USD'], ['no currency', null]] as const) {
+    it(`acknowledges a payment in ${label}, writes nothing and logs a warning`, async () => {
+      const userId = await customer();
+      const before = await snapshot(userId);
+      for (const body of [
+        event('checkout.session.completed', checkoutSession(userId, { currency })),
+        event('invoice.paid', paidInvoice(userId, { currency })),
+      ]) {
+        expect((await deliver(body)).json).toEqual({ received: true, result: 'ignored' });
+        expect(warningsAbout(body.id)).toEqual([expect.objectContaining({ msg: 'stripe payment ignored: the currency is not usd', currency })]);
+      }
+      expect(await snapshot(userId)).toEqual(before);
+    });
+  }
+
+  it('ignores an unusable amount before looking for the user, since no redelivery could ever credit it', async () => {
+    const body = event('checkout.session.completed', checkoutSession(null, { amount_total: -1 }));
+    expect((await deliver(body)).json).toEqual({ received: true, result: 'ignored' });
+  });
+});
+
 describe('refusals', () => {
   it('answers 400 to a bad signature and changes nothing', async () => {
     const userId = await customer();
@@ -207,10 +273,66 @@ describe('refusals', () => {
     expect(res.json['stripe-signature'][0]).toMatch(/tolerance/);
   });
 
+  it('answers 400 to a signature dated in the future beyond the tolerance, and accepts one within it', async () => {
+    const userId = await customer();
+    const now = Math.floor(Date.now() / 1000);
+    const body = event('checkout.session.completed', checkoutSession(userId));
+    for (const timestamp of [now + 3600, now + 301]) {
+      const res = await deliver(body, { timestamp });
+      expect(res.status).toBe(400);
+      expect(res.json).toEqual({ 'stripe-signature': ['Timestamp outside the tolerance zone'] });
+    }
+    expect((await snapshot(userId)).transactions).toEqual([]);
+    expect((await deliver(body, { timestamp: now + 240 })).json.result).toBe('applied');
+  });
+
+  it('answers 400 to a correctly signed timestamp that is not a number', async () => {
+    const userId = await customer();
+    const payload = JSON.stringify(event('checkout.session.completed', checkoutSession(userId)));
+    // Stripe's library signs and checks `${parseInt(t)}.${payload}`: NaN here, which it takes for recent.
+    const signature = Stripe.createNodeCryptoProvider().computeHMACSignature(`NaN.${payload}`, SECRET);
+    const res = await app.request('POST', '/webhooks/stripe', {
+      raw: payload,
+      headers: { 'content-type': 'application/json', 'stripe-signature': `t=later,v1=${signature}` },
+    });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ 'stripe-signature': ['Timestamp outside the tolerance zone'] });
+    expect((await snapshot(userId)).transactions).toEqual([]);
+  });
+
+  it('answers 400 with field errors to a correctly signed body that is not a Stripe event, never 500', async () => {
+    const userId = await customer();
+    const before = await snapshot(userId);
+    const session = checkoutSession(userId);
+    const cases: [unknown, Record<string, string[]>][] = [
+      [null, { non_field_errors: ['This field may not be null.'] }],
+      [[1, 2], { non_field_errors: ['Expected a dictionary of items but got type "list".'] }],
+      [{ ...event('checkout.session.completed', session), data: undefined }, { data: ['This field is required.'] }],
+      [{ ...event('checkout.session.completed', session), id: 42 }, { id: ['Not a valid string.'] }],
+      [event('checkout.session.completed', { ...session, id: 7 }), { 'data.object.id': ['Not a valid string.'] }],
+      [event('checkout.session.completed', { ...session, id: 'cs_\u0000' }), { 'data.object.id': ['Must be a Stripe id.'] }],
+      [event('checkout.session.completed', { ...session, metadata: 'user' }), { 'data.object.metadata': ['Expected a dictionary of items but got type "str".'] }],
+      [event('invoice.paid', paidInvoice(userId, { hosted_invoice_url: 'javascript:alert(1)' })), { 'data.object.hosted_invoice_url': ['Must be an https link.'] }],
+      [event('invoice.paid', paidInvoice(userId, { number: { n: 1 } })), { 'data.object.number': ['Not a valid string.'] }],
+    ];
+    for (const [body, fieldErrors] of cases) {
+      const res = await deliver(body);
+      expect(res.status, res.text).toBe(400);
+      expect(res.json).toEqual(fieldErrors);
+    }
+    const notJson = '{"id": "evt_1",';
+    const res = await app.request('POST', '/webhooks/stripe', {
+      raw: notJson,
+      headers: { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: notJson, secret: SECRET }) },
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.non_field_errors[0]).toMatch(/^JSON parse error - /);
+    expect(await snapshot(userId)).toEqual(before);
+  });
+
   const unusable: [string, (userId: string) => Record<string, unknown>, Record<string, string[]>][] = [
     ['no user id', () => checkoutSession(null), { 'data.object.metadata.user_id': ['Must be the UUID of the user to credit.'] }],
     ['an unknown user', () => checkoutSession(randomUUID()), { 'data.object.metadata.user_id': ['No user has this id.'] }],
-    ['another currency', (userId) => checkoutSession(userId, { currency: 'eur' }), { 'data.object.currency': ['Credits are sold in usd only.'] }],
   ];
   for (const [label, session, fieldErrors] of unusable) {
     it(`answers 400 to a paid session with ${label}, recording nothing so that a redelivery can succeed`, async () => {

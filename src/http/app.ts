@@ -6,11 +6,12 @@ import type { RateLimiter } from '../ops/rate-limits.js';
 import type { Readiness } from '../ops/readiness.js';
 import { json } from '../rest/errors.js';
 import type { RouteDefinition } from '../rest/route.js';
-import { createRestApp } from '../rest/router.js';
+import { createRestApp, V1_PREFIX } from '../rest/router.js';
 import type { Authenticator } from '../services/auth.js';
 import type { ServiceEnv } from '../services/context.js';
 import type { RetellWebhookSettings } from '../services/dialer/retell-webhooks.js';
 import { accessLog } from './access-log.js';
+import { cors, type CorsOrigins } from './cors.js';
 import { markEventStream } from './drain.js';
 import { createGraphQLServer } from './graphql.js';
 import { metricsEndpoint } from './metrics-endpoint.js';
@@ -25,6 +26,8 @@ export interface AppDeps {
   authenticator: Authenticator;
   limits: BodyLimits;
   graphql: { introspection: boolean; graphiql: boolean };
+  /** Origins whose pages may call /graphql and /api/v1 from a browser. */
+  corsOrigins: CorsOrigins;
   /** The v1 routes to serve; tests mount probe routes beside the real ones. */
   routes?: RouteDefinition[];
   stripeWebhookSecret?: string | undefined;
@@ -50,6 +53,9 @@ export function createApp(deps: AppDeps): Hono {
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', readinessEndpoint(deps.readiness));
   app.get('/metrics', metricsEndpoint(deps.env, deps.metricsToken));
+  // Both surfaces serve browsers; webhooks and operations endpoints are called by servers only.
+  app.use('/graphql', cors(deps.corsOrigins));
+  app.use(`${V1_PREFIX}/*`, cors(deps.corsOrigins));
   // GraphQL requests may carry a CSV upload (importContacts), so they get the import body limit.
   app.use(
     '/graphql',

@@ -1,5 +1,6 @@
 import { useDisableIntrospection } from '@envelop/disable-introspection';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../schema/context.js';
@@ -11,6 +12,8 @@ import { AuthenticationError } from '../services/errors.js';
 import { findNullCharacter, NULL_CHARACTER_MESSAGE } from '../services/validation.js';
 import type { RateLimiter } from '../ops/rate-limits.js';
 import { WWW_AUTHENTICATE } from '../rest/errors.js';
+import { hideSchemaNames } from './graphql-hidden-schema.js';
+import { acceptedMediaTypes } from './graphql-media-types.js';
 import { graphqlMetrics } from './graphql-metrics.js';
 import { graphqlRateLimits } from './graphql-rate-limits.js';
 import { currentRequestScope, type RequestScope } from './request-scope.js';
@@ -22,6 +25,12 @@ export interface GraphQLDeps {
   graphiql: boolean;
   rateLimiter: RateLimiter;
 }
+
+/**
+ * A request a browser sends without a preflight (a GET, a multipart upload) must carry this header (any
+ * value), which a page can only add after a preflight that CORS_ORIGINS allows.
+ */
+export const CSRF_HEADER = 'X-GraphQL-Yoga-CSRF';
 
 /** Limits on what one operation may ask for, against abusive or accidental giant queries. */
 export const QUERY_LIMITS = { maxDepth: 10, maxAliases: 20, maxCost: 100_000, maxTokens: 2_000, maxDirectives: 20 };
@@ -53,7 +62,10 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
     schema: buildSchema(),
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: deps.graphiql ? { title: 'Campaigns GraphQL' } : false,
+    // Yoga's default reflects any origin and allows credentials; the app answers CORS for both surfaces.
+    cors: false,
+    // GraphiQL sends subscriptions as GET requests: it needs the CSRF header like any client.
+    graphiql: deps.graphiql ? { title: 'Campaigns GraphQL', additionalHeaders: { [CSRF_HEADER]: '1' } } : false,
     // GraphiQL inlines all of its assets (no CDN); that page weighs some 80 MB in memory, so it is
     // loaded on the first request for it rather than at start.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
@@ -61,15 +73,18 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
     // Yoga hands error masking no context, so the request's logger is found from where it runs.
     maskedErrors: { maskError: (error) => maskGraphQLError(currentRequestScope()?.log ?? deps.env.log)(error) },
     plugins: [
+      acceptedMediaTypes(),
+      useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),
       EnvelopArmorPlugin({
         maxDepth: { n: QUERY_LIMITS.maxDepth },
         maxAliases: { n: QUERY_LIMITS.maxAliases },
         costLimit: { maxCost: QUERY_LIMITS.maxCost },
         maxTokens: { n: QUERY_LIMITS.maxTokens },
         maxDirectives: { n: QUERY_LIMITS.maxDirectives },
-        blockFieldSuggestion: { enabled: !deps.introspection },
+        // Its mask misses enum suggestions and the names in other messages; hideSchemaNames covers them.
+        blockFieldSuggestion: { enabled: false },
       }),
-      ...(deps.introspection ? [] : [useDisableIntrospection()]),
+      ...(deps.introspection ? [] : [useDisableIntrospection(), hideSchemaNames()]),
       refuseNullCharacters,
       graphqlRateLimits(deps.rateLimiter),
       graphqlMetrics,

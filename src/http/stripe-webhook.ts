@@ -12,8 +12,8 @@ export interface StripeWebhookDeps extends LedgerContext {
 
 /**
  * POST /webhooks/stripe: no bearer token, the signature is the credential. Answers 200 for every event
- * it verified (applied, repeated or of no interest), 400 for a bad signature or a payment it cannot
- * credit, so that Stripe shows and retries those.
+ * it verified (applied, repeated, of no interest, or a payment that can never be credited), 400 for a
+ * bad signature or a payment whose user is missing or unknown, so that Stripe shows and retries those.
  */
 export function stripeWebhook(deps: StripeWebhookDeps) {
   return async (c: Context): Promise<Response> => {
@@ -22,7 +22,7 @@ export function stripeWebhook(deps: StripeWebhookDeps) {
     if (!deps.secret) return json(503, { detail: 'Stripe webhooks are not configured (STRIPE_WEBHOOK_SECRET).' });
     try {
       const payload = await readRawBody(c.req.raw, deps.maxBodyBytes);
-      const event = verifyStripeEvent(payload, c.req.header('stripe-signature'), deps.secret);
+      const event = verifyStripeEvent(payload, c.req.header('stripe-signature'), deps.secret, deps.clock.now());
       const result = await applyStripeEvent({ ...deps, log }, event);
       log.info({ eventId: event.id, type: event.type, result }, 'stripe event received');
       return json(200, { received: true, result });

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../../src/db/database.js';
 import { seedAgentTemplates } from '../../src/db/seed.js';
 import { createApp } from '../../src/http/app.js';
+import type { CorsOrigins } from '../../src/http/cors.js';
 import { createLogger } from '../../src/logger.js';
 import { registerDatabaseChecks } from '../../src/ops/database-checks.js';
 import { createRateLimiter, type RateLimiterOptions, type RateLimitRules } from '../../src/ops/rate-limits.js';
@@ -29,6 +30,8 @@ export interface TestAppOptions {
   settings?: Partial<Settings>;
   dialer?: DialerControl;
   introspection?: boolean;
+  /** Origins allowed to call from a browser; any unless given, as in development. */
+  corsOrigins?: CorsOrigins;
   routes?: RouteDefinition[];
   stripeWebhookSecret?: string;
   retellWebhook?: RetellWebhookSettings;
@@ -84,6 +87,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
       maxImportBodyBytes: options.maxImportBodyBytes ?? 64 * 1024 * 1024,
     },
     graphql: { introspection: options.introspection ?? true, graphiql: true },
+    corsOrigins: options.corsOrigins ?? '*',
     ...(options.routes ? { routes: options.routes } : {}),
     stripeWebhookSecret: options.stripeWebhookSecret,
     retellWebhook: options.retellWebhook,

@@ -1,0 +1,45 @@
+import type { MiddlewareHandler } from 'hono';
+import { CSRF_HEADER } from './graphql.js';
+
+/** Origins whose pages may call the API from a browser: `*` for any, an empty list for none. */
+export type CorsOrigins = '*' | readonly string[];
+
+const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE';
+const ALLOWED_HEADERS = `Authorization, Content-Type, ${CSRF_HEADER}, X-Request-Id`;
+const EXPOSED_HEADERS = 'Retry-After, X-Request-Id';
+const PREFLIGHT_CACHE_SECONDS = '600';
+
+/**
+ * Cross-origin access for browsers, the same on GraphQL and on v1. Tokens travel in the Authorization
+ * header, never in cookies, so no response allows credentials: a page from an allowed origin must hold
+ * the token itself, and no other page can borrow the browser's.
+ */
+export function cors(origins: CorsOrigins): MiddlewareHandler {
+  const allowedOrigin = (origin: string | undefined) => {
+    if (origin === undefined) return undefined;
+    if (origins === '*') return '*';
+    return origins.includes(origin) ? origin : undefined;
+  };
+  return async (c, next) => {
+    const allowed = allowedOrigin(c.req.header('origin'));
+    const preflight = c.req.method === 'OPTIONS' && c.req.header('access-control-request-method') !== undefined;
+    if (preflight) {
+      const headers = new Headers();
+      if (origins !== '*') headers.set('Vary', 'Origin');
+      if (allowed) {
+        headers.set('Access-Control-Allow-Origin', allowed);
+        headers.set('Access-Control-Allow-Methods', ALLOWED_METHODS);
+        headers.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);
+        headers.set('Access-Control-Max-Age', PREFLIGHT_CACHE_SECONDS);
+      }
+      return new Response(null, { status: 204, headers });
+    }
+    await next();
+    // The answer depends on the origin unless every origin is allowed: caches must keep them apart.
+    if (origins !== '*') c.res.headers.append('Vary', 'Origin');
+    if (allowed) {
+      c.res.headers.set('Access-Control-Allow-Origin', allowed);
+      c.res.headers.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    }
+  };
+}

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/app.js';
+
+// Which HTTP requests /graphql executes: JSON and GET as GraphQL over HTTP defines them, multipart as the
+// GraphQL multipart request spec does, and nothing else; the requests a browser sends without a preflight
+// (GET, multipart) must carry the CSRF header.
+
+const MUTATION = 'mutation { addDoNotCall(input: { phoneNumber: "+1 415 555 0123" }) { phoneNumber } }';
+const IMPORT = 'mutation ($input: ImportContactsInput!) { importContacts(input: $input) { totalImported } }';
+
+let app: TestApp;
+let token: string;
+let userId: string;
+beforeAll(async () => {
+  app = await startTestApp();
+  userId = '5eed0000-0000-4000-8000-0000000000c5';
+  token = await app.token(userId);
+});
+afterAll(() => app.close());
+
+async function written() {
+  const [doNotCall, groups] = await Promise.all([
+    app.prisma.doNotCallEntry.count({ where: { userId } }),
+    app.prisma.contactGroup.count({ where: { userId } }),
+  ]);
+  return { doNotCall, groups };
+}
+
+function upload(groupName: string) {
+  const form = new FormData();
+  form.set('operations', JSON.stringify({ query: IMPORT, variables: { input: { groupName, file: null } } }));
+  form.set('map', JSON.stringify({ 0: ['variables.input.file'] }));
+  form.set('0', new Blob(['Phone\n(415) 555-0177\n'], { type: 'text/csv' }), 'contacts.csv');
+  return form;
+}
+
+describe('POST bodies', () => {
+  const refused: [string, string][] = [
+    ['application/x-www-form-urlencoded', new URLSearchParams({ query: MUTATION }).toString()],
+    ['application/graphql', MUTATION],
+    ['text/plain', JSON.stringify({ query: MUTATION })],
+    ['application/graphql+json', JSON.stringify({ query: MUTATION })],
+    ['application/xml', `<query>${MUTATION}</query>`],
+  ];
+  for (const [contentType, raw] of refused) {
+    it(`refuses ${contentType} with a 415 and runs nothing`, async () => {
+      const before = await written();
+      const res = await app.request('POST', '/graphql', { token, raw, headers: { 'content-type': contentType, 'x-graphql-yoga-csrf': '1' } });
+      expect(res.status).toBe(415);
+      expect(res.json).toEqual({
+        errors: [
+          {
+            message: `Unsupported media type "${contentType}" in request: send application/json, or multipart/form-data to upload a file.`,
+            extensions: { code: 'UNSUPPORTED_MEDIA_TYPE' },
+          },
+        ],
+      });
+      expect(await written()).toEqual(before);
+    });
+  }
+
+  it('refuses a body with no content type', async () => {
+    const res = await app.request('POST', '/graphql', { token, raw: new Blob([JSON.stringify({ query: MUTATION })]) });
+    expect(res.status).toBe(415);
+    expect(res.json.errors[0].message).toMatch(/^Unsupported media type "" in request/);
+  });
+
+  it('runs JSON, with or without a charset, and needs no CSRF header for it', async () => {
+    const res = await app.request('POST', '/graphql', {
+      token,
+      raw: JSON.stringify({ query: '{ creditBalance { balanceCents } }' }),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ data: { creditBalance: { balanceCents: 0 } } });
+  });
+});
+
+describe('CSRF prevention', () => {
+  it('refuses a multipart upload without the CSRF header with a 403, importing nothing', async () => {
+    const before = await written();
+    const res = await app.request('POST', '/graphql', { token, raw: upload('No header') });
+    expect(res.status).toBe(403);
+    expect(res.json.errors[0].message).toBe('Required CSRF header(s) not present');
+    expect(await written()).toEqual(before);
+  });
+
+  it('runs a multipart upload that carries the CSRF header', async () => {
+    const res = await app.request('POST', '/graphql', { token, raw: upload('With header'), headers: { 'x-graphql-yoga-csrf': '1' } });
+    expect(res.json).toEqual({ data: { importContacts: { totalImported: 1 } } });
+  });
+
+  it('asks the same of a GET query, which browsers also send without a preflight', async () => {
+    const path = `/graphql?query=${encodeURIComponent('{ creditBalance { balanceCents } }')}`;
+    expect((await app.request('GET', path, { token })).status).toBe(403);
+    const res = await app.request('GET', path, { token, headers: { 'x-graphql-yoga-csrf': '1' } });
+    expect(res.status).toBe(200);
+    expect(res.json.data.creditBalance).toBeDefined();
+  });
+
+  it('never runs a mutation sent with GET', async () => {
+    const before = await written();
+    const res = await app.request('GET', `/graphql?query=${encodeURIComponent(MUTATION)}`, { token, headers: { 'x-graphql-yoga-csrf': '1' } });
+    expect(res.status).toBe(405);
+    expect(await written()).toEqual(before);
+  });
+
+  it('still serves GraphiQL to a browser, which sends the header with its requests', async () => {
+    const page = await app.request('GET', '/graphql', { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(page.text).toContain('"additionalHeaders":{"X-GraphQL-Yoga-CSRF":"1"}');
+  });
+});
