@@ -1,0 +1,116 @@
+import { NON_FIELD, ValidationError } from './errors.js';
+
+// What no input may carry, whatever field it is in: nesting deeper than any real document needs (the
+// parsers, validators and Prisma after this check recurse, and overflow the stack on a deep enough one),
+// and text that PostgreSQL cannot store (NUL characters, lone UTF-16 surrogates). Both surfaces refuse
+// such input as a whole before anything else reads it, as DRF refuses NUL characters.
+
+/** The deepest nesting of objects and lists an input may have; the body (or GraphQL variables) is level 1. */
+export const MAX_INPUT_DEPTH = 32;
+
+export const TOO_DEEP_MESSAGE = `Ensure this value is nested no more than ${MAX_INPUT_DEPTH} levels deep.`;
+export const NULL_CHARACTER_MESSAGE = 'Null characters are not allowed.';
+export const LONE_SURROGATE_MESSAGE = 'Text must be valid Unicode: lone surrogate characters are not allowed.';
+
+export interface UnsafeInput {
+  /** Keys from the input's root (`['csvData', 0, 'Notes']`); empty for the root itself. */
+  path: (string | number)[];
+  message: string;
+}
+
+/** Why PostgreSQL could not store this text as sent, or null. */
+export function textProblem(text: string): string | null {
+  if (text.includes('\u0000')) return NULL_CHARACTER_MESSAGE;
+  if (!text.isWellFormed()) return LONE_SURROGATE_MESSAGE;
+  return null;
+}
+
+interface Frame {
+  value: unknown;
+  /** Levels of objects and lists around the value. */
+  depth: number;
+  key: string | number | undefined;
+  parent: Frame | undefined;
+}
+
+/**
+ * The first thing in `input`, in document order, that no input may carry, or null. Iterative, so that
+ * its own stack stays flat whatever the depth; files of multipart bodies are not looked into.
+ */
+export function findUnsafeInput(input: unknown): UnsafeInput | null {
+  const stack: Frame[] = [{ value: input, depth: 0, key: undefined, parent: undefined }];
+  while (stack.length > 0) {
+    const frame = stack.pop()!;
+    const keyProblem = typeof frame.key === 'string' ? textProblem(frame.key) : null;
+    if (keyProblem) return { path: pathOf(frame), message: keyProblem };
+    const { value } = frame;
+    if (typeof value === 'string') {
+      const problem = textProblem(value);
+      if (problem) return { path: pathOf(frame), message: problem };
+      continue;
+    }
+    if (value === null || typeof value !== 'object' || value instanceof Blob) continue;
+    const depth = frame.depth + 1;
+    if (depth > MAX_INPUT_DEPTH) return { path: pathOf(frame), message: TOO_DEEP_MESSAGE };
+    // Pushed last to first, so that they are looked at first to last.
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i -= 1) stack.push({ value: value[i], depth, key: i, parent: frame });
+    } else {
+      const keys = Object.keys(value);
+      for (let i = keys.length - 1; i >= 0; i -= 1) {
+        stack.push({ value: (value as Record<string, unknown>)[keys[i]!], depth, key: keys[i], parent: frame });
+      }
+    }
+  }
+  return null;
+}
+
+/** The path is only built for a find, so a large clean input costs nothing for it. */
+function pathOf(frame: Frame): (string | number)[] {
+  const keys: (string | number)[] = [];
+  for (let at: Frame | undefined = frame; at?.key !== undefined; at = at.parent) keys.push(at.key);
+  return keys.reverse();
+}
+
+/** A path as field errors name it: `csvData.0.Notes`, or `non_field_errors` for the whole input. */
+export const fieldPath = (path: (string | number)[]) => (path.length > 0 ? path.join('.') : NON_FIELD);
+
+/** Throws a ValidationError naming the first thing in `input` that no input may carry. */
+export function refuseUnsafeInput(input: unknown): void {
+  const found = findUnsafeInput(input);
+  if (found) throw ValidationError.field(fieldPath(found.path), found.message);
+}
+
+const OPEN_ARRAY = 0x5b;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_ARRAY = 0x5d;
+const CLOSE_OBJECT = 0x7d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Whether JSON text nests deeper than MAX_INPUT_DEPTH, found in one pass over the text before any
+ * parser sees it: lossless-json's parser recurses, and JSON.parse builds a structure as deep as the text
+ * (a 25 MB run of `[` takes seconds and gigabytes). Brackets inside strings do not count.
+ */
+export function jsonTextTooDeep(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === BACKSLASH) i += 1;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+      depth += 1;
+      if (depth > MAX_INPUT_DEPTH) return true;
+    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) depth -= 1;
+  }
+  return false;
+}
+
+/** Throws the ValidationError of input nested too deep when JSON text is. */
+export function refuseDeepJsonText(text: string, path = NON_FIELD): void {
+  if (jsonTextTooDeep(text)) throw ValidationError.field(path, TOO_DEEP_MESSAGE);
+}
