@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v1Routes } from '../src/rest/routes/index.js';
-import { LONE_SURROGATE_MESSAGE, MAX_INPUT_DEPTH, TOO_DEEP_MESSAGE } from '../src/services/input-safety.js';
+import { INSTANT_RANGE_MESSAGE, LONE_SURROGATE_MESSAGE, MAX_INPUT_DEPTH, TOO_DEEP_MESSAGE } from '../src/services/input-safety.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createCampaign, customer, type Customer } from './support/campaigns.js';
 import { fingerprint } from './support/fingerprint.js';
@@ -222,5 +222,51 @@ describe('GraphQL requests that are not what their transport says', () => {
     }
     const literal = await refused(() => app.gql('mutation { importContacts(input: { groupName: "L", file: "x" }) { success } }', {}, alice.token));
     expect(literal.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('date-times PostgreSQL cannot store', () => {
+  const FILTERS = [
+    'query($from: DateTime, $to: DateTime) { callAttempts(from: $from, to: $to) { totalCount } }',
+    'query($from: DateTime, $to: DateTime) { appointments(from: $from, to: $to) { totalCount } }',
+    'query($from: DateTime, $to: DateTime) { creditTransactions(from: $from, to: $to) { totalCount } }',
+    'query($id: UUID!, $from: DateTime, $to: DateTime) { campaign(id: $id) { attempts(from: $from, to: $to) { totalCount } } }',
+  ];
+  const OUTSIDE = ['0000-01-01T00:00:00Z', '0000-12-31T23:59:59.999Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-00:01'];
+
+  it('are refused in from and to of every filter, as variables and inline', async () => {
+    for (const query of FILTERS) {
+      for (const value of OUTSIDE) {
+        for (const name of ['from', 'to']) {
+          const res = await refused(() => app.gql(query, { id: campaignId, [name]: value }, alice.token));
+          expect([query, value, res.errors?.[0]?.extensions?.code]).toEqual([query, value, 'BAD_USER_INPUT']);
+          expect(res.errors![0]!.message).toContain(INSTANT_RANGE_MESSAGE);
+          // GraphQL ignores commas, so the declaration can simply go.
+          const inlined = query.replace(`${name}: $${name}`, `${name}: ${JSON.stringify(value)}`).replace(`$${name}: DateTime`, '');
+          const inline = await refused(() => app.gql(inlined, { id: campaignId }, alice.token));
+          expect(inline.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+        }
+      }
+    }
+    const edges = await app.gql(FILTERS[0]!, { from: '0001-01-01T00:00:00Z', to: '9999-12-31T23:59:59.999Z' }, alice.token);
+    expect(edges.errors).toBeUndefined();
+  });
+
+  it('are refused as a planned start (v1 started_at, GraphQL startedAt) and as an appointment time', async () => {
+    const v1 = await refused(() =>
+      app.request('POST', '/api/v1/contacts/contacts/', {
+        token: alice.token,
+        body: { name: 'Far', agent_id: alice.agent.id, contact_group_id: alice.groupId, started_at: '9999-12-31T23:59:59-23:59' },
+      }),
+    );
+    expect([v1.status, v1.json]).toEqual([400, { started_at: [INSTANT_RANGE_MESSAGE] }]);
+    const graphql = await refused(() =>
+      app.gql('mutation($id: UUID!, $at: DateTime) { updateCampaign(id: $id, input: { startedAt: $at }) { id } }', { id: campaignId, at: '9999-12-31T23:59:59-23:59' }, alice.token),
+    );
+    expect(graphql.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
+    const appointment = await refused(() =>
+      app.gql('mutation($id: UUID!) { updateAppointment(id: $id, input: { scheduledAt: "9999-12-31T23:59:59-12:00" }) { id } }', { id: randomUUID() }, alice.token),
+    );
+    expect(appointment.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
   });
 });

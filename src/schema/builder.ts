@@ -2,12 +2,13 @@ import SchemaBuilder from '@pothos/core';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
-import { DateTimeResolver, UUIDResolver } from 'graphql-scalars';
+import { UUIDResolver } from 'graphql-scalars';
 import type PrismaTypes from '../generated/pothos-types.js';
 import { getDatamodel } from '../generated/pothos-types.js';
 import { ForbiddenError } from '../services/errors.js';
 import { BigIntScalar } from './bigint.js';
 import type { GraphQLContext } from './context.js';
+import { DateTimeScalar } from './date-time.js';
 import { FileScalar } from './file.js';
 import { JsonScalar } from './json.js';
 
@@ -49,7 +50,7 @@ export const builder = new SchemaBuilder<{
 });
 
 builder.addScalarType('UUID', UUIDResolver);
-builder.addScalarType('DateTime', DateTimeResolver);
+builder.addScalarType('DateTime', DateTimeScalar);
 builder.addScalarType('JSON', JsonScalar);
 builder.addScalarType('File', FileScalar);
 builder.addScalarType('BigInt', BigIntScalar);
