@@ -270,3 +270,24 @@ describe('date-times PostgreSQL cannot store', () => {
     expect(appointment.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
   });
 });
+
+describe('list arguments beyond PostgreSQL bind parameters', () => {
+  const many = <T>(values: T[]) => Array.from({ length: 40_000 }, (_, i) => values[i % values.length]!);
+
+  it('filter by each value once, whatever the length of the list', async () => {
+    const cases: [string, Record<string, unknown>][] = [
+      ['query($v: [CampaignStatus!]) { campaigns(statuses: $v) { totalCount } }', { v: many(['draft', 'running']) }],
+      ['query($v: [CallStatus!]) { callAttempts(statuses: $v) { totalCount } }', { v: many(['completed', 'busy']) }],
+      ['query($v: [Sentiment!]) { callAttempts(sentiments: $v) { totalCount } }', { v: many(['positive']) }],
+      ['query($v: [CreditTransactionKind!]) { creditTransactions(kinds: $v) { totalCount } }', { v: many(['top_up']) }],
+      ['query($v: [String!]) { appointments(statuses: $v) { totalCount } }', { v: many(['scheduled', 'cancelled']) }],
+      ['query($id: UUID!, $v: [CallStatus!]) { campaign(id: $id) { attempts(statuses: $v) { totalCount } } }', { id: campaignId, v: many(['failed']) }],
+    ];
+    for (const [query, variables] of cases) {
+      const res = await app.gql(query, variables, alice.token);
+      expect([query, res.errors]).toEqual([query, undefined]);
+    }
+    const campaigns = await app.gql('query($v: [CampaignStatus!]) { campaigns(statuses: $v) { totalCount } }', { v: many(['draft']) }, alice.token);
+    expect(campaigns.data.campaigns.totalCount).toBeGreaterThan(0);
+  });
+});

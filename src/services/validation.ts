@@ -106,6 +106,12 @@ export const listInPlace = z.custom<unknown[]>().superRefine((value, ctx) => {
   if (!Array.isArray(value)) ctx.addIssue({ code: 'invalid_type', expected: 'array', input: value });
 });
 
+/**
+ * Each value once, in first-seen order. Filter lists go through it: a list of 32,767 or more values
+ * would exceed PostgreSQL's bind parameters, and a list of enum values is never longer than the enum.
+ */
+export const distinct = <T>(values: readonly T[]): T[] => [...new Set(values)];
+
 /** Any RFC 4122-shaped id; PostgreSQL's uuid type accepts every version, so we do too. */
 export const uuid = z.guid();
 
