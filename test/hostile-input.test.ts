@@ -291,3 +291,20 @@ describe('list arguments beyond PostgreSQL bind parameters', () => {
     expect(campaigns.data.campaigns.totalCount).toBeGreaterThan(0);
   });
 });
+
+describe("a new user's first requests in parallel", () => {
+  it('all succeed, on v1 and on GraphQL', async () => {
+    for (const surface of ['v1', 'graphql'] as const) {
+      const token = await app.token(randomUUID());
+      const responses = await Promise.all(
+        Array.from({ length: 100 }, () =>
+          surface === 'v1'
+            ? app.request('GET', '/api/v1/billing/credits/', { token })
+            : app.request('POST', '/graphql', { token, body: { query: '{ creditBalance { heldCents } }' } }),
+        ),
+      );
+      expect([surface, responses.map((res) => res.status).filter((status) => status !== 200)]).toEqual([surface, []]);
+      if (surface === 'graphql') expect(responses.filter((res) => res.json.errors)).toEqual([]);
+    }
+  });
+});
