@@ -102,6 +102,31 @@ describe('JSON nested too deep', () => {
   });
 });
 
+describe('GraphQL documents nested too deep', () => {
+  it('are refused before the recursive parser reads them, whatever nests: lists, objects or selections', async () => {
+    const documents = [
+      `mutation { updateCampaign(id: "${randomUUID()}", input: { callInsights: { a: ${'['.repeat(10_000)}${']'.repeat(10_000)} } }) { id } }`,
+      `query { campaigns(statuses: ${'['.repeat(1_500)}${']'.repeat(1_500)}) { totalCount } }`,
+      `query { creditBalance ${'{ a '.repeat(10_000)}${'}'.repeat(10_000)} }`,
+      `query { creditBalance { heldCents } } # "\n${'['.repeat(10_000)}`,
+    ];
+    for (const query of documents) {
+      const res = await refused(() => app.request('POST', '/graphql', { token: alice.token, body: { query } }));
+      expect([res.status, res.json.errors[0].extensions.code]).toEqual([400, 'BAD_USER_INPUT']);
+    }
+  });
+
+  it('and brackets in strings, block strings and comments do not count', async () => {
+    const brackets = '['.repeat(100);
+    const commented = await app.gql(`query {\n # ${brackets}\n creditBalance { heldCents } # "${brackets}\n campaigns(first: 1) { totalCount }\n}`, {}, alice.token);
+    expect(commented.errors).toBeUndefined();
+    const literal = await app.gql(`mutation { addDoNotCall(input: { phoneNumber: "+14155550177", reason: "${brackets}" }) { reason } }`, {}, alice.token);
+    expect(literal.data.addDoNotCall.reason).toBe(brackets);
+    const block = await app.gql(`mutation { addDoNotCall(input: { phoneNumber: "+14155550178", reason: """${brackets} \\""" ${brackets}""" }) { reason } }`, {}, alice.token);
+    expect(block.errors).toBeUndefined();
+  });
+});
+
 describe('multipart/form-data without a boundary', () => {
   it('is a 400 on every v1 body endpoint', async () => {
     for (const route of bodyRoutes) {

@@ -1,11 +1,19 @@
 import { GraphQLError, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { fieldPath, findUnsafeInput, jsonTextTooDeep, textProblem, TOO_DEEP_MESSAGE, type UnsafeInput } from '../services/input-safety.js';
+import { fieldPath, findUnsafeInput, jsonTextTooDeep, MAX_INPUT_DEPTH, textProblem, TOO_DEEP_MESSAGE, type UnsafeInput } from '../services/input-safety.js';
 
 // What /graphql refuses before it parses, coerces or executes anything: the checks every v1 body gets
 // (src/services/input-safety.ts), applied to the JSON texts of the request, its variables and
-// extensions, and the string literals of its document; and a request it cannot read at all is the
-// client's 400, never an unexpected error.
+// extensions, and the string literals of its document; a document nested deeper than any real one;
+// and a request it cannot read at all is the client's 400, never an unexpected error.
+
+/**
+ * How deep the brackets of a document may nest: selections as deep as the query limits allow, with
+ * arguments and input values as deep as any input. graphql-js parses recursively, and about 1,500
+ * nested list literals overflow its stack well within the limit on tokens.
+ */
+export const MAX_DOCUMENT_DEPTH = 2 * MAX_INPUT_DEPTH;
+const DOCUMENT_TOO_DEEP = `Ensure the document is nested no more than ${MAX_DOCUMENT_DEPTH} levels deep.`;
 
 const badInput = (message: string, fieldErrors?: Record<string, string[]>) =>
   new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', ...(fieldErrors ? { fieldErrors } : {}), http: { status: 400 } } });
@@ -67,6 +75,7 @@ export const graphqlInput: Plugin = {
     });
   },
   onParams({ params }) {
+    if (typeof params.query === 'string' && documentTooDeep(params.query)) throw badInput(DOCUMENT_TOO_DEEP);
     const inVariables = findUnsafeInput(params.variables);
     if (inVariables) throw unsafe(inVariables);
     const inExtensions = findUnsafeInput(params.extensions);
@@ -84,3 +93,30 @@ const storableStringLiterals: ValidationRule = (context) => ({
     if (problem) context.reportError(new GraphQLError(problem, { nodes: node, extensions: { code: 'BAD_USER_INPUT' } }));
   },
 });
+
+const BLOCK_QUOTE = '"""';
+
+/** Whether the brackets of a document nest deeper than MAX_DOCUMENT_DEPTH, skipping strings and comments. */
+function documentTooDeep(document: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < document.length; i += 1) {
+    const c = document[i];
+    if (c === '#') {
+      while (i < document.length && document[i] !== '\n' && document[i] !== '\r') i += 1;
+    } else if (document.startsWith(BLOCK_QUOTE, i)) {
+      // A block string ends at the next """ that is not escaped as \""".
+      let end = document.indexOf(BLOCK_QUOTE, i + 3);
+      while (end > 0 && document[end - 1] === '\\') end = document.indexOf(BLOCK_QUOTE, end + 3);
+      if (end < 0) return false;
+      i = end + 2;
+    } else if (c === '"') {
+      for (i += 1; i < document.length && document[i] !== '"' && document[i] !== '\n' && document[i] !== '\r'; i += 1) {
+        if (document[i] === '\\') i += 1;
+      }
+    } else if (c === '{' || c === '[' || c === '(') {
+      depth += 1;
+      if (depth > MAX_DOCUMENT_DEPTH) return true;
+    } else if (c === '}' || c === ']' || c === ')') depth -= 1;
+  }
+  return false;
+}
