@@ -55,6 +55,10 @@ describe('JSON nested too deep', () => {
     const body = (insights: unknown) => ({ name: 'Deep', agent_id: alice.agent.id, contact_group_id: alice.groupId, call_insights: insights });
     const ok = await app.request('POST', '/api/v1/contacts/contacts/', { token: alice.token, body: body(deepObject(MAX_INPUT_DEPTH - 1)) });
     expect(ok.status).toBe(201);
+    // Brackets inside strings, escaped quotes included, are text, not nesting.
+    const text = `\\"${'['.repeat(100)}"\\${'{'.repeat(100)}`;
+    const quoted = await app.request('POST', '/api/v1/contacts/contacts/', { token: alice.token, body: { ...body({ note: text }), description: text } });
+    expect([quoted.status, quoted.json.description]).toEqual([201, text]);
     for (const depth of [MAX_INPUT_DEPTH, 3_000]) {
       const res = await refused(() => app.request('POST', '/api/v1/contacts/contacts/', { token: alice.token, body: body(deepObject(depth)) }));
       expect(res.status).toBe(400);

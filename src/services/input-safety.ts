@@ -35,42 +35,45 @@ export function textProblem(text: string): string | null {
   return null;
 }
 
+/** An object or list still to be looked into. */
 interface Frame {
-  value: unknown;
-  /** Levels of objects and lists around the value. */
+  value: object;
+  /** Levels of objects and lists down to this one, the input itself being 1. */
   depth: number;
   key: string | number | undefined;
   parent: Frame | undefined;
 }
 
+const isContainer = (value: unknown): value is object => typeof value === 'object' && value !== null && !(value instanceof Blob);
+
 /**
- * The first thing in `input`, in document order, that no input may carry, or null. Iterative, so that
- * its own stack stays flat whatever the depth; files of multipart bodies are not looked into.
+ * The first thing in `input` that no input may carry, or null. Iterative, so that its own stack stays
+ * flat whatever the depth; each object or list is looked through (its keys and texts) before the ones
+ * inside it. Files of multipart bodies are not looked into.
  */
 export function findUnsafeInput(input: unknown): UnsafeInput | null {
-  const stack: Frame[] = [{ value: input, depth: 0, key: undefined, parent: undefined }];
+  if (typeof input === 'string') {
+    const problem = textProblem(input);
+    return problem ? { path: [], message: problem } : null;
+  }
+  if (!isContainer(input)) return null;
+  const stack: Frame[] = [{ value: input, depth: 1, key: undefined, parent: undefined }];
   while (stack.length > 0) {
     const frame = stack.pop()!;
-    const keyProblem = typeof frame.key === 'string' ? textProblem(frame.key) : null;
-    if (keyProblem) return { path: pathOf(frame), message: keyProblem };
-    const { value } = frame;
-    if (typeof value === 'string') {
-      const problem = textProblem(value);
-      if (problem) return { path: pathOf(frame), message: problem };
-      continue;
+    const list = Array.isArray(frame.value) ? (frame.value as unknown[]) : undefined;
+    const keys = list ? undefined : Object.keys(frame.value);
+    const inner: Frame[] = [];
+    for (let i = 0; i < (list ?? keys!).length; i += 1) {
+      const key = list ? i : keys![i]!;
+      const value = list ? list[i] : (frame.value as Record<string, unknown>)[key];
+      const problem = (typeof key === 'string' ? textProblem(key) : null) ?? (typeof value === 'string' ? textProblem(value) : null);
+      if (problem) return { path: [...pathOf(frame), key], message: problem };
+      if (!isContainer(value)) continue;
+      if (frame.depth + 1 > MAX_INPUT_DEPTH) return { path: [...pathOf(frame), key], message: TOO_DEEP_MESSAGE };
+      inner.push({ value, depth: frame.depth + 1, key, parent: frame });
     }
-    if (value === null || typeof value !== 'object' || value instanceof Blob) continue;
-    const depth = frame.depth + 1;
-    if (depth > MAX_INPUT_DEPTH) return { path: pathOf(frame), message: TOO_DEEP_MESSAGE };
-    // Pushed last to first, so that they are looked at first to last.
-    if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i -= 1) stack.push({ value: value[i], depth, key: i, parent: frame });
-    } else {
-      const keys = Object.keys(value);
-      for (let i = keys.length - 1; i >= 0; i -= 1) {
-        stack.push({ value: (value as Record<string, unknown>)[keys[i]!], depth, key: keys[i], parent: frame });
-      }
-    }
+    // Pushed last to first, so that they are looked into first to last.
+    for (let i = inner.length - 1; i >= 0; i -= 1) stack.push(inner[i]!);
   }
   return null;
 }
