@@ -44,12 +44,21 @@ interface Frame {
   parent: Frame | undefined;
 }
 
-const isContainer = (value: unknown): value is object => typeof value === 'object' && value !== null && !(value instanceof Blob);
+/**
+ * Lists and plain objects, all that JSON and forms produce. Anything else is not looked into: the files
+ * of a multipart request (whichever File class the parser made), whose bytes are no input's structure.
+ */
+function isContainer(value: unknown): value is object {
+  if (Array.isArray(value)) return true;
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
 
 /**
  * The first thing in `input` that no input may carry, or null. Iterative, so that its own stack stays
  * flat whatever the depth; each object or list is looked through (its keys and texts) before the ones
- * inside it. Files of multipart bodies are not looked into.
+ * inside it.
  */
 export function findUnsafeInput(input: unknown): UnsafeInput | null {
   if (typeof input === 'string') {
