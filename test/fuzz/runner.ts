@@ -32,6 +32,7 @@ export interface FuzzReport {
   requests: number;
   bySurface: Tally;
   byStatusClass: Tally;
+  /** Status classes, and `refused`: requests refused as a whole (for GraphQL, whatever the HTTP status). */
   byEndpoint: Record<string, Tally>;
   byTransport: Record<string, Tally>;
   graphqlErrorCodes: Tally;
@@ -149,6 +150,7 @@ export async function runFuzz(target: FuzzTarget, options: { seed: number; runs:
         return report;
       }
       if (refused(plan, response)) {
+        bump(report.byEndpoint[plan.endpoint]!, 'refused');
         report.refusedChecked += 1;
         const changed = changedTables(before, await watch.read());
         if (changed.length > 0) {

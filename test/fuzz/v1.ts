@@ -43,10 +43,12 @@ function fromSchema(raw: Schema, name: string, hostile: boolean): fc.Arbitrary<V
       if (schema.format === 'binary') return wrap(fc.constantFrom(...CSV_FILES));
       if (schema.pattern) return wrap(fc.stringMatching(new RegExp(schema.pattern)));
       return wrap(plainText);
-    case 'integer':
-      return wrap(fc.oneof(fc.integer({ min: schema.minimum ?? -1000, max: schema.maximum ?? 1000 }), edgeNumber));
+    case 'integer': {
+      const inRange = fc.integer({ min: schema.minimum ?? -1000, max: schema.maximum ?? 1000 });
+      return wrap(hostile ? fc.oneof(inRange, edgeNumber) : inRange);
+    }
     case 'number':
-      return wrap(edgeNumber);
+      return wrap(hostile ? edgeNumber : fc.integer({ min: 0, max: 1000 }));
     case 'boolean':
       return wrap(fc.boolean());
     case 'array': {

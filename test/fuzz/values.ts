@@ -183,6 +183,15 @@ const contactRows = fc.array(fc.record({ Phone: phoneText, Name: fc.string({ max
 export function valueFor(name: string, hostile: boolean): fc.Arbitrary<Value> | undefined {
   const pick = <T extends Value>(valid: fc.Arbitrary<T>, nearMisses: fc.Arbitrary<Value>) => (hostile ? fc.oneof(valid, nearMisses) : valid);
   if (/^(csvData|rows)$/.test(name)) return contactRows;
+  // An agent's variables: what one of the seeded templates asks for.
+  if (/^variables$/.test(name)) {
+    return fc.constantFrom<Value>(
+      { agent_name: 'Sam', company_name: 'Acme' },
+      { agent_name: 'Sam', company_name: 'Acme', product_name: 'Cleaning' },
+      { agent_name: 'Sam', business_name: 'Acme', callback_number: '+14155550100' },
+      { agent_name: 'Sam', company_name: 'Acme', payment_url: 'https://example.com/pay' },
+    );
+  }
   if (/^(first|last|limit)$/.test(name)) return pick(fc.integer({ min: 1, max: 50 }), fc.constantFrom(0, -1, 501));
   if (/^offset$/.test(name)) return pick(fc.integer({ min: 0, max: 20 }), fc.constantFrom(-1, 2 ** 31 - 1));
   if (/^selectedHeaders$/.test(name)) return pick(fc.subarray(['Phone', 'Name', 'Email']), fc.constant(['Phone', 'Missing']));
