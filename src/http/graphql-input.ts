@@ -12,7 +12,7 @@ import { fieldPath, findUnsafeInput, jsonTextTooDeep, MAX_INPUT_DEPTH, textProbl
  * arguments and input values as deep as any input. graphql-js parses recursively, and about 1,500
  * nested list literals overflow its stack well within the limit on tokens.
  */
-export const MAX_DOCUMENT_DEPTH = 2 * MAX_INPUT_DEPTH;
+const MAX_DOCUMENT_DEPTH = 2 * MAX_INPUT_DEPTH;
 const DOCUMENT_TOO_DEEP = `Ensure the document is nested no more than ${MAX_DOCUMENT_DEPTH} levels deep.`;
 
 const badInput = (message: string, fieldErrors?: Record<string, string[]>) =>

@@ -9,14 +9,14 @@ import { NON_FIELD, ValidationError } from './errors.js';
 export const MAX_INPUT_DEPTH = 32;
 
 export const TOO_DEEP_MESSAGE = `Ensure this value is nested no more than ${MAX_INPUT_DEPTH} levels deep.`;
-export const NULL_CHARACTER_MESSAGE = 'Null characters are not allowed.';
+const NULL_CHARACTER_MESSAGE = 'Null characters are not allowed.';
 export const LONE_SURROGATE_MESSAGE = 'Text must be valid Unicode: lone surrogate characters are not allowed.';
 
 /**
  * Instants every date input accepts: the years a four-digit ISO 8601 year names, in UTC. PostgreSQL's
  * timestamptz refuses year 0 (1 BC), and a year past 9999 is stored but cannot be read back as ISO 8601.
  */
-export const STORABLE_INSTANTS = { min: new Date('0001-01-01T00:00:00.000Z'), max: new Date('9999-12-31T23:59:59.999Z') };
+const STORABLE_INSTANTS = { min: new Date('0001-01-01T00:00:00.000Z'), max: new Date('9999-12-31T23:59:59.999Z') };
 export const INSTANT_RANGE_MESSAGE = 'Ensure this date-time is between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z.';
 
 export const isStorableInstant = (date: Date) =>
@@ -133,6 +133,6 @@ export function jsonTextTooDeep(text: string): boolean {
 }
 
 /** Throws the ValidationError of input nested too deep when JSON text is. */
-export function refuseDeepJsonText(text: string, path = NON_FIELD): void {
-  if (jsonTextTooDeep(text)) throw ValidationError.field(path, TOO_DEEP_MESSAGE);
+export function refuseDeepJsonText(text: string): void {
+  if (jsonTextTooDeep(text)) throw ValidationError.field(NON_FIELD, TOO_DEEP_MESSAGE);
 }
