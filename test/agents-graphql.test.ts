@@ -130,6 +130,30 @@ describe('createAgent', () => {
     expect(await rowCounts()).toEqual(before);
   });
 
+  it("takes over an archived agent's number, which the archived agent then no longer has as its primary", async () => {
+    const token = await app.token();
+    const first = await createAgent(app, token);
+    await app.gql('mutation($id: UUID!) { archiveAgent(id: $id) { id } }', { id: first.id }, token);
+    const second = await createAgent(app, token, { name: 'Second', phoneNumber: first.phoneNumbers[0]!.number });
+    expect(second.phoneNumbers).toEqual([expect.objectContaining({ number: first.phoneNumbers[0]!.number, isPrimary: true })]);
+    const archived = await app.gql('query($id: UUID!) { agent(id: $id) { status primaryPhoneNumber { number } phoneNumbers { number } } }', { id: first.id }, token);
+    expect(archived.data.agent).toEqual({ status: 'archived', primaryPhoneNumber: null, phoneNumbers: [] });
+  });
+
+  it('gives one of two agents created at once with the same number the number, and the other a field error', async () => {
+    const token = await app.token();
+    await createAgent(app, token);
+    const before = await rowCounts();
+    const phoneNumber = nextPhoneNumber();
+    const input = { templateId: await templateId(app), name: 'Twin', phoneNumber, variables: { agent_name: 'Sam', company_name: 'Acme' } };
+    const results = await Promise.all(Array.from({ length: 4 }, () => app.gql(CREATE_AGENT, { input }, token)));
+    expect(results.filter((result) => !result.errors)).toHaveLength(1);
+    for (const result of results.filter((r) => r.errors)) {
+      expect(result.errors![0]!.extensions).toEqual({ code: 'BAD_USER_INPUT', fieldErrors: { phoneNumber: ['This number already belongs to another active agent.'] } });
+    }
+    expect(await rowCounts()).toEqual({ agents: before.agents + 1, phoneNumbers: before.phoneNumbers + 1 });
+  });
+
   it('rejects a template id that is not a UUID before any resolver runs', async () => {
     const result = await app.gql(
       CREATE_AGENT,

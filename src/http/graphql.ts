@@ -2,17 +2,17 @@ import { useDisableIntrospection } from '@envelop/disable-introspection';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { GraphQLError } from 'graphql';
-import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../schema/context.js';
 import { maskGraphQLError } from '../schema/errors.js';
 import { buildSchema } from '../schema/index.js';
 import type { Authenticator } from '../services/auth.js';
 import { serviceContext, type ServiceEnv } from '../services/context.js';
 import { AuthenticationError } from '../services/errors.js';
-import { findNullCharacter, NULL_CHARACTER_MESSAGE } from '../services/validation.js';
 import type { RateLimiter } from '../ops/rate-limits.js';
 import { WWW_AUTHENTICATE } from '../rest/errors.js';
 import { hideSchemaNames } from './graphql-hidden-schema.js';
+import { graphqlInput } from './graphql-input.js';
 import { acceptedMediaTypes } from './graphql-media-types.js';
 import { graphqlMetrics } from './graphql-metrics.js';
 import { graphqlRateLimits } from './graphql-rate-limits.js';
@@ -34,23 +34,6 @@ export const CSRF_HEADER = 'X-GraphQL-Yoga-CSRF';
 
 /** Limits on what one operation may ask for, against abusive or accidental giant queries. */
 export const QUERY_LIMITS = { maxDepth: 10, maxAliases: 20, maxCost: 100_000, maxTokens: 2_000, maxDirectives: 20 };
-
-/** PostgreSQL cannot store NUL characters; refuse them in the document or the variables up front. */
-const refuseNullCharacters: Plugin = {
-  onParams({ params }) {
-    const inDocument = params.query?.includes('\u0000') || params.query?.includes('\\u0000');
-    const inVariables = findNullCharacter(params.variables ?? {});
-    if (inDocument || inVariables !== null) {
-      throw new GraphQLError(NULL_CHARACTER_MESSAGE, {
-        extensions: {
-          code: 'BAD_USER_INPUT',
-          ...(inVariables !== null ? { fieldErrors: { [inVariables]: [NULL_CHARACTER_MESSAGE] } } : {}),
-          http: { status: 400 },
-        },
-      });
-    }
-  },
-};
 
 /** What the HTTP app hands yoga with each request. */
 export interface GraphQLServerContext {
@@ -85,7 +68,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
         blockFieldSuggestion: { enabled: false },
       }),
       ...(deps.introspection ? [] : [useDisableIntrospection(), hideSchemaNames()]),
-      refuseNullCharacters,
+      graphqlInput,
       graphqlRateLimits(deps.rateLimiter),
       graphqlMetrics,
     ],

@@ -1,9 +1,11 @@
 import { isInteger, isSafeNumber, parse as parseLosslessJson } from 'lossless-json';
 import { PayloadTooLargeError, UnsupportedMediaTypeError } from '../services/errors.js';
+import { refuseDeepJsonText } from '../services/input-safety.js';
 
 // Request bodies as DRF parses them: JSON, urlencoded forms and multipart forms; anything else is a 415.
 
-export class JsonParseError extends Error {}
+/** A body that cannot be read as its media type says; the message is DRF's (`JSON parse error - ...`). */
+export class BodyParseError extends Error {}
 
 /** JSON numbers that are integers beyond 2^53 become bigint, so no value is silently rounded. */
 function parseNumber(text: string): number | bigint {
@@ -17,28 +19,35 @@ export async function readBody(request: Request, maxBytes: number): Promise<unkn
   if (declared > maxBytes) throw new PayloadTooLargeError(maxBytes);
 
   if (!request.body) return {};
-  if (mediaType === 'multipart/form-data') {
-    const form = await new Request(request.url, {
-      method: 'POST',
-      headers: { 'content-type': contentType },
-      body: await readLimited(request, maxBytes),
-    }).formData();
-    return formToObject(form);
-  }
+  if (mediaType === 'multipart/form-data') return formToObject(await readMultipart(request, contentType, maxBytes));
   const bytes = await readLimited(request, maxBytes);
   if (bytes.byteLength === 0) return {};
   const text = new TextDecoder().decode(bytes);
   if (mediaType === 'application/json' || mediaType.endsWith('+json')) {
+    refuseDeepJsonText(text);
     try {
       // Only a run of 16+ digits can be an integer that JSON.parse would round; the common body
       // takes the native parser, which is several times faster on large imports.
       return /\d{16}/.test(text) ? parseLosslessJson(text, undefined, parseNumber) : JSON.parse(text);
     } catch (error) {
-      throw new JsonParseError(`JSON parse error - ${(error as Error).message}`);
+      throw new BodyParseError(`JSON parse error - ${(error as Error).message}`);
     }
   }
   if (mediaType === 'application/x-www-form-urlencoded') return formToObject(new URLSearchParams(text));
   throw new UnsupportedMediaTypeError(mediaType || 'none');
+}
+
+async function readMultipart(request: Request, contentType: string, maxBytes: number): Promise<FormData> {
+  // Django's words for a multipart body without a boundary, which DRF passes on.
+  if (!/;\s*boundary=("[^"]+"|[^\s;"]+)/i.test(contentType)) {
+    throw new BodyParseError('Multipart form parse error - Invalid boundary in multipart: None');
+  }
+  const body = await readLimited(request, maxBytes);
+  try {
+    return await new Request(request.url, { method: 'POST', headers: { 'content-type': contentType }, body }).formData();
+  } catch (error) {
+    throw new BodyParseError(`Multipart form parse error - ${(error as Error).message}`);
+  }
 }
 
 /** The body exactly as sent: webhook signatures are computed over these bytes. */

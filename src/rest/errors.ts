@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import {
   AppError,
   AuthenticationError,
+  concurrentChangeError,
   ConflictError,
   NON_FIELD,
   RateLimitedError,
@@ -31,11 +32,13 @@ export function json(status: number, body: unknown, headers: Record<string, stri
   });
 }
 
-export function errorResponse(error: unknown, log: Logger): Response {
-  if (!(error instanceof AppError)) {
-    log.error({ err: error }, 'unexpected error in REST handler');
+export function errorResponse(caught: unknown, log: Logger): Response {
+  const error = caught instanceof AppError ? caught : concurrentChangeError(caught);
+  if (!error) {
+    log.error({ err: caught }, 'unexpected error in REST handler');
     return json(500, { detail: 'A server error occurred.' });
   }
+  if (error !== caught) log.warn({ err: caught }, 'concurrent change');
   const status = STATUS[error.code];
   if (error instanceof ValidationError) return json(status, error.fieldErrors);
   if (error instanceof AuthenticationError) {

@@ -4,9 +4,10 @@ import { serviceContext, type ServiceEnv } from '../services/context.js';
 import type { BodyLimits } from '../config.js';
 import { scopeOf } from '../http/request-scope.js';
 import type { RateLimiter } from '../ops/rate-limits.js';
-import { NON_FIELD, NotFoundError, ValidationError, type FieldErrors } from '../services/errors.js';
-import { fieldErrorsOf, findNullCharacter, NULL_CHARACTER_MESSAGE } from '../services/validation.js';
-import { JsonParseError, readBody } from './body.js';
+import { NotFoundError, ValidationError, type FieldErrors } from '../services/errors.js';
+import { refuseUnsafeInput } from '../services/input-safety.js';
+import { fieldErrorsOf } from '../services/validation.js';
+import { BodyParseError, readBody } from './body.js';
 import { errorResponse, json } from './errors.js';
 import { docsAssetsPath, docsPage, serveDocsAsset } from './docs.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -90,8 +91,8 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     const limit = route.largeBody ? deps.limits.maxImportBodyBytes : deps.limits.maxBodyBytes;
     const rawQuery = firstValues(c.req.queries());
     const rawBody = route.body ? await readBody(c.req.raw, limit) : {};
-    const nul = findNullCharacter({ ...rawQuery, ...(rawBody as object) });
-    if (nul !== null) throw ValidationError.field(nul || NON_FIELD, NULL_CHARACTER_MESSAGE);
+    refuseUnsafeInput(rawQuery);
+    refuseUnsafeInput(rawBody);
 
     const params = route.params ? route.params.parse(rawParams) : {};
     const query = route.query ? parseOrThrow(route.query, rawQuery) : {};
@@ -101,7 +102,7 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     if (route.status === 204 || result === undefined) return new Response(null, { status: route.status });
     return json(route.status, result);
   } catch (error) {
-    if (error instanceof JsonParseError) return json(400, { detail: error.message });
+    if (error instanceof BodyParseError) return json(400, { detail: error.message });
     if (error instanceof ValidationError && route.fieldCase !== 'camel') {
       return errorResponse(new ValidationError(snakeCaseFields(error.fieldErrors)), scope.log);
     }

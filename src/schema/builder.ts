@@ -2,12 +2,15 @@ import SchemaBuilder from '@pothos/core';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
-import { DateTimeResolver, JSONResolver, UUIDResolver } from 'graphql-scalars';
+import { UUIDResolver } from 'graphql-scalars';
 import type PrismaTypes from '../generated/pothos-types.js';
 import { getDatamodel } from '../generated/pothos-types.js';
 import { ForbiddenError } from '../services/errors.js';
 import { BigIntScalar } from './bigint.js';
 import type { GraphQLContext } from './context.js';
+import { DateTimeScalar } from './date-time.js';
+import { FileScalar } from './file.js';
+import { JsonScalar } from './json.js';
 
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
@@ -47,14 +50,9 @@ export const builder = new SchemaBuilder<{
 });
 
 builder.addScalarType('UUID', UUIDResolver);
-builder.addScalarType('DateTime', DateTimeResolver);
-builder.addScalarType('JSON', JSONResolver);
-builder.scalarType('File', {
-  description: 'A file sent with a GraphQL multipart request (graphql-multipart-request-spec).',
-  serialize: () => {
-    throw new Error('File is an input-only scalar');
-  },
-});
+builder.addScalarType('DateTime', DateTimeScalar);
+builder.addScalarType('JSON', JsonScalar);
+builder.addScalarType('File', FileScalar);
 builder.addScalarType('BigInt', BigIntScalar);
 
 builder.queryType({});

@@ -1,24 +1,26 @@
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import { AppError, ConflictError, RateLimitedError, ValidationError } from '../services/errors.js';
+import { AppError, concurrentChangeError, ConflictError, RateLimitedError, ValidationError } from '../services/errors.js';
 
 /** Maps the service error catalogue onto `extensions.code`; anything unexpected is logged and masked. */
 export function maskGraphQLError(log: Logger) {
   return (error: unknown): Error => {
     if (!(error instanceof GraphQLError)) return unexpected(log, error);
-    const original = error.originalError;
-    if (original instanceof AppError) {
-      return new GraphQLError(original.message, {
+    const caught = error.originalError;
+    const known = caught instanceof AppError ? caught : concurrentChangeError(caught);
+    if (known) {
+      if (known !== caught) log.warn({ err: caught, path: error.path }, 'concurrent change');
+      return new GraphQLError(known.message, {
         nodes: error.nodes,
         source: error.source,
         positions: error.positions,
         path: error.path,
-        extensions: { code: original.code, ...details(original) },
+        extensions: { code: known.code, ...details(known) },
       });
     }
     // Errors GraphQL itself raised (syntax, validation, variable coercion) are the client's to see.
-    if (!original || original instanceof GraphQLError) return error;
-    return unexpected(log, original, error);
+    if (!caught || caught instanceof GraphQLError) return error;
+    return unexpected(log, caught, error);
   };
 }
 

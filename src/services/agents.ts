@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 import type { ServiceContext } from './context.js';
 import { NotFoundError, ValidationError, type FieldErrors } from './errors.js';
 import { validateAgainst } from './json-schema.js';
@@ -8,6 +8,8 @@ import { jsonObject, parseInput, uuid, type RawInput } from './validation.js';
 
 export type AgentQuery = { include?: Prisma.AgentInclude; select?: Prisma.AgentSelect };
 export type AgentStatusFilter = 'active' | 'archived';
+
+const NUMBER_TAKEN = 'This number already belongs to another active agent.';
 
 function owned(ctx: ServiceContext, where: Prisma.AgentWhereInput = {}): Prisma.AgentWhereInput {
   return { ...where, userId: ctx.user.id };
@@ -80,7 +82,7 @@ export async function createAgent<Q extends AgentQuery = {}>(ctx: ServiceContext
         select: { id: true, agent: { select: { isActive: true } } },
       })
     : null;
-  if (existingNumber?.agent?.isActive) errors.phoneNumber = ['This number already belongs to another active agent.'];
+  if (existingNumber?.agent?.isActive) errors.phoneNumber = [NUMBER_TAKEN];
 
   const variables = structuredClone(input.variables);
   if (template) {
@@ -94,32 +96,46 @@ export async function createAgent<Q extends AgentQuery = {}>(ctx: ServiceContext
   }
   if (Object.keys(errors).length > 0 || !template || !number) throw new ValidationError(errors);
 
-  return ctx.db.$transaction(async (tx) => {
-    const agent = await tx.agent.create({
-      data: {
-        userId: ctx.user.id,
-        templateId: template.id,
-        name: input.name,
-        responseEngineType: template.responseEngineType,
-        systemPrompt: renderPrompt(template.systemPromptTemplate, variables),
-        agentVariables: variables as Prisma.InputJsonObject,
-        agentProfile: template.agentProfileDefaults as Prisma.InputJsonValue,
-        agentConfig: { template_key: template.templateKey },
-      },
-      select: { id: true },
-    });
-    const phone = existingNumber
-      ? await tx.phoneNumber.update({
-          where: { id: existingNumber.id },
+  try {
+    return await ctx.db.$transaction(async (tx) => {
+      const agent = await tx.agent.create({
+        data: {
+          userId: ctx.user.id,
+          templateId: template.id,
+          name: input.name,
+          responseEngineType: template.responseEngineType,
+          systemPrompt: renderPrompt(template.systemPromptTemplate, variables),
+          agentVariables: variables as Prisma.InputJsonObject,
+          agentProfile: template.agentProfileDefaults as Prisma.InputJsonValue,
+          agentConfig: { template_key: template.templateKey },
+        },
+        select: { id: true },
+      });
+      let phoneId: string;
+      if (existingNumber) {
+        // Checked again under the row's lock: another agent may have taken the number since it was read.
+        const moved = await tx.phoneNumber.updateMany({
+          where: { id: existingNumber.id, OR: [{ agentId: null }, { agent: { isActive: false } }] },
           data: { agentId: agent.id, isPrimary: true, label: input.phoneNumberLabel },
-          select: { id: true },
-        })
-      : await tx.phoneNumber.create({
+        });
+        if (moved.count === 0) throw ValidationError.field('phoneNumber', NUMBER_TAKEN);
+        // The archived agent the number leaves keeps no primary number (a number is one agent's primary).
+        await tx.agent.updateMany({ where: { phoneNumberId: existingNumber.id }, data: { phoneNumberId: null } });
+        phoneId = existingNumber.id;
+      } else {
+        const phone = await tx.phoneNumber.create({
           data: { userId: ctx.user.id, agentId: agent.id, number, label: input.phoneNumberLabel, isPrimary: true },
           select: { id: true },
         });
-    return tx.agent.update({ ...query, where: { id: agent.id }, data: { phoneNumberId: phone.id } });
-  }) as Promise<Prisma.AgentGetPayload<Q>>;
+        phoneId = phone.id;
+      }
+      return tx.agent.update({ ...query, where: { id: agent.id }, data: { phoneNumberId: phoneId } });
+    }) as Prisma.AgentGetPayload<Q>;
+  } catch (error) {
+    // Another agent created at the same moment inserted the number first.
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw ValidationError.field('phoneNumber', NUMBER_TAKEN);
+    throw error;
+  }
 }
 
 /**

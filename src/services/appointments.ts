@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { ServiceContext } from './context.js';
 import { NotFoundError, ValidationError } from './errors.js';
-import { parseInput, uuid, type RawInput } from './validation.js';
+import { distinct, parseInput, uuid, type RawInput } from './validation.js';
 
 // Appointments the dialer booked during calls, as their owner reads and manages them.
 
@@ -16,7 +16,7 @@ export type AppointmentQuery = { include?: Prisma.AppointmentInclude; select?: P
 export type AppointmentOrder = 'newest' | 'soonest';
 
 const filterInput = z.object({
-  statuses: z.array(z.enum(APPOINTMENT_STATUSES)).nullish(),
+  statuses: z.array(z.enum(APPOINTMENT_STATUSES)).transform(distinct).nullish(),
   campaignId: uuid.nullish(),
   /** Appointment time at or after (inclusive). */
   from: z.date().nullish(),

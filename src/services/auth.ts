@@ -112,7 +112,9 @@ export class UserRegistry {
 
   async ensure(id: string): Promise<void> {
     if (this.known.has(id)) return;
-    await this.db.user.upsert({ where: { id }, create: { id }, update: {} });
+    // INSERT ... ON CONFLICT DO NOTHING: parallel first requests of a new user all succeed, where an
+    // upsert (a read, then an insert) let all but one fail on the primary key.
+    await this.db.user.createMany({ data: [{ id }], skipDuplicates: true });
     if (this.known.size >= this.capacity) this.known.clear();
     this.known.add(id);
   }

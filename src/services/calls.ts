@@ -1,7 +1,7 @@
 import type { CallStatus, Prisma, Sentiment } from '../generated/prisma/client.js';
 import type { ServiceContext } from './context.js';
 import { NotFoundError, ValidationError } from './errors.js';
-import { uuid } from './validation.js';
+import { distinct, uuid } from './validation.js';
 
 // Call history: the dial attempts the dialer recorded, read by their owner only.
 
@@ -24,8 +24,8 @@ export function callAttemptFilterWhere(filter: CallAttemptFilter): Prisma.CallAt
   return {
     ...(filter.campaignId ? { campaignId: filter.campaignId } : {}),
     ...(filter.contactId ? { contactId: filter.contactId } : {}),
-    ...(filter.statuses ? { status: { in: filter.statuses } } : {}),
-    ...(filter.sentiments ? { sentiment: { in: filter.sentiments } } : {}),
+    ...(filter.statuses ? { status: { in: distinct(filter.statuses) } } : {}),
+    ...(filter.sentiments ? { sentiment: { in: distinct(filter.sentiments) } } : {}),
     ...(filter.from || filter.to
       ? { createdAt: { ...(filter.from ? { gte: filter.from } : {}), ...(filter.to ? { lt: filter.to } : {}) } }
       : {}),

@@ -1,3 +1,5 @@
+import { Prisma } from '../generated/prisma/client.js';
+
 // The one catalogue of errors the service layer raises. src/rest/errors.ts maps each to a v1 (DRF-style)
 // response and src/schema/errors.ts to a GraphQL `extensions.code`; nothing else decides status codes.
 
@@ -90,6 +92,24 @@ export class RateLimitedError extends AppError {
   constructor(readonly retryAfterSeconds: number) {
     super(`Request was throttled. Expected available in ${retryAfterSeconds} seconds.`);
   }
+}
+
+/** SQLSTATEs of plain SQL (node-postgres, PGlite): unique violation, serialization failure, deadlock. */
+const CONFLICTING_STATES = new Set(['23505', '40001', '40P01']);
+
+/**
+ * What the database answers when two requests change the same rows at once and the service did not
+ * decide the race itself: a key both inserted, a write conflict or deadlock (409, try again), or a row
+ * the other request deleted first (404). The client's timing, never a 500; undefined for anything else.
+ */
+export function concurrentChangeError(error: unknown): AppError | undefined {
+  if (error instanceof Prisma.PrismaClientKnownRequestError) {
+    if (error.code === 'P2025') return new NotFoundError();
+    if (error.code !== 'P2002' && error.code !== 'P2034') return undefined;
+  } else if (!CONFLICTING_STATES.has(String((error as { code?: unknown } | null)?.code))) {
+    return undefined;
+  }
+  return new ConflictError('Another request changed the same data at the same time; try again.', 'concurrent_change');
 }
 
 function summarize(fieldErrors: FieldErrors): string {

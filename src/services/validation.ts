@@ -98,36 +98,6 @@ export const int64 = z
     return big;
   });
 
-export const NULL_CHARACTER_MESSAGE = 'Null characters are not allowed.';
-
-/**
- * The path of the first string (or key) holding a NUL character, which PostgreSQL cannot store, or
- * null. Both surfaces refuse such input up front, as DRF does.
- */
-export function findNullCharacter(value: unknown): string | null {
-  return nullCharacterPath(value)?.join('.') ?? null;
-}
-
-/** The path is only built on the way back from a find: a large clean body costs no strings. */
-function nullCharacterPath(value: unknown): (string | number)[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? [] : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i += 1) {
-      const found = nullCharacterPath(value[i]);
-      if (found !== null) return [i, ...found];
-    }
-    return null;
-  }
-  if (value && typeof value === 'object' && !(value instanceof Blob)) {
-    for (const key of Object.keys(value)) {
-      if (key.includes('\u0000')) return [key];
-      const found = nullCharacterPath((value as Record<string, unknown>)[key]);
-      if (found !== null) return [key, ...found];
-    }
-  }
-  return null;
-}
-
 /**
  * A list, checked but not copied as `z.array` would copy it: a large import lets go of its rows one by
  * one as it reads them, which frees memory only when no copy holds them too. Same messages as `z.array`.
@@ -135,6 +105,12 @@ function nullCharacterPath(value: unknown): (string | number)[] | null {
 export const listInPlace = z.custom<unknown[]>().superRefine((value, ctx) => {
   if (!Array.isArray(value)) ctx.addIssue({ code: 'invalid_type', expected: 'array', input: value });
 });
+
+/**
+ * Each value once, in first-seen order. Filter lists go through it: a list of 32,767 or more values
+ * would exceed PostgreSQL's bind parameters, and a list of enum values is never longer than the enum.
+ */
+export const distinct = <T>(values: readonly T[]): T[] => [...new Set(values)];
 
 /** Any RFC 4122-shaped id; PostgreSQL's uuid type accepts every version, so we do too. */
 export const uuid = z.guid();

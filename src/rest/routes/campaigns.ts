@@ -4,6 +4,7 @@ import { dispatchCampaign, dispatchInput } from '../../services/campaigns/dispat
 import { createCampaignInput } from '../../services/campaigns/inputs.js';
 import { campaignRelations, getCampaignWithRelations, listCampaignsWithRelations } from '../../services/campaigns/with-relations.js';
 import { ConflictError } from '../../services/errors.js';
+import { INSTANT_RANGE_MESSAGE, isStorableInstant } from '../../services/input-safety.js';
 import { fromJsonText } from '../forms.js';
 import { paginationQuery } from '../pagination.js';
 import { defineRoute } from '../route.js';
@@ -40,8 +41,14 @@ const createBody = z
     timezone: f.timezone.describe('IANA time zone of the calling hours (default UTC).'),
     call_insights: fromJsonText(f.callInsights),
     post_call_analyzers: fromJsonText(f.postCallAnalyzers),
-    // A blank form field means no planned start, as DRF reads an empty date.
-    started_at: z.preprocess((value) => (value === '' ? null : value), f.startedAt).describe('Planned start; must be in the future.'),
+    // A blank form field means no planned start, as DRF reads an empty date. The service's own rules do
+    // not bound a start in the future, so the instants every date input accepts are checked here.
+    started_at: z
+      .preprocess(
+        (value) => (value === '' ? null : value),
+        f.startedAt.refine((date) => !date || isStorableInstant(date), { error: INSTANT_RANGE_MESSAGE }),
+      )
+      .describe('Planned start; must be in the future.'),
     completed_at: z.unknown().optional().meta({ readOnly: true, description: 'Read-only: ignored; set when the campaign completes.' }),
   })
   .meta({ id: 'CampaignRequest' });

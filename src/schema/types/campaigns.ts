@@ -13,6 +13,7 @@ import {
 } from '../../services/campaigns/schedule.js';
 import { cancelCampaign, pauseCampaign } from '../../services/campaigns/transitions.js';
 import { ValidationError, type FieldErrors } from '../../services/errors.js';
+import { distinct } from '../../services/validation.js';
 import { builder } from '../builder.js';
 import type { GraphQLContext } from '../context.js';
 import { withoutNulls } from '../inputs.js';
@@ -122,8 +123,9 @@ builder.queryFields((t) => ({
     cursor: 'id',
     authScopes: { authenticated: true },
     args: { statuses: t.arg({ type: [CampaignStatus], description: 'Only campaigns in one of these states.' }) },
-    totalCount: (_parent, args, ctx) => campaigns.countCampaigns(ctx.service, args),
-    resolve: (query, _root, args, ctx) => campaigns.listCampaigns(ctx.service, args, query),
+    // Each status once, as the other filter lists are (see `distinct`).
+    totalCount: (_parent, { statuses }, ctx) => campaigns.countCampaigns(ctx.service, { statuses: statuses && distinct(statuses) }),
+    resolve: (query, _root, { statuses }, ctx) => campaigns.listCampaigns(ctx.service, { statuses: statuses && distinct(statuses) }, query),
   }),
   campaign: t.prismaField({
     type: 'Campaign',

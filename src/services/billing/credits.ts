@@ -1,7 +1,7 @@
 import type { CreditTransaction, CreditTransactionKind, Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
 import { NotFoundError, ValidationError } from '../errors.js';
-import { uuid } from '../validation.js';
+import { distinct, uuid } from '../validation.js';
 import { effectiveCents, type Balances, type TransactionQuery } from './ledger.js';
 
 // What a customer reads of their credits: balances, the ledger, receipt links.
@@ -29,7 +29,7 @@ function owned(ctx: ServiceContext, filter: TransactionFilter): Prisma.CreditTra
   if (filter.from && filter.to && filter.from > filter.to) throw ValidationError.field('to', 'Must not be earlier than from.');
   return {
     userId: ctx.user.id,
-    ...(filter.kinds ? { kind: { in: filter.kinds } } : {}),
+    ...(filter.kinds ? { kind: { in: distinct(filter.kinds) } } : {}),
     ...(filter.from || filter.to
       ? { createdAt: { ...(filter.from ? { gte: filter.from } : {}), ...(filter.to ? { lt: filter.to } : {}) } }
       : {}),
