@@ -201,6 +201,9 @@ interface Transport {
 
 const json = (contentType: string, body: string): HttpRequest => ({ method: 'POST', path: '/graphql', headers: { 'content-type': contentType }, body });
 
+/** What a GET query or a multipart upload must carry (CSRF prevention); one transport leaves it out. */
+const CSRF = { 'x-graphql-yoga-csrf': '1' };
+
 /** `variables.input.file` for each file in the variables; the files themselves become null in the operation. */
 function takeFiles(value: Value, path: string, files: [string, FilePart][]): Value {
   if (value instanceof FilePart) {
@@ -229,7 +232,7 @@ const TRANSPORTS: { transport: Transport; weight: number; mutations?: false }[] 
       request: (op) => ({
         method: 'GET',
         path: `/graphql?${new URLSearchParams({ query: op.document, variables: toJsonText(op.variables), operationName: op.operationName })}`,
-        headers: { accept: 'application/json' },
+        headers: { accept: 'application/json', ...CSRF },
       }),
     },
   },
@@ -256,6 +259,18 @@ const TRANSPORTS: { transport: Transport; weight: number; mutations?: false }[] 
         form.set('operations', toJsonText({ query: op.document, variables }));
         form.set('map', JSON.stringify(Object.fromEntries(files.map(([path], i) => [String(i), [path]]))));
         files.forEach(([, file], i) => form.set(String(i), new Blob([file.content], { type: 'text/csv' }), `f${i}.csv`));
+        return { method: 'POST', path: '/graphql', headers: { ...CSRF }, body: form };
+      },
+    },
+  },
+  {
+    weight: 1,
+    transport: {
+      name: 'multipart without the CSRF header',
+      request: (op) => {
+        const form = new FormData();
+        form.set('operations', operationText(op));
+        form.set('map', '{}');
         return { method: 'POST', path: '/graphql', headers: {}, body: form };
       },
     },
@@ -275,7 +290,7 @@ const TRANSPORTS: { transport: Transport; weight: number; mutations?: false }[] 
         form.set('operations', operationText(op));
         form.set('map', ['{"0":5}', '{"0":[5]}', '[1]', '{', '{"0":["variables"]}', '{"0":["query"]}'][op.document.length % 6]!);
         form.set('0', 'not a file');
-        return { method: 'POST', path: '/graphql', headers: {}, body: form };
+        return { method: 'POST', path: '/graphql', headers: { ...CSRF }, body: form };
       },
     },
   },
@@ -283,7 +298,7 @@ const TRANSPORTS: { transport: Transport; weight: number; mutations?: false }[] 
     weight: 1,
     transport: {
       name: 'GET, bad variables',
-      request: (op) => ({ method: 'GET', path: `/graphql?${new URLSearchParams({ query: op.document, variables: '{"a":' })}`, headers: {} }),
+      request: (op) => ({ method: 'GET', path: `/graphql?${new URLSearchParams({ query: op.document, variables: '{"a":' })}`, headers: { ...CSRF } }),
     },
   },
   { weight: 1, transport: { name: 'refused type', request: (op) => json('text/plain', operationText(op)) } },
