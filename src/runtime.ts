@@ -6,7 +6,7 @@ import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates, seedDemo } from './db/seed.js';
-import { createApp } from './http/app.js';
+import { createApp } from './app.js';
 import { startDialer } from './jobs/dialer.js';
 import { drainable } from './http/drain.js';
 import { registerDatabaseChecks } from './ops/database-checks.js';

@@ -3,17 +3,73 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import pg from 'pg';
 import * as pgCopy from 'pg-copy-streams';
+import { dbNamedStatementDuration, dbNamedStatements } from '../ops/metrics.js';
 
-// Plain SQL beside Prisma, for the paths where Prisma's cost per statement shows: the dialer, which runs
-// thousands of small statements a second, and bulk imports. Measured on this project's machines, a
-// statement through Prisma costs three to four times the CPU of the same statement through node-postgres.
-// The same interface runs on PostgreSQL (sharing Prisma's pool) and on the embedded PGlite, and both
-// return the same JavaScript types: bigint for int8, Date for timestamps, parsed JSON for json/jsonb.
+// The one way the stores send SQL beside Prisma: named statements over node-postgres or the embedded
+// PGlite. Measured on this project's machines, a statement through Prisma costs three to four times the
+// CPU of the same statement through node-postgres, so the dialer, the ledger and bulk imports run here.
+// Both drivers return the same JavaScript types: bigint for int8, Date for timestamps, parsed JSON for
+// json/jsonb. A statement's name is its label in metrics, its prepared-statement name on PostgreSQL, and
+// it is added to the error a failed statement throws, so logs say which statement failed.
+
+/** One SQL text with its name (`domain.what`); `Row` is the type of the rows it returns. */
+export interface Statement<Row> {
+  readonly name: string;
+  readonly text: string;
+  /** Not prepared on PostgreSQL: a text built at run time (a bulk insert's VALUES list). */
+  readonly dynamic: boolean;
+  /** Carries the row type only; never set. */
+  readonly row?: Row;
+}
+
+const declared = new Map<string, string>();
+
+/**
+ * Declares a statement once, at a store's module level. Two different texts under one name are a
+ * programming error, refused at load time so that a name always means one statement.
+ */
+export function statement<Row = Record<string, unknown>>(name: string, text: string): Statement<Row> {
+  const known = declared.get(name);
+  if (known !== undefined && known !== text) throw new Error(`Two SQL statements are named ${name}.`);
+  declared.set(name, text);
+  return { name, text, dynamic: false };
+}
+
+/** A statement whose text is built at run time (bounded shapes only); it runs unprepared. */
+export function dynamicStatement<Row = Record<string, unknown>>(name: string, text: string): Statement<Row> {
+  return { name, text, dynamic: true };
+}
 
 export interface SqlSession {
   /** The rows of one statement; `$1`, `$2`, ... take `values`. */
+  run<Row>(statement: Statement<Row>, values?: readonly unknown[]): Promise<Row[]>;
+  /** Unnamed text: only until every store declares its statements. */
   query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<R[]>;
 }
+
+/** Counts and times a statement under its name (Prisma's too, see prisma-names.ts); the labelled series are looked up once per statement. */
+export async function measured<T>(statement: Statement<unknown>, send: () => Promise<T>): Promise<T> {
+  let series = SERIES.get(statement.name);
+  if (!series) {
+    series = { count: dbNamedStatements.labels(statement.name), duration: dbNamedStatementDuration.labels(statement.name) };
+    SERIES.set(statement.name, series);
+  }
+  series.count.inc();
+  const started = performance.now();
+  try {
+    return await send();
+  } catch (error) {
+    if (error && typeof error === 'object') Object.assign(error, { statement: statement.name });
+    throw error;
+  } finally {
+    series.duration.observe((performance.now() - started) / 1000);
+  }
+}
+
+const SERIES = new Map<
+  string,
+  { count: ReturnType<typeof dbNamedStatements.labels>; duration: ReturnType<typeof dbNamedStatementDuration.labels> }
+>();
 
 /** A session inside a transaction, which can also load rows in bulk. */
 export interface SqlTransaction extends SqlSession {
@@ -68,12 +124,15 @@ export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
     if (!name && names.size < MAX_PREPARED) names.set(text, (name = `callflow_${names.size}`));
     return name;
   };
-  const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, values?: readonly unknown[]) => {
+  const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, values?: readonly unknown[], name = nameOf(text)) => {
     onStatement();
-    const result = await client.query({ name: nameOf(text), text, values: values as unknown[] | undefined, types: pgTypes });
+    const result = await client.query({ name, text, values: values as unknown[] | undefined, types: pgTypes });
     return result.rows as R[];
   };
+  const runNamed = <R>(client: pg.Pool | pg.PoolClient, statement: Statement<R>, values?: readonly unknown[]) =>
+    measured(statement, () => run<R>(client, statement.text, values, statement.dynamic ? undefined : `callflow.${statement.name}`));
   return {
+    run: (statement, values) => runNamed(pool, statement, values),
     query: (text, values) => run(pool, text, values),
     async transaction(work) {
       const client = await pool.connect();
@@ -82,6 +141,7 @@ export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
       try {
         await run(client, 'BEGIN');
         const result = await work({
+          run: (statement, values) => runNamed(client, statement, values),
           query: (text, values) => run(client, text, values),
           copyInto(table, columns) {
             onStatement();
@@ -130,6 +190,7 @@ export function pgliteSql(pglite: PGlite, onStatement: () => void): Sql {
     return result.rows;
   };
   return {
+    run: (statement, values) => measured(statement, () => run(pglite, statement.text, values)),
     query: (text, values) => run(pglite, text, values),
     // PGlite sends BEGIN and COMMIT (or ROLLBACK) itself; they are counted like node-postgres' ones.
     transaction: (work) => {
@@ -137,6 +198,7 @@ export function pgliteSql(pglite: PGlite, onStatement: () => void): Sql {
       return pglite
         .transaction((tx) =>
           work({
+            run: (statement, values) => measured(statement, () => run(tx, statement.text, values)),
             query: (text, values) => run(tx, text, values),
             // PGlite reads a COPY's data from one blob: the rows are kept outside the JS heap until the end.
             copyInto(table, columns) {

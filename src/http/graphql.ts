@@ -10,7 +10,7 @@ import type { Authenticator } from '../services/auth.js';
 import { serviceContext, type ServiceEnv } from '../services/context.js';
 import { AuthenticationError } from '../services/errors.js';
 import type { RateLimiter } from '../ops/rate-limits.js';
-import { WWW_AUTHENTICATE } from '../rest/errors.js';
+import { WWW_AUTHENTICATE } from './errors.js';
 import { hideSchemaNames } from './graphql-hidden-schema.js';
 import { graphqlInput } from './graphql-input.js';
 import { acceptedMediaTypes } from './graphql-media-types.js';

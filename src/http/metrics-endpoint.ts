@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { dialerCallsInFlight, dialerCreditHeldCents, dialerQueueDepth, registry } from '../ops/metrics.js';
-import { json } from '../rest/errors.js';
+import { json } from './errors.js';
 import type { ServiceEnv } from '../services/context.js';
 import { dialerStatus } from '../services/dialer/status.js';
 

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { Readiness } from '../ops/readiness.js';
-import { json } from '../rest/errors.js';
+import { json } from './errors.js';
 import { scopeOf } from './request-scope.js';
 
 /** GET /readyz: 200 when every check passes, else 503; the body lists each check either way. */

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import { readRawBody } from '../rest/body.js';
-import { errorResponse, json } from '../rest/errors.js';
+import { readRawBody } from './body.js';
+import { errorResponse, json } from './errors.js';
 import type { ServiceEnv } from '../services/context.js';
 import { acceptRetellEvent, verifiedRetellEvent, type RetellWebhookSettings } from '../services/dialer/retell-webhooks.js';
 import { scopeOf } from './request-scope.js';

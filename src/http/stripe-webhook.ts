@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import { readRawBody } from '../rest/body.js';
-import { errorResponse, json } from '../rest/errors.js';
+import { readRawBody } from './body.js';
+import { errorResponse, json } from './errors.js';
 import { applyStripeEvent, verifyStripeEvent } from '../services/billing/stripe.js';
 import type { LedgerContext } from '../services/billing/ledger.js';
 import { scopeOf } from './request-scope.js';

@@ -45,6 +45,21 @@ export const dbStatements = new Counter({
   registers,
 });
 
+export const dbNamedStatements = new Counter({
+  name: 'db_named_statements_total',
+  help: 'Statements run through a store, by statement name (a fixed set, written in the code).',
+  labelNames: ['statement'] as const,
+  registers,
+});
+
+export const dbNamedStatementDuration = new Histogram({
+  name: 'db_named_statement_duration_seconds',
+  help: 'Time from sending a store statement to its rows, by statement name.',
+  labelNames: ['statement'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+  registers,
+});
+
 export const rateLimitedRequests = new Counter({
   name: 'rate_limited_requests_total',
   help: 'Requests refused by a per-user rate limit, by budget (requests, import, dispatch).',

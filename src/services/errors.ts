@@ -1,6 +1,6 @@
 import { Prisma } from '../generated/prisma/client.js';
 
-// The one catalogue of errors the service layer raises. src/rest/errors.ts maps each to a v1 (DRF-style)
+// The one catalogue of errors the service layer raises. src/http/errors.ts maps each to a v1 (DRF-style)
 // response and src/schema/errors.ts to a GraphQL `extensions.code`; nothing else decides status codes.
 
 export type ErrorCode =

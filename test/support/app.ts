@@ -4,7 +4,7 @@ import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
 import type { Database } from '../../src/db/database.js';
 import { seedAgentTemplates } from '../../src/db/seed.js';
-import { createApp } from '../../src/http/app.js';
+import { createApp } from '../../src/app.js';
 import type { CorsOrigins } from '../../src/http/cors.js';
 import { createLogger } from '../../src/logger.js';
 import { registerDatabaseChecks } from '../../src/ops/database-checks.js';

@@ -1,0 +1,65 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+// Stores (src/services/<domain>/store.ts or a store/ folder) and src/db are the only modules that talk to
+// the database. Everywhere else a database call is a lint error, so a rule cannot grow a second data path.
+const databaseCalls = [
+  {
+    selector: "CallExpression[callee.property.name=/^\\$(queryRaw|queryRawUnsafe|executeRaw|executeRawUnsafe|transaction)$/]",
+    message: 'Only a store may send SQL or open a transaction: add a function to the domain store.',
+  },
+  {
+    selector: "MemberExpression[object.type='MemberExpression'][object.property.name=/^(db|prisma)$/][property.name!=/^\\$/]",
+    message: 'Only a store may use the Prisma client: add a function to the domain store.',
+  },
+  {
+    selector: "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(run|query|transaction|copyInto)$/][callee.object.property.name='sql']",
+    message: 'Only a store may run SQL: add a function to the domain store.',
+  },
+  {
+    selector: "CallExpression[callee.name=/^(statement|dynamicStatement)$/]",
+    message: 'Statements are declared in a store.',
+  },
+];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'src/generated/**', 'test/generated/**', 'coverage/**', '.ci/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-empty-object-type': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'no-empty': ['error', { allowEmptyCatch: true }],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/db/**', 'src/services/**/store.ts', 'src/services/**/store/**', 'src/cli/**'],
+    rules: {
+      'no-restricted-syntax': ['error', ...databaseCalls],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'pg', message: 'Only src/db and the stores use node-postgres.' },
+            { name: 'pg-copy-streams', message: 'Only src/db uses COPY streams.' },
+          ],
+          patterns: [
+            {
+              regex: 'db/sql\\.js$',
+              allowImportNames: ['SqlSession', 'SqlTransaction', 'Sql', 'copyText'],
+              message: 'Statements are declared and run in a store; other modules pass sessions along.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+);
