@@ -10,7 +10,7 @@ import { grantCredits } from '../src/services/billing/grants.js';
 import { importContacts } from '../src/services/contacts/import.js';
 import { serviceContext, systemClock, type ServiceEnv } from '../src/services/context.js';
 import { idleDialer } from '../src/services/dialer/control.js';
-import { enrollContacts } from '../src/services/dialer/enrollment.js';
+import { enrollContacts } from '../src/services/campaigns/store.js';
 import { inProcessEventBus } from '../src/services/events.js';
 import { defaultSettings } from '../src/services/settings.js';
 import { BENCH_SECRET, buildOnce, cpuMsOf, machineCpuMs, median, postgresCpuBetween, postgresCpuMs, profileArgs, round, withDatabase } from './support.js';
@@ -55,7 +55,7 @@ async function campaignFor(db: Database, env: ServiceEnv): Promise<string> {
       scheduleConfig: { max_attempts: 1, max_attempts_per_day: 1, retry_interval_minutes: 60, retry_on: [] },
     },
   });
-  await db.prisma.$transaction((tx) => enrollContacts(tx, campaign.id, new Date()));
+  await enrollContacts(db.sql, campaign.id, new Date());
   return campaign.id;
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enrollContacts } from '../src/services/dialer/enrollment.js';
+import { enrollContacts } from '../src/services/campaigns/store.js';
 import type { PlaceCall } from '../src/services/dialer/telephony.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, manualDialer, ManualClock, RecordingTelephony, runningCampaign } from './support/dialer.js';
@@ -78,7 +78,7 @@ async function finishedCampaigns(target: Person) {
       scheduleConfig: once.scheduleConfig,
     },
   });
-  await app.prisma.$transaction((tx) => enrollContacts(tx, second.id, clock.now()));
+  await enrollContacts(app.sql, second.id, clock.now());
   await dialer.run(second.id);
   const campaigns = await app.prisma.campaign.findMany({ where: { userId: main.userId }, select: { id: true, status: true } });
   expect(campaigns.map((c) => c.status)).toEqual(['completed', 'completed']);

@@ -5,7 +5,7 @@ import { resumeCampaign } from '../src/services/campaigns/dispatch.js';
 import { pauseCampaign } from '../src/services/campaigns/transitions.js';
 import { importContacts } from '../src/services/contacts/import.js';
 import type { ServiceEnv } from '../src/services/context.js';
-import { enrollContacts } from '../src/services/dialer/enrollment.js';
+import { enrollContacts } from '../src/services/campaigns/store.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, holdWrites, manualDialer, ManualClock, RecordingTelephony, runningCampaign } from './support/dialer.js';
 
@@ -30,7 +30,7 @@ async function secondCampaign(env: ServiceEnv, setup: Awaited<ReturnType<typeof 
       startedAt: env.clock.now(), concurrentCalls: 10, timezone: 'UTC', ...ALL_DAY,
     },
   });
-  await app.prisma.$transaction((tx) => enrollContacts(tx, campaign.id, env.clock.now()));
+  await enrollContacts(app.sql, campaign.id, env.clock.now());
   return campaign.id;
 }
 

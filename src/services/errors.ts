@@ -47,6 +47,12 @@ export class NotFoundError extends AppError {
   }
 }
 
+/** The row a lookup found; none (another user's, or no such id) is a NotFoundError naming `what`. */
+export function found<T>(row: T | null | undefined, what: string): T {
+  if (row === null || row === undefined) throw new NotFoundError(what);
+  return row;
+}
+
 export class ValidationError extends AppError {
   readonly code = 'BAD_USER_INPUT';
   constructor(readonly fieldErrors: FieldErrors) {

@@ -5,7 +5,7 @@ import { importContacts } from '../../src/services/contacts/import.js';
 import { serviceContext, type Clock, type ServiceEnv } from '../../src/services/context.js';
 import { idleDialer } from '../../src/services/dialer/control.js';
 import { Dialer, DEFAULT_DIALER_OPTIONS, type DialerOptions } from '../../src/services/dialer/engine.js';
-import { enrollContacts } from '../../src/services/dialer/enrollment.js';
+import { enrollContacts } from '../../src/services/campaigns/store.js';
 import type { CallResult, PlaceCall, Telephony } from '../../src/services/dialer/telephony.js';
 import { inProcessEventBus } from '../../src/services/events.js';
 import { defaultSettings } from '../../src/services/settings.js';
@@ -156,7 +156,7 @@ export async function runningCampaign(app: TestApp, env: ServiceEnv, setup: Camp
       ...setup.campaign,
     },
   });
-  await app.prisma.$transaction((tx) => enrollContacts(tx, campaign.id, env.clock.now()));
+  await enrollContacts(app.sql, campaign.id, env.clock.now());
   return { userId, token, agent, campaignId: campaign.id, groupId: imported.groupId, ctx, admin };
 }
 

@@ -69,7 +69,7 @@ function loadProgress(ctx: GraphQLContext, id: string): Promise<CampaignProgress
     const ids: string[] = [];
     const loaded = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
       progressBatches.delete(ctx);
-      return campaignProgress(ctx.prisma, ids);
+      return campaignProgress({ db: ctx.prisma }, ids);
     });
     batch = { ids, loaded };
     progressBatches.set(ctx, batch);

@@ -1,7 +1,8 @@
 import type { z } from 'zod';
-import type { CampaignStatus, Prisma } from '../../generated/prisma/client.js';
+import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
-import { NotFoundError, ValidationError, type FieldErrors } from '../errors.js';
+import { found, ValidationError, type FieldErrors } from '../errors.js';
+import { uuidv7 } from '../ids.js';
 import { parseInput, uuid } from '../validation.js';
 import {
   createCampaignInput,
@@ -9,37 +10,37 @@ import {
   type CreateCampaignInput,
   type UpdateCampaignInput,
 } from './inputs.js';
-import { replanWaiting } from '../dialer/replan.js';
 import { checkAgent, checkDescriptions, checkGroup } from './references.js';
 import { EDITABLE_STATUSES, lockCampaign, refusal } from './states.js';
+import {
+  countCampaigns as countRows,
+  findCampaign,
+  findCampaigns,
+  insertCampaign,
+  ownerCountry,
+  replanWaiting,
+  updateCampaignRow,
+  type CampaignColumns,
+  type CampaignFilter,
+  type CampaignPage,
+  type CampaignQuery,
+} from './store.js';
 
 // Reading, creating and editing campaigns. State changes live in transitions.ts and dispatch.ts.
 
-export type CampaignQuery = { include?: Prisma.CampaignInclude; select?: Prisma.CampaignSelect };
-
-export interface CampaignFilter {
-  statuses?: CampaignStatus[] | null | undefined;
-}
-
-function owned(ctx: ServiceContext, filter: CampaignFilter = {}): Prisma.CampaignWhereInput {
-  return { userId: ctx.user.id, ...(filter.statuses ? { status: { in: filter.statuses } } : {}) };
-}
+export type { CampaignFilter, CampaignQuery };
 
 /** The caller's campaigns, newest first; `query` carries paging and the relations a caller wants joined. */
-export function listCampaigns<Q extends CampaignQuery & Pick<Prisma.CampaignFindManyArgs, 'take' | 'skip' | 'cursor'> = {}>(
+export function listCampaigns<Q extends CampaignQuery & CampaignPage = {}>(
   ctx: ServiceContext,
   filter: CampaignFilter,
   query: Q = {} as Q,
 ): Promise<Prisma.CampaignGetPayload<Q>[]> {
-  return ctx.db.campaign.findMany({
-    ...query,
-    where: owned(ctx, filter),
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-  }) as Promise<Prisma.CampaignGetPayload<Q>[]>;
+  return findCampaigns(ctx, filter, query);
 }
 
 export function countCampaigns(ctx: ServiceContext, filter: CampaignFilter): Promise<number> {
-  return ctx.db.campaign.count({ where: owned(ctx, filter) });
+  return countRows(ctx, filter);
 }
 
 export async function getCampaign<Q extends CampaignQuery = {}>(
@@ -47,33 +48,29 @@ export async function getCampaign<Q extends CampaignQuery = {}>(
   id: string,
   query: Q = {} as Q,
 ): Promise<Prisma.CampaignGetPayload<Q>> {
-  if (!uuid.safeParse(id).success) throw new NotFoundError('Campaign');
-  const campaign = await ctx.db.campaign.findFirst({ ...query, where: { ...owned(ctx), id } });
-  if (!campaign) throw new NotFoundError('Campaign');
-  return campaign as Prisma.CampaignGetPayload<Q>;
+  return found(uuid.safeParse(id).success ? await findCampaign(ctx, id, query) : null, 'Campaign');
 }
 
 type Editable = z.output<typeof updateCampaignInput>;
 
-/** Prisma's data for the given fields; absent ones stay as they are. */
-function columns(input: Editable): Prisma.CampaignUncheckedUpdateInput {
-  const json = (value: unknown) => (value === undefined ? undefined : (value as Prisma.InputJsonValue));
+/** The stored columns of the given fields; absent ones stay as they are. */
+function columns(input: Editable): CampaignColumns {
   return {
     name: input.name,
     description: input.description,
-    agentId: input.agentId,
-    contactGroupId: input.contactGroupId,
-    concurrentCalls: input.concurrentCalls,
-    maxRetryDays: input.maxRetryDays,
-    callingHours: json(input.callingHours),
-    activeDays: json(input.activeDays),
-    scheduleConfig: json(input.scheduleConfig),
-    fieldMappings: json(input.fieldMappings),
-    selectedContactFields: json(input.selectedContactFields),
+    agent_id: input.agentId,
+    contact_group_id: input.contactGroupId,
+    concurrent_calls: input.concurrentCalls,
+    max_retry_days: input.maxRetryDays,
+    calling_hours: input.callingHours,
+    active_days: input.activeDays,
+    schedule_config: input.scheduleConfig,
+    field_mappings: input.fieldMappings,
+    selected_contact_fields: input.selectedContactFields,
     timezone: input.timezone,
-    callInsights: json(input.callInsights),
-    postCallAnalyzers: json(input.postCallAnalyzers),
-    startedAt: input.startedAt,
+    call_insights: input.callInsights,
+    post_call_analyzers: input.postCallAnalyzers,
+    started_at: input.startedAt,
   };
 }
 
@@ -94,17 +91,16 @@ export async function createCampaign<Q extends CampaignQuery = {}>(
   if (input.startedAt && input.startedAt <= now) errors.startedAt = [FUTURE_MESSAGE];
   if (input.status === 'scheduled' && !input.startedAt) errors.startedAt ??= ['A scheduled campaign needs a start time.'];
 
-  const user = await ctx.db.user.findUniqueOrThrow({ where: { id: ctx.user.id }, select: { defaultCountry: true } });
-  return ctx.db.$transaction(async (tx) => {
+  const country = await ownerCountry(ctx);
+  const id = uuidv7();
+  await ctx.sql.transaction(async (tx) => {
     const agent = await checkAgent(tx, ctx.user.id, input.agentId, errors);
     const group = await checkGroup(tx, ctx.user.id, input.contactGroupId, errors);
-    if (agent && group) checkDescriptions(input, agent, group, user.defaultCountry, errors);
+    if (agent && group) checkDescriptions(input, agent, group, country, errors);
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
-    return tx.campaign.create({
-      ...query,
-      data: { ...columns(input), userId: ctx.user.id, status: input.status } as Prisma.CampaignUncheckedCreateInput,
-    });
-  }) as Promise<Prisma.CampaignGetPayload<Q>>;
+    await insertCampaign(tx, { ...columns(input), id, user_id: ctx.user.id, status: input.status });
+  });
+  return getCampaign(ctx, id, query);
 }
 
 /**
@@ -122,7 +118,7 @@ export async function updateCampaign<Q extends CampaignQuery = {}>(
   const input = parseInput(updateCampaignInput, raw);
   const now = ctx.clock.now();
 
-  const updated = await ctx.db.$transaction(async (tx) => {
+  await ctx.sql.transaction(async (tx) => {
     const campaign = await lockCampaign(tx, id);
     if (!EDITABLE_STATUSES.includes(campaign.status)) throw refusal(campaign.status, 'Only draft and paused campaigns can be edited.');
     const started = campaign.status === 'paused';
@@ -139,8 +135,8 @@ export async function updateCampaign<Q extends CampaignQuery = {}>(
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
     const windowChanged = input.callingHours !== undefined || input.activeDays !== undefined || input.timezone !== undefined;
     if (windowChanged) await replanWaiting(tx, id, now);
-    return tx.campaign.update({ ...query, where: { id }, data: columns(input) });
+    await updateCampaignRow(tx, id, columns(input));
   });
   ctx.events.publish({ kind: 'campaign', campaignId: id });
-  return updated as Prisma.CampaignGetPayload<Q>;
+  return getCampaign(ctx, id, query);
 }

@@ -1,13 +1,15 @@
 import { z } from 'zod';
+import type { SqlSession } from '../../db/sql.js';
 import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
 import { callCostCents } from '../billing/calls.js';
 import { effectiveCents } from '../billing/ledger.js';
 import type { ServiceContext } from '../context.js';
 import { ConflictError } from '../errors.js';
 import { parseInput, type RawInput } from '../validation.js';
-import { getCampaign, type CampaignQuery } from './campaigns.js';
+import { getCampaign } from './campaigns.js';
 import { assertCanCall, lockForStart, startCampaign, STARTABLE_STATUSES } from './start.js';
 import { refusal } from './states.js';
+import { markScheduled, ownerBalances, type CampaignQuery } from './store.js';
 
 // Dispatch starts a campaign now, schedules it for its future start, or resumes it; resume is the same
 // step for paused campaigns only.
@@ -53,14 +55,14 @@ export async function resumeCampaign<Q extends CampaignQuery = {}>(
 
 async function advance(ctx: ServiceContext, id: string, from: readonly CampaignStatus[], rule: string): Promise<DispatchResult['status']> {
   const now = ctx.clock.now();
-  const { status, started, changed } = await ctx.db.$transaction(async (tx) => {
+  const { status, started, changed } = await ctx.sql.transaction(async (tx) => {
     const campaign = await lockForStart(tx, id);
     if (campaign.status === 'running') return { status: 'running' as const, started: false, changed: false };
     if (!from.includes(campaign.status)) throw refusal(campaign.status, rule);
     await assertCanPay(ctx, tx, campaign);
     if (startsLater(campaign, now)) {
       await assertCanCall(tx, campaign);
-      await tx.campaign.update({ where: { id }, data: { status: 'scheduled' } });
+      await markScheduled(tx, id);
       return { status: 'scheduled' as const, started: false, changed: campaign.status !== 'scheduled' };
     }
     await startCampaign(tx, id, now);
@@ -78,11 +80,8 @@ function startsLater(campaign: Campaign, now: Date): boolean {
 }
 
 /** The balance must pay at least one minute at the configured rate, or nothing would be called. */
-async function assertCanPay(ctx: ServiceContext, tx: Prisma.TransactionClient, campaign: Campaign): Promise<void> {
-  const account = await tx.creditAccount.findUnique({
-    where: { userId: campaign.userId },
-    select: { balanceCents: true, includedRemainingCents: true, heldCents: true },
-  });
+async function assertCanPay(ctx: ServiceContext, tx: SqlSession, campaign: Campaign): Promise<void> {
+  const account = await ownerBalances(tx, campaign.userId);
   const available = account ? effectiveCents(account) : 0n;
   const minute = callCostCents(60, ctx.settings.callRateCentsPerMinute);
   if (available < minute) {

@@ -1,4 +1,5 @@
-import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { ServiceEnv } from '../context.js';
+import { progressCounts } from './store.js';
 
 // How far campaigns have got, counted from their enrolled contacts (campaign_contacts).
 
@@ -40,12 +41,8 @@ export const noProgress = (): CampaignProgress => ({
  * Progress of each campaign, in one grouped query whatever their number. Callers pass ids of campaigns
  * they may read; a campaign with nothing enrolled gets zeros.
  */
-export async function campaignProgress(db: PrismaClient, campaignIds: string[]): Promise<Map<string, CampaignProgress>> {
-  const groups = await db.campaignContact.groupBy({
-    by: ['campaignId', 'state', 'outcome'],
-    where: { campaignId: { in: campaignIds } },
-    _count: { _all: true },
-  });
+export async function campaignProgress(env: Pick<ServiceEnv, 'db'>, campaignIds: string[]): Promise<Map<string, CampaignProgress>> {
+  const groups = await progressCounts(env, campaignIds);
   const result = new Map(campaignIds.map((id) => [id, noProgress()]));
   for (const group of groups) {
     const progress = result.get(group.campaignId)!;

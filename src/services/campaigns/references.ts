@@ -1,24 +1,16 @@
-import type { Prisma } from '../../generated/prisma/client.js';
+import type { SqlSession } from '../../db/sql.js';
 import type { FieldErrors } from '../errors.js';
 import { INVALID_PHONE_MESSAGE, toE164 } from '../phone.js';
+import { referencedAgent, referencedGroup, type ReferencedAgent, type ReferencedGroup } from './store.js';
 
 // The agent and contact group a campaign names must be the caller's own; another user's id is a field
 // error in the body, not a 404, since the campaign itself exists. Each check adds to `errors`, so that
 // one answer names every bad field.
 
-type Tx = Prisma.TransactionClient;
-
-const agentSelect = { id: true, name: true, isActive: true, phoneNumbers: { select: { number: true } } } satisfies Prisma.AgentSelect;
-type ReferencedAgent = Prisma.AgentGetPayload<{ select: typeof agentSelect }>;
-interface ReferencedGroup {
-  id: string;
-  name: string;
-  total: number;
-}
 
 /** The user's active agent, or null with a field error on `agentId`. */
-export async function checkAgent(tx: Tx, userId: string, agentId: string, errors: FieldErrors): Promise<ReferencedAgent | null> {
-  const agent = await tx.agent.findFirst({ where: { id: agentId, userId }, select: agentSelect });
+export async function checkAgent(tx: SqlSession, userId: string, agentId: string, errors: FieldErrors): Promise<ReferencedAgent | null> {
+  const agent = await referencedAgent(tx, userId, agentId);
   if (!agent) errors.agentId = ['No agent with this id.'];
   else if (!agent.isActive) errors.agentId = [`The agent "${agent.name}" is archived; choose an active agent.`];
   return agent?.isActive ? agent : null;
@@ -30,10 +22,8 @@ export async function checkAgent(tx: Tx, userId: string, agentId: string, errors
  * then refused or takes the draft with it) instead of breaking its insert. An archived group is gone for
  * the user, like a deleted one.
  */
-export async function checkGroup(tx: Tx, userId: string, groupId: string, errors: FieldErrors): Promise<ReferencedGroup | null> {
-  const [group] = await tx.$queryRaw<ReferencedGroup[]>`
-    SELECT id, name, total FROM contact_groups
-    WHERE id = ${groupId}::uuid AND user_id = ${userId}::uuid AND archived_at IS NULL FOR SHARE`;
+export async function checkGroup(tx: SqlSession, userId: string, groupId: string, errors: FieldErrors): Promise<ReferencedGroup | null> {
+  const group = await referencedGroup(tx, userId, groupId);
   if (!group) errors.contactGroupId = ['No contact group with this id.'];
   return group ?? null;
 }

@@ -1,12 +1,11 @@
-import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
-import { enrollContacts } from '../dialer/enrollment.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import type { SqlSession } from '../../db/sql.js';
+import type { Campaign, CampaignStatus } from '../../generated/prisma/client.js';
+import { ConflictError, found } from '../errors.js';
 import { lockCampaign, refusal } from './states.js';
+import { agentForStart, enrollContacts, hasCallableContact, lockGroupOf, markRunning } from './store.js';
 
 // Starting a campaign: the one step shared by dispatch (now, or resuming) and the dialer (when a
-// scheduled campaign's time comes).
-
-type Tx = Prisma.TransactionClient;
+// scheduled campaign's time comes), over the one transaction type both run in.
 
 export const STARTABLE_STATUSES: readonly CampaignStatus[] = ['draft', 'scheduled', 'paused'];
 
@@ -15,39 +14,25 @@ export const STARTABLE_STATUSES: readonly CampaignStatus[] = ['draft', 'schedule
  * them in, so the two never wait on each other, and the group cannot be deleted under a campaign that
  * is starting.
  */
-export async function lockForStart(tx: Tx, id: string): Promise<Campaign> {
-  const [current] = await tx.$queryRaw<{ groupId: string }[]>`
-    SELECT contact_group_id AS "groupId" FROM campaigns WHERE id = ${id}::uuid`;
-  if (!current) throw new NotFoundError('Campaign');
-  await tx.$queryRaw`SELECT id FROM contact_groups WHERE id = ${current.groupId}::uuid FOR NO KEY UPDATE`;
+export async function lockForStart(tx: SqlSession, id: string): Promise<Campaign> {
+  const groupId = found(await lockGroupOf(tx, id), 'Campaign');
   const campaign = await lockCampaign(tx, id);
-  if (campaign.contactGroupId !== current.groupId) {
+  if (campaign.contactGroupId !== groupId) {
     throw new ConflictError('The campaign was edited while it was starting; try again.', 'campaign_changed');
   }
   return campaign;
 }
 
 /** Refuses a campaign that could not place a call: an archived agent, no number, nobody left to call. */
-export async function assertCanCall(tx: Tx, campaign: Campaign): Promise<void> {
-  const agent = await tx.agent.findUniqueOrThrow({
-    where: { id: campaign.agentId },
-    select: { name: true, isActive: true, _count: { select: { phoneNumbers: true } } },
-  });
+export async function assertCanCall(tx: SqlSession, campaign: Campaign): Promise<void> {
+  const agent = await agentForStart(tx, campaign.agentId);
   if (!agent.isActive) {
     throw new ConflictError(`The agent "${agent.name}" is archived; choose an active agent.`, 'agent_inactive');
   }
-  if (agent._count.phoneNumbers === 0) {
+  if (agent.numbers === 0) {
     throw new ConflictError(`The agent "${agent.name}" has no phone number to call from.`, 'agent_has_no_phone_number');
   }
-  // An active contact of the group that this campaign has not finished with (enrolled or not yet).
-  const found = await tx.$queryRaw<{ callable: boolean }[]>`
-    SELECT EXISTS (
-      SELECT 1 FROM contacts c
-      LEFT JOIN campaign_contacts cc ON cc.contact_id = c.id AND cc.campaign_id = ${campaign.id}::uuid
-      WHERE c.contact_group_id = ${campaign.contactGroupId}::uuid AND c.status = 'active' AND c.erased_at IS NULL
-        AND (cc.id IS NULL OR cc.state <> 'done')
-    ) AS callable`;
-  if (!found[0]?.callable) {
+  if (!(await hasCallableContact(tx, campaign))) {
     throw new ConflictError(
       'No contact is left to call: the group has no active contact this campaign has not finished with.',
       'no_callable_contacts',
@@ -70,19 +55,13 @@ export async function assertCanCall(tx: Tx, campaign: Campaign): Promise<void> {
  * - Credits are not checked here: the dialer's holds refuse calls the balance cannot cover.
  * - After commit, nobody has been told: dispatch wakes the dialer; the dialer just goes on dialing.
  */
-export async function startCampaign(tx: Tx, campaignId: string, now: Date): Promise<Campaign> {
+export async function startCampaign(tx: SqlSession, campaignId: string, now: Date): Promise<Campaign> {
   const campaign = await lockForStart(tx, campaignId);
   if (campaign.status === 'running') return campaign;
   if (!STARTABLE_STATUSES.includes(campaign.status)) throw refusal(campaign.status, 'It cannot start again.');
   await assertCanCall(tx, campaign);
-  const running = await tx.campaign.update({
-    where: { id: campaign.id },
-    data: {
-      status: 'running',
-      pausedReason: null,
-      startedAt: campaign.status === 'paused' && campaign.startedAt ? campaign.startedAt : now,
-    },
-  });
+  const startedAt = campaign.status === 'paused' && campaign.startedAt ? campaign.startedAt : now;
+  await markRunning(tx, campaign.id, startedAt);
   await enrollContacts(tx, campaign.id, now);
-  return running;
+  return { ...campaign, status: 'running', pausedReason: null, startedAt };
 }

@@ -1,6 +1,7 @@
 import type { SqlSession } from '../../db/sql.js';
-import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import type { Campaign, CampaignStatus } from '../../generated/prisma/client.js';
+import { ConflictError, found } from '../errors.js';
+import { lockCampaignRow, pauseRow } from './store.js';
 
 // The campaign state machine: draft -> scheduled -> running <-> paused -> completed, and any state that
 // is not final -> cancelled. A refused transition is a ConflictError whose reason names the state in the
@@ -10,14 +11,16 @@ import { ConflictError, NotFoundError } from '../errors.js';
 export const EDITABLE_STATUSES: readonly CampaignStatus[] = ['draft', 'paused'];
 
 /** Why a campaign is paused: the user, the dialer, or a scheduled start that was refused (its reason). */
-export type PausedReason =
-  | 'user_requested'
-  | 'insufficient_credits'
-  | 'agent_archived'
-  | 'high_failure_rate'
-  | 'agent_inactive'
-  | 'agent_has_no_phone_number'
-  | 'no_callable_contacts';
+export const PAUSED_REASONS = [
+  'user_requested',
+  'insufficient_credits',
+  'agent_archived',
+  'high_failure_rate',
+  'agent_inactive',
+  'agent_has_no_phone_number',
+  'no_callable_contacts',
+] as const;
+export type PausedReason = (typeof PAUSED_REASONS)[number];
 
 const STATE: Record<CampaignStatus, string> = {
   draft: 'This campaign is a draft.',
@@ -33,33 +36,22 @@ export function refusal(status: CampaignStatus, rule: string): ConflictError {
 }
 
 /**
- * Locks the campaign row (SELECT ... FOR NO KEY UPDATE) until the transaction ends and reads it, so that
- * its state cannot change between the check and the write. Lock order everywhere: contact group, then
- * campaign, then its campaign_contacts rows. NO KEY: every writer of campaigns still waits for it, but
- * the foreign-key checks of rows that point at the campaign (attempts, ledger rows, appointments) do
- * not, so a transaction that holds a credit account and writes such rows never waits for a tick that
+ * Locks the campaign row (FOR NO KEY UPDATE) until the transaction ends and reads it, so that its state
+ * cannot change between the check and the write. Lock order everywhere: contact group, then campaign,
+ * then its campaign_contacts rows. NO KEY lets the foreign-key checks of rows that point at the campaign
+ * through, so a transaction that holds a credit account and writes such rows never waits for a tick that
  * holds the campaign and waits for that account.
  */
-export async function lockCampaign(tx: Prisma.TransactionClient, id: string): Promise<Campaign> {
-  const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM campaigns WHERE id = ${id}::uuid FOR NO KEY UPDATE`;
-  if (locked.length === 0) throw new NotFoundError('Campaign');
-  return tx.campaign.findUniqueOrThrow({ where: { id } });
+export async function lockCampaign(tx: SqlSession, id: string): Promise<Campaign> {
+  return found(await lockCampaignRow(tx, id), 'Campaign');
 }
 
 /**
- * Pauses a running campaign with a reason, inside the caller's transaction. For the dialer too:
- * `insufficient_credits` when a hold is refused, `high_failure_rate`, and a scheduled campaign whose
- * start was refused when its time came (with the refusal's reason), so that the user sees why it is not
- * calling; dispatch resumes it. Returns false when it was neither running nor scheduled.
+ * Pauses a running or scheduled campaign with a reason, inside the caller's transaction: the user's pause,
+ * and the dialer's (`insufficient_credits` when a hold is refused, `high_failure_rate`, and a scheduled
+ * campaign whose start was refused when its time came, with the refusal's reason), so that the user sees
+ * why it is not calling; dispatch resumes it. Returns false when it was neither running nor scheduled.
  */
-export async function pauseForReason(tx: Prisma.TransactionClient, id: string, reason: PausedReason): Promise<boolean> {
-  return (await tx.$executeRawUnsafe(PAUSE_SQL, id, reason)) > 0;
+export function pauseForReason(tx: SqlSession, id: string, reason: PausedReason): Promise<boolean> {
+  return pauseRow(tx, id, reason);
 }
-
-/** pauseForReason in a plain SQL transaction (the dialer's). */
-export async function pauseForReasonSql(tx: SqlSession, id: string, reason: PausedReason): Promise<boolean> {
-  return (await tx.query(PAUSE_SQL, [id, reason])).length > 0;
-}
-
-const PAUSE_SQL = `UPDATE campaigns SET status = 'paused', paused_reason = $2, updated_at = now()
-  WHERE id = $1::uuid AND status IN ('running', 'scheduled') RETURNING id`;

@@ -1,7 +1,8 @@
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
-import { getCampaign, type CampaignQuery } from './campaigns.js';
+import { getCampaign } from './campaigns.js';
 import { lockCampaign, pauseForReason, refusal } from './states.js';
+import { cancelRows, type CampaignQuery } from './store.js';
 
 // The user's pause and cancel. Starting and resuming go through dispatch.ts, which checks more.
 
@@ -12,7 +13,7 @@ export async function pauseCampaign<Q extends CampaignQuery = {}>(
   query: Q = {} as Q,
 ): Promise<Prisma.CampaignGetPayload<Q>> {
   await getCampaign(ctx, id, { select: { id: true } });
-  const paused = await ctx.db.$transaction(async (tx) => {
+  const paused = await ctx.sql.transaction(async (tx) => {
     const campaign = await lockCampaign(tx, id);
     if (campaign.status === 'paused') return false;
     if (campaign.status !== 'running') throw refusal(campaign.status, 'Only a running campaign can be paused.');
@@ -32,15 +33,11 @@ export async function cancelCampaign<Q extends CampaignQuery = {}>(
   query: Q = {} as Q,
 ): Promise<Prisma.CampaignGetPayload<Q>> {
   await getCampaign(ctx, id, { select: { id: true } });
-  const cancelled = await ctx.db.$transaction(async (tx) => {
+  const cancelled = await ctx.sql.transaction(async (tx) => {
     const campaign = await lockCampaign(tx, id);
     if (campaign.status === 'cancelled') return false;
     if (campaign.status === 'completed') throw refusal(campaign.status, 'A finished campaign cannot be cancelled.');
-    await tx.campaign.update({ where: { id }, data: { status: 'cancelled', pausedReason: null } });
-    await tx.campaignContact.updateMany({
-      where: { campaignId: id, state: 'pending' },
-      data: { state: 'done', outcome: 'cancelled', nextAttemptAt: null },
-    });
+    await cancelRows(tx, id);
     return true;
   });
   if (cancelled) ctx.events.publish({ kind: 'campaign', campaignId: id });

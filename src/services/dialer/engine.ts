@@ -5,7 +5,7 @@ import { callCostCents, endCalls, holdCalls, lockAccounts, spendableCents } from
 import { addToList, markListed, type ListedNumber } from '../contacts/do-not-call.js';
 import { readData } from '../contacts/fields.js';
 import { startCampaign } from '../campaigns/start.js';
-import { pauseForReason, pauseForReasonSql, type PausedReason } from '../campaigns/states.js';
+import { pauseForReason, type PausedReason } from '../campaigns/states.js';
 import type { ServiceEnv } from '../context.js';
 import { ConflictError } from '../errors.js';
 import { uuidv7 } from '../ids.js';
@@ -46,9 +46,6 @@ export const DEFAULT_DIALER_OPTIONS: DialerOptions = { leaseSeconds: 300, holdMi
  * (a slot only this process knows to be free) is no use to others.
  */
 export type Wake = (campaignId: string, at?: Date, hereOnly?: boolean) => void;
-
-/** Scheduled starts queue on a campaign's and an account's row locks, longer than Prisma's 2 s / 5 s allow. */
-const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 };
 
 const UNFINISHED: CallStatus[] = ['queued', 'ringing', 'in_progress'];
 
@@ -207,7 +204,7 @@ export class Dialer {
       );
       const { agent_active, provider_agent_id, from_number, in_flight, live } = rows[0]!;
       if (!agent_active || !from_number) {
-        changed = await pauseForReasonSql(tx, campaignId, agent_active ? 'agent_has_no_phone_number' : 'agent_archived');
+        changed = await pauseForReason(tx, campaignId, agent_active ? 'agent_has_no_phone_number' : 'agent_archived');
         return null;
       }
       const free = freeSlots(campaign.concurrent_calls, in_flight, live);
@@ -240,7 +237,7 @@ export class Dialer {
         // The balance was read before the lock, and calls may have ended since: whether a call can be
         // paid is decided again on one consistent read of the balance, the holds and the calls in flight.
         const verdict = await creditVerdict(tx, campaignId, campaign.user_id, estimate);
-        if (verdict === 'pause') changed = await pauseForReasonSql(tx, campaignId, 'insufficient_credits');
+        if (verdict === 'pause') changed = await pauseForReason(tx, campaignId, 'insufficient_credits');
         return verdict === 'retry' ? { calls: [], more: true } : null;
       }
       if (chosen.length === 0) return { calls: [], more: false };
@@ -620,7 +617,7 @@ export class Dialer {
         );
         return true;
       }
-      return outcome === 'high_failure_rate' ? pauseForReasonSql(tx, campaignId, outcome) : false;
+      return outcome === 'high_failure_rate' ? pauseForReason(tx, campaignId, outcome) : false;
     }));
     if (changed) this.announce(campaignId, []);
   }
@@ -672,11 +669,11 @@ export class Dialer {
   /** A scheduled campaign whose time has come starts; one that cannot is paused with the reason. */
   private async startScheduled(campaignId: string, now: Date): Promise<void> {
     try {
-      await retryOnConflict(() => this.env.db.$transaction((tx) => startCampaign(tx, campaignId, now), TRANSACTION_OPTIONS));
+      await retryOnConflict(() => this.env.sql.transaction((tx) => startCampaign(tx, campaignId, now)));
     } catch (error) {
       if (!(error instanceof ConflictError) || !isPausedReason(error.reason)) throw error;
       const reason = error.reason;
-      await this.env.db.$transaction((tx) => pauseForReason(tx, campaignId, reason));
+      await pauseForReason(this.env.sql, campaignId, reason);
     }
     this.announce(campaignId, []);
   }

@@ -1,0 +1,336 @@
+import { named } from '../../db/prisma-names.js';
+import { dynamicStatement, statement, type SqlSession } from '../../db/sql.js';
+import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
+import type { ServiceContext, ServiceEnv } from '../context.js';
+import type { CampaignWithRelations } from './with-relations.js';
+
+// Every statement of the campaigns domain. Rows come back in Prisma's shapes (`Campaign`), so that a
+// campaign read under a lock and one read through Prisma are the same type.
+
+export type CampaignQuery = { include?: Prisma.CampaignInclude; select?: Prisma.CampaignSelect };
+export type CampaignPage = Pick<Prisma.CampaignFindManyArgs, 'take' | 'skip' | 'cursor'>;
+
+export interface CampaignFilter {
+  statuses?: CampaignStatus[] | null | undefined;
+}
+
+function owned(userId: string, filter: CampaignFilter = {}): Prisma.CampaignWhereInput {
+  return { userId, ...(filter.statuses ? { status: { in: filter.statuses } } : {}) };
+}
+
+export function findCampaigns<Q extends CampaignQuery & CampaignPage>(
+  ctx: ServiceContext,
+  filter: CampaignFilter,
+  query: Q,
+): Promise<Prisma.CampaignGetPayload<Q>[]> {
+  return named('campaigns.list', () =>
+    ctx.db.campaign.findMany({ ...query, where: owned(ctx.user.id, filter), orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] }),
+  ) as Promise<Prisma.CampaignGetPayload<Q>[]>;
+}
+
+export function countCampaigns(ctx: ServiceContext, filter: CampaignFilter): Promise<number> {
+  return named('campaigns.count', () => ctx.db.campaign.count({ where: owned(ctx.user.id, filter) }));
+}
+
+/** The caller's campaign, or null (another user's, or none). */
+export function findCampaign<Q extends CampaignQuery>(ctx: ServiceContext, id: string, query: Q): Promise<Prisma.CampaignGetPayload<Q> | null> {
+  return named('campaigns.get', () => ctx.db.campaign.findFirst({ ...query, where: { userId: ctx.user.id, id } })) as Promise<
+    Prisma.CampaignGetPayload<Q> | null
+  >;
+}
+
+/** The default country of the campaign's owner, which reads the phone numbers a client describes. */
+export async function ownerCountry(ctx: ServiceContext): Promise<string> {
+  const user = await named('campaigns.owner_country', () =>
+    ctx.db.user.findUniqueOrThrow({ where: { id: ctx.user.id }, select: { defaultCountry: true } }),
+  );
+  return user.defaultCountry;
+}
+
+const ownerBalancesStatement = statement<{ balanceCents: bigint; includedRemainingCents: bigint; heldCents: bigint }>(
+  'campaigns.owner_balances',
+  `SELECT balance_cents AS "balanceCents", included_remaining_cents AS "includedRemainingCents", held_cents AS "heldCents"
+   FROM credit_accounts WHERE user_id = $1::uuid`,
+);
+
+/** The owner's credit balances, or undefined before the account's first use. */
+export async function ownerBalances(tx: SqlSession, userId: string) {
+  return (await tx.run(ownerBalancesStatement, [userId]))[0];
+}
+
+/** Enrolled contacts of each campaign, by state and outcome. */
+export function progressCounts(ctx: Pick<ServiceEnv, 'db'>, campaignIds: string[]) {
+  return named('campaigns.progress', () =>
+    ctx.db.campaignContact.groupBy({
+      by: ['campaignId', 'state', 'outcome'],
+      where: { campaignId: { in: campaignIds } },
+      _count: { _all: true },
+    }),
+  );
+}
+
+/** A campaign's columns under Prisma's names. */
+export const CAMPAIGN_COLUMNS = `
+  k.id, k.user_id AS "userId", k.agent_id AS "agentId", k.contact_group_id AS "contactGroupId", k.name, k.description,
+  k.status, k.paused_reason AS "pausedReason", k.concurrent_calls AS "concurrentCalls", k.max_retry_days AS "maxRetryDays",
+  k.calling_hours AS "callingHours", k.schedule_config AS "scheduleConfig", k.active_days AS "activeDays",
+  k.field_mappings AS "fieldMappings", k.selected_contact_fields AS "selectedContactFields", k.timezone,
+  k.call_insights AS "callInsights", k.post_call_analyzers AS "postCallAnalyzers", k.started_at AS "startedAt",
+  k.completed_at AS "completedAt", k.created_at AS "createdAt", k.updated_at AS "updatedAt"`;
+
+const lockStatement = statement<Campaign>(
+  'campaigns.lock',
+  `SELECT ${CAMPAIGN_COLUMNS} FROM campaigns k WHERE k.id = $1::uuid FOR NO KEY UPDATE`,
+);
+
+/**
+ * Locks the campaign row (FOR NO KEY UPDATE) until the transaction ends and reads it. NO KEY: every writer
+ * of campaigns still waits for it, but the foreign-key checks of rows that point at the campaign
+ * (attempts, ledger rows, appointments) do not.
+ */
+export async function lockCampaignRow(tx: SqlSession, id: string): Promise<Campaign | undefined> {
+  return (await tx.run(lockStatement, [id]))[0];
+}
+
+const groupOfStatement = statement<{ groupId: string }>(
+  'campaigns.group_of',
+  'SELECT contact_group_id AS "groupId" FROM campaigns WHERE id = $1::uuid',
+);
+const lockGroupStatement = statement('campaigns.lock_group', 'SELECT id FROM contact_groups WHERE id = $1::uuid FOR NO KEY UPDATE');
+
+/** The campaign's contact group, locked (FOR NO KEY UPDATE), or undefined when there is no such campaign. */
+export async function lockGroupOf(tx: SqlSession, campaignId: string): Promise<string | undefined> {
+  const [current] = await tx.run(groupOfStatement, [campaignId]);
+  if (!current) return undefined;
+  await tx.run(lockGroupStatement, [current.groupId]);
+  return current.groupId;
+}
+
+const agentForStartStatement = statement<{ name: string; isActive: boolean; numbers: number }>(
+  'campaigns.agent_for_start',
+  `SELECT a.name, a.is_active AS "isActive", (SELECT count(*)::int FROM phone_numbers p WHERE p.agent_id = a.id) AS numbers
+   FROM agents a WHERE a.id = $1::uuid`,
+);
+
+export async function agentForStart(tx: SqlSession, agentId: string) {
+  return (await tx.run(agentForStartStatement, [agentId]))[0]!;
+}
+
+// An active contact of the group that this campaign has not finished with (enrolled or not yet).
+const callableStatement = statement<{ callable: boolean }>(
+  'campaigns.has_callable_contact',
+  `SELECT EXISTS (
+     SELECT 1 FROM contacts c
+     LEFT JOIN campaign_contacts cc ON cc.contact_id = c.id AND cc.campaign_id = $1::uuid
+     WHERE c.contact_group_id = $2::uuid AND c.status = 'active' AND c.erased_at IS NULL
+       AND (cc.id IS NULL OR cc.state <> 'done')
+   ) AS callable`,
+);
+
+export async function hasCallableContact(tx: SqlSession, campaign: Pick<Campaign, 'id' | 'contactGroupId'>): Promise<boolean> {
+  return (await tx.run(callableStatement, [campaign.id, campaign.contactGroupId]))[0]?.callable ?? false;
+}
+
+const startStatement = statement(
+  'campaigns.start',
+  `UPDATE campaigns SET status = 'running', paused_reason = NULL, started_at = $2, updated_at = now() WHERE id = $1::uuid`,
+);
+
+export async function markRunning(tx: SqlSession, id: string, startedAt: Date): Promise<void> {
+  await tx.run(startStatement, [id, startedAt]);
+}
+
+const scheduleStatement = statement(
+  'campaigns.schedule',
+  `UPDATE campaigns SET status = 'scheduled', updated_at = now() WHERE id = $1::uuid`,
+);
+
+export async function markScheduled(tx: SqlSession, id: string): Promise<void> {
+  await tx.run(scheduleStatement, [id]);
+}
+
+const pauseStatement = statement(
+  'campaigns.pause',
+  `UPDATE campaigns SET status = 'paused', paused_reason = $2, updated_at = now()
+   WHERE id = $1::uuid AND status IN ('running', 'scheduled') RETURNING id`,
+);
+
+/** Pauses a running or scheduled campaign with a reason; false when it was neither. */
+export async function pauseRow(tx: SqlSession, id: string, reason: string): Promise<boolean> {
+  return (await tx.run(pauseStatement, [id, reason])).length > 0;
+}
+
+const cancelStatement = statement(
+  'campaigns.cancel',
+  `UPDATE campaigns SET status = 'cancelled', paused_reason = NULL, updated_at = now() WHERE id = $1::uuid`,
+);
+const cancelWaitingStatement = statement(
+  'campaigns.cancel_waiting',
+  `UPDATE campaign_contacts SET state = 'done', outcome = 'cancelled', next_attempt_at = NULL, updated_at = now()
+   WHERE campaign_id = $1::uuid AND state = 'pending'`,
+);
+
+/** Cancels the campaign and closes its waiting contacts with the outcome `cancelled`. */
+export async function cancelRows(tx: SqlSession, id: string): Promise<void> {
+  await tx.run(cancelStatement, [id]);
+  await tx.run(cancelWaitingStatement, [id]);
+}
+
+// Callable contacts wait as `pending`, ready at once; invalid and do-not-call contacts are `done` at once
+// with that as their outcome. Erased contacts are nobody to call.
+const enrollStatement = statement(
+  'campaigns.enroll',
+  `INSERT INTO campaign_contacts (id, campaign_id, contact_id, state, outcome, next_attempt_at, ready_at, updated_at)
+   SELECT gen_random_uuid(), c.campaign_id, c.contact_id, c.state::"DialState", c.outcome, $2, $2, $2
+   FROM (
+     SELECT campaigns.id AS campaign_id, contacts.id AS contact_id,
+            CASE contacts.status WHEN 'active' THEN 'pending' ELSE 'done' END AS state,
+            CASE contacts.status WHEN 'active' THEN NULL ELSE contacts.status::text END AS outcome
+     FROM campaigns JOIN contacts ON contacts.contact_group_id = campaigns.contact_group_id
+     WHERE campaigns.id = $1::uuid AND contacts.erased_at IS NULL
+   ) AS c
+   ON CONFLICT (campaign_id, contact_id) DO NOTHING`,
+);
+
+/** Enrolls the group's contacts not enrolled yet, due from `now`. */
+export async function enrollContacts(tx: SqlSession, campaignId: string, now: Date): Promise<void> {
+  await tx.run(enrollStatement, [campaignId, now]);
+}
+
+const replanStatement = statement(
+  'campaigns.replan_waiting',
+  `UPDATE campaign_contacts SET next_attempt_at = ready_at, updated_at = $2
+   WHERE campaign_id = $1::uuid AND state = 'pending' AND ready_at IS NOT NULL AND next_attempt_at > ready_at`,
+);
+
+/** Waiting contacts are due again from when the retry policy allows (ready_at), not from an opening of an old window. */
+export async function replanWaiting(tx: SqlSession, campaignId: string, now: Date): Promise<void> {
+  await tx.run(replanStatement, [campaignId, now]);
+}
+
+export interface ReferencedAgent {
+  id: string;
+  name: string;
+  isActive: boolean;
+  phoneNumbers: { number: string }[];
+}
+
+const referencedAgentStatement = statement<ReferencedAgent>(
+  'campaigns.referenced_agent',
+  `SELECT a.id, a.name, a.is_active AS "isActive",
+          coalesce((SELECT json_agg(json_build_object('number', p.number)) FROM phone_numbers p WHERE p.agent_id = a.id), '[]') AS "phoneNumbers"
+   FROM agents a WHERE a.id = $1::uuid AND a.user_id = $2::uuid`,
+);
+
+export async function referencedAgent(tx: SqlSession, userId: string, agentId: string): Promise<ReferencedAgent | undefined> {
+  return (await tx.run(referencedAgentStatement, [agentId, userId]))[0];
+}
+
+export interface ReferencedGroup {
+  id: string;
+  name: string;
+  total: number;
+}
+
+// Share-locked until the transaction ends, so that a concurrent delete of the group waits for the
+// campaign that names it. An archived group is gone for the user, like a deleted one.
+const referencedGroupStatement = statement<ReferencedGroup>(
+  'campaigns.referenced_group',
+  `SELECT id, name, total FROM contact_groups
+   WHERE id = $1::uuid AND user_id = $2::uuid AND archived_at IS NULL FOR SHARE`,
+);
+
+export async function referencedGroup(tx: SqlSession, userId: string, groupId: string): Promise<ReferencedGroup | undefined> {
+  return (await tx.run(referencedGroupStatement, [groupId, userId]))[0];
+}
+
+/** The stored columns of a campaign, under their database names; JSON columns as values. */
+export interface CampaignColumns {
+  name?: string | undefined;
+  description?: string | undefined;
+  agent_id?: string | undefined;
+  contact_group_id?: string | undefined;
+  concurrent_calls?: number | undefined;
+  max_retry_days?: number | undefined;
+  calling_hours?: unknown;
+  active_days?: unknown;
+  schedule_config?: unknown;
+  field_mappings?: unknown;
+  selected_contact_fields?: unknown;
+  timezone?: string | undefined;
+  call_insights?: unknown;
+  post_call_analyzers?: unknown;
+  started_at?: Date | null | undefined;
+}
+
+const JSON_COLUMNS = new Set(['calling_hours', 'active_days', 'schedule_config', 'field_mappings', 'selected_contact_fields', 'call_insights', 'post_call_analyzers']);
+const UUID_COLUMNS = new Set(['agent_id', 'contact_group_id']);
+
+/** The given columns (undefined ones left out) as `$first`, `$first + 1`, ... placeholders, and their values. */
+function assignments(columns: CampaignColumns, first: number) {
+  const given = Object.entries(columns).filter(([, value]) => value !== undefined);
+  const cast = (name: string) => (JSON_COLUMNS.has(name) ? '::jsonb' : UUID_COLUMNS.has(name) ? '::uuid' : '');
+  return {
+    names: given.map(([name]) => name),
+    params: given.map(([name], index) => `$${first + index}${cast(name)}`),
+    values: given.map(([name, value]) => (JSON_COLUMNS.has(name) ? JSON.stringify(value) : value)),
+  };
+}
+
+/** Inserts a campaign; the columns not given take their defaults. */
+export async function insertCampaign(tx: SqlSession, row: CampaignColumns & { id: string; user_id: string; status: CampaignStatus }): Promise<void> {
+  const { id, user_id, status, ...columns } = row;
+  const given = assignments(columns, 4);
+  const text = `INSERT INTO campaigns (id, user_id, status, updated_at${given.names.map((name) => `, ${name}`).join('')})
+    VALUES ($1::uuid, $2::uuid, $3::"CampaignStatus", now()${given.params.map((param) => `, ${param}`).join('')})`;
+  await tx.run(dynamicStatement('campaigns.insert', text), [id, user_id, status, ...given.values]);
+}
+
+/** Writes the given columns of a campaign. */
+export async function updateCampaignRow(tx: SqlSession, id: string, columns: CampaignColumns): Promise<void> {
+  const given = assignments(columns, 2);
+  const sets = given.names.map((name, index) => `, ${name} = ${given.params[index]}`).join('');
+  await tx.run(dynamicStatement('campaigns.update', `UPDATE campaigns SET updated_at = now()${sets} WHERE id = $1::uuid`), [id, ...given.values]);
+}
+
+/** As read: the group's createdAt comes inside JSON, as text. */
+type RelationsRow = Omit<CampaignWithRelations, 'contactGroup'> & {
+  contactGroup: Omit<CampaignWithRelations['contactGroup'], 'createdAt'> & { createdAt: string | Date };
+};
+
+// The relations come as JSON objects already in their final shape: cheaper to read than a column each.
+const WITH_RELATIONS = `
+  SELECT ${CAMPAIGN_COLUMNS},
+         json_build_object(
+           'id', a.id, 'name', a.name, 'status', a.status, 'isActive', a.is_active, 'responseEngineType', a.response_engine_type,
+           'phoneNumbers', coalesce((SELECT json_agg(json_build_object('id', p.id, 'number', p.number, 'label', p.label, 'isPrimary', p.is_primary)
+                                                     ORDER BY p.is_primary DESC, p.created_at, p.id)
+                                     FROM phone_numbers p WHERE p.agent_id = a.id), '[]')) AS agent,
+         json_build_object(
+           'id', g.id, 'name', g.name, 'description', g.description, 'total', g.total, 'csvHeaders', g.csv_headers,
+           'createdAt', g.created_at) AS "contactGroup"
+  FROM campaigns k JOIN agents a ON a.id = k.agent_id JOIN contact_groups g ON g.id = k.contact_group_id`;
+
+const listWithRelationsStatement = statement<RelationsRow>(
+  'campaigns.list_with_relations',
+  `${WITH_RELATIONS} WHERE k.user_id = $1::uuid ORDER BY k.created_at DESC, k.id DESC LIMIT $2 OFFSET $3`,
+);
+const getWithRelationsStatement = statement<RelationsRow>(
+  'campaigns.get_with_relations',
+  `${WITH_RELATIONS} WHERE k.id = $1::uuid AND k.user_id = $2::uuid`,
+);
+
+function withRelations(row: RelationsRow): CampaignWithRelations {
+  row.contactGroup.createdAt = new Date(row.contactGroup.createdAt);
+  return row as CampaignWithRelations;
+}
+
+export async function campaignsWithRelations(ctx: ServiceContext, page: { take?: number | undefined; skip?: number | undefined }) {
+  const rows = await ctx.sql.run(listWithRelationsStatement, [ctx.user.id, page.take ?? null, page.skip ?? 0]);
+  return rows.map(withRelations);
+}
+
+export async function campaignWithRelations(ctx: ServiceContext, id: string): Promise<CampaignWithRelations | undefined> {
+  const [row] = await ctx.sql.run(getWithRelationsStatement, [id, ctx.user.id]);
+  return row && withRelations(row);
+}
