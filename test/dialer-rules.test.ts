@@ -126,7 +126,7 @@ describe('a new calling window', () => {
     expect(waiting.map((c) => c.nextAttemptAt?.toISOString())).toEqual(['2026-11-03T09:00:00.000Z', '2026-11-03T09:00:00.000Z']);
 
     await pauseCampaign(setup.ctx, setup.campaignId);
-    await updateCampaign(setup.ctx, setup.campaignId, { callingHours: { start: '00:00', end: '24:00' } });
+    await updateCampaign(setup.ctx, setup.campaignId, { calling_hours: { start: '00:00', end: '24:00' } });
     await resumeCampaign(setup.ctx, setup.campaignId);
     await dialer.run(setup.campaignId);
     expect(telephony.placed).toHaveLength(2);
@@ -146,7 +146,7 @@ describe('a new calling window', () => {
     await dialer.run(setup.campaignId);
     expect(telephony.placed).toHaveLength(0);
     await pauseCampaign(setup.ctx, setup.campaignId);
-    await updateCampaign(setup.ctx, setup.campaignId, { activeDays: ['sat', 'sun'] });
+    await updateCampaign(setup.ctx, setup.campaignId, { active_days: ['sat', 'sun'] });
     await resumeCampaign(setup.ctx, setup.campaignId);
     await dialer.run(setup.campaignId);
     expect(telephony.placed).toHaveLength(1);

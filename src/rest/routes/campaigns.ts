@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createCampaign } from '../../services/campaigns/campaigns.js';
 import { dispatchCampaign, dispatchInput } from '../../services/campaigns/dispatch.js';
 import { createCampaignInput } from '../../services/campaigns/inputs.js';
-import { campaignRelations, getCampaignWithRelations, listCampaignsWithRelations } from '../../services/campaigns/with-relations.js';
+import { getCampaignWithRelations, listCampaignsWithRelations } from '../../services/campaigns/with-relations.js';
 import { ConflictError } from '../../services/errors.js';
 import { INSTANT_RANGE_MESSAGE, isStorableInstant } from '../../services/input-safety.js';
 import { fromJsonText } from '../forms.js';
@@ -20,33 +20,23 @@ const f = createCampaignInput.shape;
 const oneOrMore = <S extends z.ZodType>(schema: S) =>
   fromJsonText(z.preprocess((value) => (typeof value === 'string' || typeof value === 'number' ? [value] : value), schema));
 
+// The service's own fields under their own names; v1 only adds how a form or a JSON text carries them.
 const createBody = z
   .object({
-    name: f.name,
-    description: f.description,
-    status: f.status,
-    agent_id: f.agentId,
-    contact_group_id: f.contactGroupId,
-    agent_name: f.agentName.describe("Write-only: when given, must be the agent's name."),
-    agent_phone_number: f.agentPhoneNumber.describe("Write-only: when given, must be one of the agent's numbers (any format)."),
-    contact_group_name: f.contactGroupName.describe("Write-only: when given, must be the contact group's name."),
-    contact_group_total: f.contactGroupTotal.describe("Write-only: when given, must be the contact group's total."),
-    concurrent_calls: f.concurrentCalls.describe('Calls in flight at once, 1 to 1000 (default 1).'),
-    max_retry_days: f.maxRetryDays.describe('Days after the first attempt a contact may still be retried, 0 to 365 (default 0).'),
-    calling_hours: fromJsonText(f.callingHours),
-    schedule_config: fromJsonText(f.scheduleConfig),
-    active_days: oneOrMore(f.activeDays).describe('Day names (mon or monday, any case) or ISO numbers 1 (Monday) to 7.'),
-    field_mappings: fromJsonText(f.fieldMappings),
-    selected_contact_fields: oneOrMore(f.selectedContactFields),
-    timezone: f.timezone.describe('IANA time zone of the calling hours (default UTC).'),
-    call_insights: fromJsonText(f.callInsights),
-    post_call_analyzers: fromJsonText(f.postCallAnalyzers),
+    ...f,
+    calling_hours: fromJsonText(f.calling_hours),
+    schedule_config: fromJsonText(f.schedule_config),
+    active_days: oneOrMore(f.active_days).describe('Day names (mon or monday, any case) or ISO numbers 1 (Monday) to 7.'),
+    field_mappings: fromJsonText(f.field_mappings),
+    selected_contact_fields: oneOrMore(f.selected_contact_fields),
+    call_insights: fromJsonText(f.call_insights),
+    post_call_analyzers: fromJsonText(f.post_call_analyzers),
     // A blank form field means no planned start, as DRF reads an empty date. The service's own rules do
     // not bound a start in the future, so the instants every date input accepts are checked here.
     started_at: z
       .preprocess(
         (value) => (value === '' ? null : value),
-        f.startedAt.refine((date) => !date || isStorableInstant(date), { error: INSTANT_RANGE_MESSAGE }),
+        f.started_at.refine((date) => !date || isStorableInstant(date), { error: INSTANT_RANGE_MESSAGE }),
       )
       .describe('Planned start; must be in the future.'),
     completed_at: z.unknown().optional().meta({ readOnly: true, description: 'Read-only: ignored; set when the campaign completes.' }),
@@ -70,35 +60,10 @@ export const campaignRoutes = [
     body: createBody,
     status: 201,
     response: v1Campaign,
-    handler: async ({ body }, ctx) =>
-      toV1Campaign(
-        await createCampaign(
-          ctx,
-          {
-            name: body.name,
-            description: body.description,
-            status: body.status,
-            agentId: body.agent_id,
-            contactGroupId: body.contact_group_id,
-            agentName: body.agent_name,
-            agentPhoneNumber: body.agent_phone_number,
-            contactGroupName: body.contact_group_name,
-            contactGroupTotal: body.contact_group_total,
-            concurrentCalls: body.concurrent_calls,
-            maxRetryDays: body.max_retry_days,
-            callingHours: body.calling_hours,
-            scheduleConfig: body.schedule_config,
-            activeDays: body.active_days,
-            fieldMappings: body.field_mappings,
-            selectedContactFields: body.selected_contact_fields,
-            timezone: body.timezone,
-            callInsights: body.call_insights,
-            postCallAnalyzers: body.post_call_analyzers,
-            startedAt: body.started_at,
-          },
-          { include: campaignRelations },
-        ),
-      ),
+    handler: async ({ body: { completed_at, ...input } }, ctx) => {
+      const created = await createCampaign(ctx, input, { select: { id: true } });
+      return toV1Campaign(await getCampaignWithRelations(ctx, created.id));
+    },
   }),
   defineRoute({
     method: 'GET',

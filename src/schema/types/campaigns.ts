@@ -2,21 +2,22 @@ import { rateLimit } from '../../ops/rate-limits.js';
 import * as campaigns from '../../services/campaigns/campaigns.js';
 import { dispatchCampaign, resumeCampaign, type DispatchResult } from '../../services/campaigns/dispatch.js';
 import { campaignProgress, noProgress, type CampaignProgress } from '../../services/campaigns/progress.js';
+import { CAMPAIGN_FIELDS } from '../../services/campaigns/inputs.js';
 import {
   readActiveDays,
   readCallingHours,
   readScheduleConfig,
   RETRYABLE_STATUSES,
+  SCHEDULE_CONFIG_DESCRIPTION,
   WEEKDAYS,
   type CallingHours,
   type ScheduleConfig,
 } from '../../services/campaigns/schedule.js';
 import { cancelCampaign, pauseCampaign } from '../../services/campaigns/transitions.js';
-import { ValidationError, type FieldErrors } from '../../services/errors.js';
 import { distinct } from '../../services/validation.js';
 import { builder } from '../builder.js';
 import type { GraphQLContext } from '../context.js';
-import { withoutNulls } from '../inputs.js';
+import { withServiceInput } from '../service-input.js';
 
 export const CampaignStatus = builder.enumType('CampaignStatus', {
   values: ['draft', 'scheduled', 'running', 'paused', 'completed', 'cancelled'] as const,
@@ -144,7 +145,7 @@ const CallingHoursInput = builder.inputType('CallingHoursInput', {
 });
 
 const ScheduleConfigInput = builder.inputType('ScheduleConfigInput', {
-  description: 'The retry policy; a field left out gets its default (3 attempts, 2 a day, 60 minutes apart, all four statuses).',
+  description: SCHEDULE_CONFIG_DESCRIPTION,
   fields: (t) => ({
     maxAttempts: t.int({ description: '1 to 10.' }),
     maxAttemptsPerDay: t.int({ description: '1 to maxAttempts.' }),
@@ -155,27 +156,30 @@ const ScheduleConfigInput = builder.inputType('ScheduleConfigInput', {
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 
+/** The service's description of an input field, defaults included. */
+const doc = (field: keyof typeof CAMPAIGN_FIELDS) => CAMPAIGN_FIELDS[field].description;
+
 /** Fields both inputs share; none is required. */
 const editableFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) => ({
   description: t.string(),
-  concurrentCalls: t.int({ description: 'Calls in flight at once, 1 to 1000 (default 1).' }),
-  maxRetryDays: t.int({ description: 'Days after the first attempt a contact may still be retried, 0 to 365 (default 0).' }),
-  callingHours: t.field({ type: CallingHoursInput, description: 'Default 09:00 to 17:00.' }),
-  activeDays: t.field({ type: [Weekday], description: 'Default Monday to Friday.' }),
+  concurrentCalls: t.int({ description: doc('concurrent_calls') }),
+  maxRetryDays: t.int({ description: doc('max_retry_days') }),
+  callingHours: t.field({ type: CallingHoursInput, description: doc('calling_hours') }),
+  activeDays: t.field({ type: [Weekday], description: doc('active_days') }),
   scheduleConfig: t.field({ type: ScheduleConfigInput }),
   fieldMappings: t.field({ type: 'JSON' }),
   selectedContactFields: t.stringList(),
-  timezone: t.string({ description: 'IANA time zone of the calling hours (default UTC).' }),
+  timezone: t.string({ description: doc('timezone') }),
   callInsights: t.field({ type: 'JSON' }),
   postCallAnalyzers: t.field({ type: ['JSON'] }),
-  startedAt: t.field({ type: 'DateTime', description: 'Planned start, in the future.' }),
+  startedAt: t.field({ type: 'DateTime', description: doc('started_at') }),
 });
 
 const CreateCampaignInput = builder.inputType('CreateCampaignInput', {
   fields: (t) => ({
     name: t.string({ required: true }),
-    agentId: t.field({ type: 'UUID', required: true, description: 'One of your active agents.' }),
-    contactGroupId: t.field({ type: 'UUID', required: true, description: 'One of your contact groups.' }),
+    agentId: t.field({ type: 'UUID', required: true, description: doc('agent_id') }),
+    contactGroupId: t.field({ type: 'UUID', required: true, description: doc('contact_group_id') }),
     status: t.field({ type: CampaignStatus, description: 'draft (the default) or scheduled, which needs a future startedAt.' }),
     ...editableFields(t),
   }),
@@ -190,39 +194,6 @@ const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
     ...editableFields(t),
   }),
 });
-
-const SCHEDULE_KEYS = {
-  maxAttempts: 'max_attempts',
-  maxAttemptsPerDay: 'max_attempts_per_day',
-  retryIntervalMinutes: 'retry_interval_minutes',
-  retryOn: 'retry_on',
-} as const;
-const SCHEDULE_FIELDS = Object.fromEntries(Object.entries(SCHEDULE_KEYS).map(([field, key]) => [key, field])) as Record<string, string>;
-
-/** The service keeps schedule_config in its stored (snake_case) keys. */
-function serviceInput<T extends { scheduleConfig?: Partial<Record<keyof typeof SCHEDULE_KEYS, unknown>> | null }>(input: T) {
-  const { scheduleConfig, ...rest } = input;
-  return {
-    ...rest,
-    scheduleConfig: scheduleConfig
-      ? Object.fromEntries(Object.entries(withoutNulls(scheduleConfig)).map(([field, value]) => [SCHEDULE_KEYS[field as keyof typeof SCHEDULE_KEYS], value]))
-      : undefined,
-  };
-}
-
-/** ...and names its keys so in field errors; a GraphQL client sent them as the input's camelCase fields. */
-async function inputFieldNames<T>(work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (!(error instanceof ValidationError)) throw error;
-    const renamed: FieldErrors = {};
-    for (const [path, messages] of Object.entries(error.fieldErrors)) {
-      renamed[path.replace(/^scheduleConfig\.(\w+)/, (_, key: string) => `scheduleConfig.${SCHEDULE_FIELDS[key] ?? key}`)] = messages;
-    }
-    throw new ValidationError(renamed);
-  }
-}
 
 const DispatchCampaignResult = builder.objectRef<DispatchResult>('DispatchCampaignResult').implement({
   fields: (t) => ({
@@ -242,17 +213,16 @@ builder.mutationFields((t) => ({
     type: 'Campaign',
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: CreateCampaignInput, required: true }) },
-    resolve: (query, _root, args, ctx) =>
-      inputFieldNames(campaigns.createCampaign(ctx.service, serviceInput(withoutNulls(args.input)), query)),
+    resolve: (query, _root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, (input) => campaigns.createCampaign(ctx.service, input, query)),
   }),
   updateCampaign: t.prismaField({
     type: 'Campaign',
     authScopes: { authenticated: true },
     args: { id: t.arg({ type: 'UUID', required: true }), input: t.arg({ type: UpdateCampaignInput, required: true }) },
-    resolve: (query, _root, args, ctx) => {
-      const { startedAt, ...rest } = args.input;
-      return inputFieldNames(campaigns.updateCampaign(ctx.service, args.id, { ...serviceInput(withoutNulls(rest)), startedAt }, query));
-    },
+    // startedAt: null clears a planned start.
+    resolve: (query, _root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, (input) => campaigns.updateCampaign(ctx.service, args.id, input, query), ['startedAt']),
   }),
   dispatchCampaign: t.field({
     type: DispatchCampaignResult,

@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
 import { found, ValidationError, type FieldErrors } from '../errors.js';
@@ -20,7 +19,6 @@ import {
   ownerCountry,
   replanWaiting,
   updateCampaignRow,
-  type CampaignColumns,
   type CampaignFilter,
   type CampaignPage,
   type CampaignQuery,
@@ -51,29 +49,6 @@ export async function getCampaign<Q extends CampaignQuery = {}>(
   return found(uuid.safeParse(id).success ? await findCampaign(ctx, id, query) : null, 'Campaign');
 }
 
-type Editable = z.output<typeof updateCampaignInput>;
-
-/** The stored columns of the given fields; absent ones stay as they are. */
-function columns(input: Editable): CampaignColumns {
-  return {
-    name: input.name,
-    description: input.description,
-    agent_id: input.agentId,
-    contact_group_id: input.contactGroupId,
-    concurrent_calls: input.concurrentCalls,
-    max_retry_days: input.maxRetryDays,
-    calling_hours: input.callingHours,
-    active_days: input.activeDays,
-    schedule_config: input.scheduleConfig,
-    field_mappings: input.fieldMappings,
-    selected_contact_fields: input.selectedContactFields,
-    timezone: input.timezone,
-    call_insights: input.callInsights,
-    post_call_analyzers: input.postCallAnalyzers,
-    started_at: input.startedAt,
-  };
-}
-
 const FUTURE_MESSAGE = 'Must be in the future.';
 
 /**
@@ -88,17 +63,18 @@ export async function createCampaign<Q extends CampaignQuery = {}>(
   const input = parseInput(createCampaignInput, raw);
   const now = ctx.clock.now();
   const errors: FieldErrors = {};
-  if (input.startedAt && input.startedAt <= now) errors.startedAt = [FUTURE_MESSAGE];
-  if (input.status === 'scheduled' && !input.startedAt) errors.startedAt ??= ['A scheduled campaign needs a start time.'];
+  if (input.started_at && input.started_at <= now) errors.started_at = [FUTURE_MESSAGE];
+  if (input.status === 'scheduled' && !input.started_at) errors.started_at ??= ['A scheduled campaign needs a start time.'];
 
   const country = await ownerCountry(ctx);
   const id = uuidv7();
   await ctx.sql.transaction(async (tx) => {
-    const agent = await checkAgent(tx, ctx.user.id, input.agentId, errors);
-    const group = await checkGroup(tx, ctx.user.id, input.contactGroupId, errors);
+    const agent = await checkAgent(tx, ctx.user.id, input.agent_id, errors);
+    const group = await checkGroup(tx, ctx.user.id, input.contact_group_id, errors);
     if (agent && group) checkDescriptions(input, agent, group, country, errors);
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
-    await insertCampaign(tx, { ...columns(input), id, user_id: ctx.user.id, status: input.status });
+    const { agent_name, agent_phone_number, contact_group_name, contact_group_total, status, ...columns } = input;
+    await insertCampaign(tx, { ...columns, id, user_id: ctx.user.id, status });
   });
   return getCampaign(ctx, id, query);
 }
@@ -123,19 +99,19 @@ export async function updateCampaign<Q extends CampaignQuery = {}>(
     if (!EDITABLE_STATUSES.includes(campaign.status)) throw refusal(campaign.status, 'Only draft and paused campaigns can be edited.');
     const started = campaign.status === 'paused';
     const errors: FieldErrors = {};
-    if (input.startedAt !== undefined) {
-      if (started) errors.startedAt = ['The campaign has already started.'];
-      else if (input.startedAt && input.startedAt <= now) errors.startedAt = [FUTURE_MESSAGE];
+    if (input.started_at !== undefined) {
+      if (started) errors.started_at = ['The campaign has already started.'];
+      else if (input.started_at && input.started_at <= now) errors.started_at = [FUTURE_MESSAGE];
     }
-    if (input.agentId !== undefined && input.agentId !== campaign.agentId) await checkAgent(tx, ctx.user.id, input.agentId, errors);
-    if (input.contactGroupId !== undefined && input.contactGroupId !== campaign.contactGroupId) {
-      if (started) errors.contactGroupId = ['The contact group cannot change once the campaign has started.'];
-      else await checkGroup(tx, ctx.user.id, input.contactGroupId, errors);
+    if (input.agent_id !== undefined && input.agent_id !== campaign.agentId) await checkAgent(tx, ctx.user.id, input.agent_id, errors);
+    if (input.contact_group_id !== undefined && input.contact_group_id !== campaign.contactGroupId) {
+      if (started) errors.contact_group_id = ['The contact group cannot change once the campaign has started.'];
+      else await checkGroup(tx, ctx.user.id, input.contact_group_id, errors);
     }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
-    const windowChanged = input.callingHours !== undefined || input.activeDays !== undefined || input.timezone !== undefined;
+    const windowChanged = input.calling_hours !== undefined || input.active_days !== undefined || input.timezone !== undefined;
     if (windowChanged) await replanWaiting(tx, id, now);
-    await updateCampaignRow(tx, id, columns(input));
+    await updateCampaignRow(tx, id, input);
   });
   ctx.events.publish({ kind: 'campaign', campaignId: id });
   return getCampaign(ctx, id, query);

@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { isTimeZone } from '../contacts/fields.js';
 import { describedAs, int64, jsonObject, uuid, type RawInput } from '../validation.js';
-import { activeDays, callingHours, DEFAULT_ACTIVE_DAYS, DEFAULT_CALLING_HOURS, intInRange, scheduleConfig } from './schedule.js';
+import {
+  activeDays,
+  CAMPAIGN_DEFAULTS,
+  callingHours,
+  DEFAULT_ACTIVE_DAYS,
+  DEFAULT_CALLING_HOURS,
+  describeDays,
+  intInRange,
+  scheduleConfig,
+} from './schedule.js';
 
 // What a client may write on a campaign, with the rules of both surfaces: the contract's limits (max
 // lengths, the 64-bit range) first, then business ranges. Checks that need the database or the clock
@@ -21,55 +30,60 @@ const timezone = z
   .max(64)
   .refine((zone) => zone.length > 64 || isTimeZone(zone), { error: 'Unknown time zone: use an IANA name such as America/New_York.' });
 
-/** The editable fields, without defaults: an update changes only what it names. */
-const editable = {
+/** The editable fields, without defaults: an update changes only what it names. Keys are the stored columns'. */
+export const CAMPAIGN_FIELDS = {
   name: z.string().trim().min(1).max(255),
   description: z.string().max(10_000),
-  agentId: uuid,
-  contactGroupId: uuid,
-  concurrentCalls: intInRange(1, 1000),
-  maxRetryDays: intInRange(0, 365),
-  callingHours,
-  activeDays,
-  scheduleConfig,
-  fieldMappings: jsonObject,
-  selectedContactFields: z.array(z.string().max(255)),
-  timezone,
-  callInsights: jsonObject,
-  postCallAnalyzers: z.array(jsonObject),
+  agent_id: uuid.describe('One of your active agents.'),
+  contact_group_id: uuid.describe('One of your contact groups.'),
+  concurrent_calls: intInRange(1, 1000).describe(`Calls in flight at once, 1 to 1000 (default ${CAMPAIGN_DEFAULTS.concurrent_calls}).`),
+  max_retry_days: intInRange(0, 365).describe(
+    `Days after the first attempt a contact may still be retried, 0 to 365 (default ${CAMPAIGN_DEFAULTS.max_retry_days}).`,
+  ),
+  calling_hours: callingHours.describe(`Default ${DEFAULT_CALLING_HOURS.start} to ${DEFAULT_CALLING_HOURS.end}.`),
+  active_days: activeDays.describe(`Default ${describeDays(DEFAULT_ACTIVE_DAYS)}.`),
+  schedule_config: scheduleConfig,
+  field_mappings: jsonObject,
+  selected_contact_fields: z.array(z.string().max(255)),
+  timezone: timezone.describe(`IANA time zone of the calling hours (default ${CAMPAIGN_DEFAULTS.timezone}).`),
+  call_insights: jsonObject,
+  post_call_analyzers: z.array(jsonObject),
   /** The planned start while draft or scheduled; once started, when it started. */
-  startedAt: instant.nullable(),
+  started_at: instant.nullable().describe('Planned start, in the future.'),
 };
 
 const CREATABLE_STATUSES = ['draft', 'scheduled'] as const;
 
 export const createCampaignInput = z.object({
-  ...editable,
-  description: editable.description.default(''),
+  ...CAMPAIGN_FIELDS,
+  description: CAMPAIGN_FIELDS.description.default(''),
   status: z
     .string()
     .max(32)
     .pipe(z.enum(CREATABLE_STATUSES))
     .default('draft')
     .describe('draft (the default) or scheduled, which needs a future started_at.'),
-  concurrentCalls: editable.concurrentCalls.default(1),
-  maxRetryDays: editable.maxRetryDays.default(0),
-  callingHours: callingHours.default(() => ({ ...DEFAULT_CALLING_HOURS })),
-  activeDays: activeDays.default(() => [...DEFAULT_ACTIVE_DAYS]),
-  scheduleConfig: scheduleConfig.prefault({}),
-  fieldMappings: jsonObject.default(() => ({})),
-  selectedContactFields: editable.selectedContactFields.default(() => []),
-  timezone: timezone.default('UTC'),
-  callInsights: jsonObject.default(() => ({})),
-  postCallAnalyzers: editable.postCallAnalyzers.default(() => []),
-  startedAt: editable.startedAt.optional(),
+  concurrent_calls: CAMPAIGN_FIELDS.concurrent_calls.default(CAMPAIGN_DEFAULTS.concurrent_calls),
+  max_retry_days: CAMPAIGN_FIELDS.max_retry_days.default(CAMPAIGN_DEFAULTS.max_retry_days),
+  calling_hours: CAMPAIGN_FIELDS.calling_hours.default(() => ({ ...DEFAULT_CALLING_HOURS })),
+  active_days: CAMPAIGN_FIELDS.active_days.default(() => [...DEFAULT_ACTIVE_DAYS]),
+  schedule_config: scheduleConfig.prefault({}),
+  field_mappings: jsonObject.default(() => ({})),
+  selected_contact_fields: CAMPAIGN_FIELDS.selected_contact_fields.default(() => []),
+  timezone: CAMPAIGN_FIELDS.timezone.default(CAMPAIGN_DEFAULTS.timezone),
+  call_insights: jsonObject.default(() => ({})),
+  post_call_analyzers: CAMPAIGN_FIELDS.post_call_analyzers.default(() => []),
+  started_at: CAMPAIGN_FIELDS.started_at.optional(),
   // Write-only (v1): checked against the agent and the group, never stored.
-  agentName: z.string().max(255).optional(),
-  agentPhoneNumber: z.string().max(64).optional(),
-  contactGroupName: z.string().max(255).optional(),
-  contactGroupTotal: describedAs(int64, { type: 'integer', format: 'int64' }).optional(),
+  agent_name: z.string().max(255).optional().describe("Write-only: when given, must be the agent's name."),
+  agent_phone_number: z.string().max(64).optional().describe("Write-only: when given, must be one of the agent's numbers (any format)."),
+  contact_group_name: z.string().max(255).optional().describe("Write-only: when given, must be the contact group's name."),
+  contact_group_total: describedAs(int64, { type: 'integer', format: 'int64' })
+    .optional()
+    .describe("Write-only: when given, must be the contact group's total."),
 });
 export type CreateCampaignInput = RawInput<typeof createCampaignInput>;
 
-export const updateCampaignInput = z.object(editable).partial();
+export const updateCampaignInput = z.object(CAMPAIGN_FIELDS).partial();
 export type UpdateCampaignInput = RawInput<typeof updateCampaignInput>;
+export type UpdateCampaignColumns = z.output<typeof updateCampaignInput>;

@@ -8,31 +8,31 @@ import { referencedAgent, referencedGroup, type ReferencedAgent, type Referenced
 // one answer names every bad field.
 
 
-/** The user's active agent, or null with a field error on `agentId`. */
+/** The user's active agent, or null with a field error on `agent_id`. */
 export async function checkAgent(tx: SqlSession, userId: string, agentId: string, errors: FieldErrors): Promise<ReferencedAgent | null> {
   const agent = await referencedAgent(tx, userId, agentId);
-  if (!agent) errors.agentId = ['No agent with this id.'];
-  else if (!agent.isActive) errors.agentId = [`The agent "${agent.name}" is archived; choose an active agent.`];
+  if (!agent) errors.agent_id = ['No agent with this id.'];
+  else if (!agent.isActive) errors.agent_id = [`The agent "${agent.name}" is archived; choose an active agent.`];
   return agent?.isActive ? agent : null;
 }
 
 /**
- * The user's group, or null with a field error on `contactGroupId`. The row stays share-locked until the
+ * The user's group, or null with a field error on `contact_group_id`. The row stays share-locked until the
  * transaction ends, so a concurrent delete of the group waits for the campaign that names it (and is
  * then refused or takes the draft with it) instead of breaking its insert. An archived group is gone for
  * the user, like a deleted one.
  */
 export async function checkGroup(tx: SqlSession, userId: string, groupId: string, errors: FieldErrors): Promise<ReferencedGroup | null> {
   const group = await referencedGroup(tx, userId, groupId);
-  if (!group) errors.contactGroupId = ['No contact group with this id.'];
+  if (!group) errors.contact_group_id = ['No contact group with this id.'];
   return group ?? null;
 }
 
 interface Descriptions {
-  agentName?: string | undefined;
-  agentPhoneNumber?: string | undefined;
-  contactGroupName?: string | undefined;
-  contactGroupTotal?: bigint | undefined;
+  agent_name?: string | undefined;
+  agent_phone_number?: string | undefined;
+  contact_group_name?: string | undefined;
+  contact_group_total?: bigint | undefined;
 }
 
 /**
@@ -46,20 +46,20 @@ export function checkDescriptions(
   country: string,
   errors: FieldErrors,
 ): void {
-  if (given.agentName !== undefined && given.agentName.trim() !== agent.name) {
-    errors.agentName = [`Does not match the agent's name ("${agent.name}").`];
+  if (given.agent_name !== undefined && given.agent_name.trim() !== agent.name) {
+    errors.agent_name = [`Does not match the agent's name ("${agent.name}").`];
   }
-  if (given.agentPhoneNumber !== undefined) {
-    const number = toE164(given.agentPhoneNumber, country);
-    if (!number) errors.agentPhoneNumber = [INVALID_PHONE_MESSAGE];
+  if (given.agent_phone_number !== undefined) {
+    const number = toE164(given.agent_phone_number, country);
+    if (!number) errors.agent_phone_number = [INVALID_PHONE_MESSAGE];
     else if (!agent.phoneNumbers.some((phone) => phone.number === number)) {
-      errors.agentPhoneNumber = ["Is not one of the agent's phone numbers."];
+      errors.agent_phone_number = ["Is not one of the agent's phone numbers."];
     }
   }
-  if (given.contactGroupName !== undefined && given.contactGroupName.trim() !== group.name) {
-    errors.contactGroupName = [`Does not match the contact group's name ("${group.name}").`];
+  if (given.contact_group_name !== undefined && given.contact_group_name.trim() !== group.name) {
+    errors.contact_group_name = [`Does not match the contact group's name ("${group.name}").`];
   }
-  if (given.contactGroupTotal !== undefined && given.contactGroupTotal !== BigInt(group.total)) {
-    errors.contactGroupTotal = [`Does not match the contact group's total (${group.total}).`];
+  if (given.contact_group_total !== undefined && given.contact_group_total !== BigInt(group.total)) {
+    errors.contact_group_total = [`Does not match the contact group's total (${group.total}).`];
   }
 }

@@ -2,8 +2,13 @@ import { z } from 'zod';
 import { describedAs, int64 } from '../validation.js';
 
 // When and how often a campaign calls: calling hours, active days and the retry policy, kept in the
-// campaign's JSON columns in the canonical form these schemas produce. The read* functions give the
-// dialer (and both API surfaces) the effective values of any stored row, defaults included.
+// campaign's JSON columns in the canonical form these schemas produce. This module is the one home of
+// their defaults and readers: the read* functions give the dialer and both API surfaces the effective
+// values of any stored row, and the input descriptions (GraphQL and OpenAPI) are written from the same
+// constants.
+
+/** Defaults of a campaign's plain columns. */
+export const CAMPAIGN_DEFAULTS = { concurrent_calls: 1, max_retry_days: 0, timezone: 'UTC' } as const;
 
 /** A whole number within a business range, from JSON, a bigint or form text; never rounded. */
 export const intInRange = (min: number, max: number) =>
@@ -36,6 +41,15 @@ export type Weekday = (typeof WEEKDAYS)[number];
 const DAY_NAMES = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 export const DEFAULT_ACTIVE_DAYS: Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri'];
 
+const capitalized = (day: Weekday) => `${DAY_NAMES[WEEKDAYS.indexOf(day)]![0]!.toUpperCase()}${DAY_NAMES[WEEKDAYS.indexOf(day)]!.slice(1)}`;
+
+/** "Monday to Friday" for a run of days, "Monday, Wednesday" otherwise. */
+export function describeDays(days: readonly Weekday[]): string {
+  const indexes = days.map((day) => WEEKDAYS.indexOf(day));
+  const run = indexes.every((index, i) => i === 0 || index === indexes[i - 1]! + 1);
+  return run && days.length > 2 ? `${capitalized(days[0]!)} to ${capitalized(days.at(-1)!)}` : days.map(capitalized).join(', ');
+}
+
 const DAY_MESSAGE = 'Use a day name (mon or monday, any case) or an ISO day number from 1 (Monday) to 7 (Sunday).';
 
 /** `Monday`, `mon`, 1 and "1" are all Monday. */
@@ -58,12 +72,17 @@ export const activeDays = z
 /** Call statuses after which a contact is tried again. */
 export const RETRYABLE_STATUSES = ['no_answer', 'busy', 'failed', 'voicemail'] as const;
 
-const DEFAULT_SCHEDULE_CONFIG = {
+export const DEFAULT_SCHEDULE_CONFIG = {
   max_attempts: 3,
   max_attempts_per_day: 2,
   retry_interval_minutes: 60,
   retry_on: [...RETRYABLE_STATUSES],
 };
+
+export const SCHEDULE_CONFIG_DESCRIPTION =
+  `The retry policy; a field left out gets its default (${DEFAULT_SCHEDULE_CONFIG.max_attempts} attempts, ` +
+  `${DEFAULT_SCHEDULE_CONFIG.max_attempts_per_day} a day, ${DEFAULT_SCHEDULE_CONFIG.retry_interval_minutes} minutes apart, ` +
+  `after every retryable status).`;
 
 /** The retry policy; missing keys get the defaults. `max_attempts_per_day` never exceeds `max_attempts`. */
 export const scheduleConfig = z

@@ -3,6 +3,7 @@ import { dynamicStatement, statement, type SqlSession } from '../../db/sql.js';
 import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
 import type { CampaignWithRelations } from './with-relations.js';
+import type { UpdateCampaignColumns } from './inputs.js';
 
 // Every statement of the campaigns domain. Rows come back in Prisma's shapes (`Campaign`), so that a
 // campaign read under a lock and one read through Prisma are the same type.
@@ -244,24 +245,8 @@ export async function referencedGroup(tx: SqlSession, userId: string, groupId: s
   return (await tx.run(referencedGroupStatement, [groupId, userId]))[0];
 }
 
-/** The stored columns of a campaign, under their database names; JSON columns as values. */
-export interface CampaignColumns {
-  name?: string | undefined;
-  description?: string | undefined;
-  agent_id?: string | undefined;
-  contact_group_id?: string | undefined;
-  concurrent_calls?: number | undefined;
-  max_retry_days?: number | undefined;
-  calling_hours?: unknown;
-  active_days?: unknown;
-  schedule_config?: unknown;
-  field_mappings?: unknown;
-  selected_contact_fields?: unknown;
-  timezone?: string | undefined;
-  call_insights?: unknown;
-  post_call_analyzers?: unknown;
-  started_at?: Date | null | undefined;
-}
+/** The stored columns of a campaign: the editable inputs are named as the columns. */
+export type CampaignColumns = UpdateCampaignColumns;
 
 const JSON_COLUMNS = new Set(['calling_hours', 'active_days', 'schedule_config', 'field_mappings', 'selected_contact_fields', 'call_insights', 'post_call_analyzers']);
 const UUID_COLUMNS = new Set(['agent_id', 'contact_group_id']);

@@ -1,32 +1,26 @@
 import type { CallStatus } from '../../generated/prisma/client.js';
+import { readScheduleConfig } from '../campaigns/schedule.js';
 import { daysBetween, localDate, nextOpening, type CallingWindow } from './window.js';
 
-// The retry policy of a campaign (its schedule_config) and what one finished call means for its contact.
+// What one finished call means for its contact, under the campaign's retry policy (its schedule_config,
+// read with its defaults by campaigns/schedule.ts).
 
 export interface RetryPolicy {
   maxAttempts: number;
   maxAttemptsPerDay: number;
   retryIntervalMinutes: number;
-  retryOn: CallStatus[];
+  retryOn: readonly CallStatus[];
   /** Days after the first attempt a contact may still be retried; 0 = the first day only. */
   maxRetryDays: number;
 }
 
-export const DEFAULT_POLICY: Omit<RetryPolicy, 'maxRetryDays'> = {
-  maxAttempts: 3,
-  maxAttemptsPerDay: 2,
-  retryIntervalMinutes: 60,
-  retryOn: ['no_answer', 'busy', 'failed', 'voicemail'],
-};
-
 export function policyOf(scheduleConfig: unknown, maxRetryDays: number): RetryPolicy {
-  const c = (scheduleConfig ?? {}) as Record<string, unknown>;
-  const int = (value: unknown, fallback: number) => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : fallback);
+  const config = readScheduleConfig(scheduleConfig);
   return {
-    maxAttempts: int(c.max_attempts, DEFAULT_POLICY.maxAttempts),
-    maxAttemptsPerDay: int(c.max_attempts_per_day, DEFAULT_POLICY.maxAttemptsPerDay),
-    retryIntervalMinutes: int(c.retry_interval_minutes, DEFAULT_POLICY.retryIntervalMinutes),
-    retryOn: Array.isArray(c.retry_on) ? (c.retry_on as CallStatus[]) : DEFAULT_POLICY.retryOn,
+    maxAttempts: config.max_attempts,
+    maxAttemptsPerDay: config.max_attempts_per_day,
+    retryIntervalMinutes: config.retry_interval_minutes,
+    retryOn: config.retry_on,
     maxRetryDays,
   };
 }
