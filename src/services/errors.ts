@@ -64,19 +64,46 @@ export class ValidationError extends AppError {
   }
 }
 
+/**
+ * Every reason a request is refused with a CONFLICT (409): the one list the services throw, both
+ * surfaces document (`extensions.reason` on GraphQL, `reason` in v1 bodies) and the docs cite.
+ */
+export const CONFLICT_REASONS = {
+  campaign_draft: 'The campaign is a draft and the change needs it started.',
+  campaign_scheduled: 'The campaign is scheduled; the change needs another state.',
+  campaign_running: 'The campaign is running; pause it first.',
+  campaign_paused: 'The campaign is paused; the change needs another state.',
+  campaign_completed: 'The campaign is completed; nothing about it can change.',
+  campaign_cancelled: 'The campaign is cancelled; nothing about it can change.',
+  campaign_changed: 'The campaign was edited while it was starting; try again.',
+  agent_inactive: "The campaign's agent is archived.",
+  agent_has_no_phone_number: "The campaign's agent has no phone number to call from.",
+  no_callable_contacts: 'No contact of the group is left to call.',
+  insufficient_credits: 'The credit balance cannot pay for the calls.',
+  contact_group_in_use: 'A campaign that may still dial uses the contact group.',
+  contact_on_call: 'A call to the contact is in progress.',
+  concurrent_change: 'Another request changed the same data at the same time; try again.',
+} as const;
+export type ConflictReason = keyof typeof CONFLICT_REASONS;
+
 export class ConflictError extends AppError {
   readonly code = 'CONFLICT';
   /**
-   * `reason` is a stable machine word (e.g. `campaign_completed`); the message is for people. `extra`
-   * holds fields a v1 endpoint shows beside them (dispatch's `success: false`, `campaign_id`, ...).
+   * `reason` is a stable machine word from CONFLICT_REASONS; the message is for people. `extra` holds
+   * fields a v1 endpoint shows beside them (dispatch's `success: false`, `campaign_id`, ...).
    */
   constructor(
     message: string,
-    readonly reason?: string,
+    readonly reason: ConflictReason,
     readonly extra: Record<string, unknown> = {},
   ) {
     super(message);
   }
+}
+
+/** A list of reasons in prose, for descriptions: "a, b or c". */
+export function reasonList(reasons: readonly string[]): string {
+  return reasons.length < 2 ? reasons.join('') : `${reasons.slice(0, -1).join(', ')} or ${reasons.at(-1)}`;
 }
 
 export class PayloadTooLargeError extends AppError {

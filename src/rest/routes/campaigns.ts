@@ -3,7 +3,8 @@ import { createCampaign } from '../../services/campaigns/campaigns.js';
 import { dispatchCampaign, dispatchInput } from '../../services/campaigns/dispatch.js';
 import { createCampaignInput } from '../../services/campaigns/inputs.js';
 import { getCampaignWithRelations, listCampaignsWithRelations } from '../../services/campaigns/with-relations.js';
-import { ConflictError } from '../../services/errors.js';
+import { DISPATCH_REFUSALS } from '../../services/campaigns/states.js';
+import { ConflictError, reasonList } from '../../services/errors.js';
 import { INSTANT_RANGE_MESSAGE, isStorableInstant } from '../../services/input-safety.js';
 import { fromJsonText } from '../forms.js';
 import { paginationQuery } from '../pagination.js';
@@ -100,8 +101,7 @@ export const campaignRoutes = [
     status: 202,
     response: v1DispatchResult,
     errors: {
-      409: 'Refused: { success: false, campaign_id, triggered_by, reason, detail }. reason is one of campaign_completed, ' +
-        'campaign_cancelled, insufficient_credits, agent_inactive, agent_has_no_phone_number, no_callable_contacts.',
+      409: `Refused: { success: false, campaign_id, triggered_by, reason, detail }. reason is ${reasonList(DISPATCH_REFUSALS)}.`,
     },
     handler: async ({ params, body }, ctx) => {
       try {

@@ -13,7 +13,9 @@ import {
   type CallingHours,
   type ScheduleConfig,
 } from '../../services/campaigns/schedule.js';
+import { DISPATCH_REFUSALS, PAUSED_REASONS } from '../../services/campaigns/states.js';
 import { cancelCampaign, pauseCampaign } from '../../services/campaigns/transitions.js';
+import { reasonList } from '../../services/errors.js';
 import { distinct } from '../../services/validation.js';
 import { builder } from '../builder.js';
 import type { GraphQLContext } from '../context.js';
@@ -89,7 +91,7 @@ export const Campaign = builder.prismaObject('Campaign', {
     status: t.expose('status', { type: CampaignStatus }),
     pausedReason: t.exposeString('pausedReason', {
       nullable: true,
-      description: 'user_requested, insufficient_credits, agent_archived, high_failure_rate, or why a scheduled start was refused.',
+      description: `Why the campaign is paused: ${reasonList(PAUSED_REASONS)}.`,
     }),
     timezone: t.exposeString('timezone'),
     concurrentCalls: t.exposeInt('concurrentCalls'),
@@ -228,8 +230,7 @@ builder.mutationFields((t) => ({
     type: DispatchCampaignResult,
     description:
       'Starts, schedules (a future startedAt) or resumes the campaign; a running one is left as it is. Refusals are CONFLICT ' +
-      'errors whose reason is campaign_completed, campaign_cancelled, insufficient_credits, agent_inactive, ' +
-      'agent_has_no_phone_number or no_callable_contacts.',
+      `errors whose reason is ${reasonList(DISPATCH_REFUSALS)}.`,
     authScopes: { authenticated: true },
     extensions: rateLimit('dispatch'),
     args: { id: t.arg({ type: 'UUID', required: true }), triggeredBy: t.arg.string({ description: 'Who or what asked (default "api").' }) },

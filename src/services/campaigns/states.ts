@@ -1,6 +1,6 @@
 import type { SqlSession } from '../../db/sql.js';
 import type { Campaign, CampaignStatus } from '../../generated/prisma/client.js';
-import { ConflictError, found } from '../errors.js';
+import { ConflictError, found, type ConflictReason } from '../errors.js';
 import { lockCampaignRow, pauseRow } from './store.js';
 
 // The campaign state machine: draft -> scheduled -> running <-> paused -> completed, and any state that
@@ -10,17 +10,24 @@ import { lockCampaignRow, pauseRow } from './store.js';
 
 export const EDITABLE_STATUSES: readonly CampaignStatus[] = ['draft', 'paused'];
 
-/** Why a campaign is paused: the user, the dialer, or a scheduled start that was refused (its reason). */
-export const PAUSED_REASONS = [
-  'user_requested',
+/** Why a start (dispatch, resume, or a scheduled start coming due) is refused, besides the campaign's state. */
+export const START_REFUSALS = ['agent_inactive', 'agent_has_no_phone_number', 'no_callable_contacts'] as const satisfies readonly ConflictReason[];
+
+/** Why dispatch or resume is refused (409), in the order they are checked. */
+export const DISPATCH_REFUSALS = [
+  'campaign_completed',
+  'campaign_cancelled',
   'insufficient_credits',
-  'agent_archived',
-  'high_failure_rate',
-  'agent_inactive',
-  'agent_has_no_phone_number',
-  'no_callable_contacts',
-] as const;
+  ...START_REFUSALS,
+] as const satisfies readonly ConflictReason[];
+
+/** Why a campaign is paused: the user, the dialer, or a scheduled start that was refused (its reason). */
+export const PAUSED_REASONS = ['user_requested', 'insufficient_credits', 'agent_archived', 'high_failure_rate', ...START_REFUSALS] as const;
 export type PausedReason = (typeof PAUSED_REASONS)[number];
+
+/** A start refusal the dialer records as the paused reason of a scheduled campaign it could not start. */
+export const isStartRefusal = (reason: string): reason is (typeof START_REFUSALS)[number] =>
+  (START_REFUSALS as readonly string[]).includes(reason);
 
 const STATE: Record<CampaignStatus, string> = {
   draft: 'This campaign is a draft.',
