@@ -1,16 +1,24 @@
+import { readFileSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 // Stores (src/services/<domain>/store.ts or a store/ folder) and src/db are the only modules that talk to
 // the database. Everywhere else a database call is a lint error, so a rule cannot grow a second data path.
 // Services still open transactions (ctx.sql.transaction): where one begins and ends is a rule.
+// The Prisma client's model delegates (prisma/schema.prisma's models, first letter lower-cased).
+const PRISMA_MODELS = readFileSync(new URL('./prisma/schema.prisma', import.meta.url), 'utf8')
+  .split('\n')
+  .flatMap((line) => /^model (\w+)/.exec(line)?.[1] ?? [])
+  .map((model) => model[0].toLowerCase() + model.slice(1))
+  .join('|');
+
 const databaseCalls = [
   {
     selector: "CallExpression[callee.property.name=/^\\$(queryRaw|queryRawUnsafe|executeRaw|executeRawUnsafe|transaction)$/]",
     message: 'Only a store may send SQL or open a transaction: add a function to the domain store.',
   },
   {
-    selector: "MemberExpression[object.type='MemberExpression'][object.property.name=/^(db|prisma)$/][property.name!=/^\\$/]",
+    selector: `MemberExpression[object.property.name=/^(db|prisma)$/][property.name=/^(${PRISMA_MODELS})$/]`,
     message: 'Only a store may use the Prisma client: add a function to the domain store.',
   },
   {
@@ -51,7 +59,7 @@ export default tseslint.config(
           patterns: [
             {
               regex: 'db/sql\\.js$',
-              allowImportNames: ['SqlSession', 'SqlTransaction', 'Sql', 'copyText'],
+              allowImportNames: ['SqlSession', 'SqlTransaction', 'Sql', 'copyText', 'ping'],
               message: 'Statements are declared and run in a store; other modules pass sessions along.',
             },
           ],

@@ -71,6 +71,13 @@ const SERIES = new Map<
   { count: ReturnType<typeof dbNamedStatements.labels>; duration: ReturnType<typeof dbNamedStatementDuration.labels> }
 >();
 
+const pingStatement = statement('db.ping', 'SELECT 1');
+
+/** Resolves once the database answers a trivial statement. */
+export async function ping(sql: SqlSession): Promise<void> {
+  await sql.run(pingStatement);
+}
+
 /** A session inside a transaction, which can also load rows in bulk. */
 export interface SqlTransaction extends SqlSession {
   /**

@@ -1,12 +1,12 @@
 import { unappliedMigrations } from '../db/migration-status.js';
-import type { SqlSession } from '../db/sql.js';
+import { ping, type SqlSession } from '../db/sql.js';
 import type { Readiness } from './readiness.js';
 
 /** The database answers a trivial query, and every migration this code ships with has been applied. */
 export function registerDatabaseChecks(readiness: Readiness, sql: SqlSession): void {
   readiness.register('database', async () => {
     try {
-      await sql.query('SELECT 1');
+      await ping(sql);
     } catch (cause) {
       // Driver messages can name hosts and users; /readyz is public, the log keeps the cause.
       throw new Error('the database does not answer', { cause });
