@@ -253,9 +253,7 @@ builder.mutationFields((t) => ({
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: AddDoNotCallInput, required: true }) },
     resolve: (query, _root, args, ctx) =>
-      dnc.addDoNotCall(ctx.service, withoutNulls(args.input)).then((entry) =>
-        ctx.prisma.doNotCallEntry.findUniqueOrThrow({ ...query, where: { id: entry.id } }),
-      ),
+      dnc.addDoNotCall(ctx.service, withoutNulls(args.input)).then((entry) => dnc.getDoNotCallEntry(ctx.service, entry.id, query)),
   }),
   removeDoNotCall: t.field({
     type: DoNotCallEntry,

@@ -5,21 +5,19 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import { toE164 } from '../phone.js';
 import { jsonObject, parseInput, uuid, type RawInput } from '../validation.js';
 import { isOnDoNotCallList, putOnList, takeOffList } from './do-not-call.js';
-import { canonicalData, displayName, isTimeZone, mergeData, planColumns, readData, type ContactData } from './fields.js';
+import { canonicalData, mergeData, planColumns, readData, withColumns, type ContactData } from './fields.js';
 import { removeContacts } from './erasure.js';
 import { getGroup } from './groups.js';
+import { ownedOrNotFound } from './owned.js';
+import * as store from './store.js';
 import { refreshTotals } from './totals.js';
 
-export type ContactQuery = { include?: Prisma.ContactInclude; select?: Prisma.ContactSelect };
+export type ContactQuery = store.ContactQuery;
 
 export interface ContactFilter {
   status?: ContactStatus | null | undefined;
   /** Matches the name (any case) or the digits of the number. */
   search?: string | null | undefined;
-}
-
-function contactWhere(ctx: ServiceContext, groupId: string, filter: ContactFilter): Prisma.ContactWhereInput {
-  return { userId: ctx.user.id, groupId, ...contactFilterWhere(filter) };
 }
 
 /**
@@ -43,33 +41,9 @@ export function contactFilterWhere(filter: ContactFilter): Prisma.ContactWhereIn
   };
 }
 
-/** A group's contacts in the order they were added. */
-export function listContacts<Q extends ContactQuery & Pick<Prisma.ContactFindManyArgs, 'take' | 'skip' | 'cursor'> = {}>(
-  ctx: ServiceContext,
-  groupId: string,
-  filter: ContactFilter,
-  query: Q = {} as Q,
-): Promise<Prisma.ContactGetPayload<Q>[]> {
-  return ctx.db.contact.findMany({
-    ...query,
-    where: contactWhere(ctx, groupId, filter),
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-  }) as Promise<Prisma.ContactGetPayload<Q>[]>;
-}
-
-export function countContacts(ctx: ServiceContext, groupId: string, filter: ContactFilter): Promise<number> {
-  return ctx.db.contact.count({ where: contactWhere(ctx, groupId, filter) });
-}
-
-export async function getContact<Q extends ContactQuery = {}>(
-  ctx: ServiceContext,
-  id: string,
-  query: Q = {} as Q,
-): Promise<Prisma.ContactGetPayload<Q>> {
-  if (!uuid.safeParse(id).success) throw new NotFoundError('Contact');
-  const contact = await ctx.db.contact.findFirst({ ...query, where: { id, userId: ctx.user.id, erasedAt: null } });
-  if (!contact) throw new NotFoundError('Contact');
-  return contact as Prisma.ContactGetPayload<Q>;
+/** One of the user's contacts; an erased contact is gone for its user. */
+export function getContact<Q extends ContactQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.ContactGetPayload<Q>> {
+  return ownedOrNotFound('Contact', id, (id) => store.findContact(ctx.db, ctx.user.id, id, query));
 }
 
 /**
@@ -79,7 +53,7 @@ export async function getContact<Q extends ContactQuery = {}>(
  */
 export async function deleteContact(ctx: ServiceContext, id: string): Promise<'erased' | 'deleted'> {
   const contact = await getContact(ctx, id, { select: { id: true } });
-  const removal = await ctx.db.$transaction((tx) => removeContacts(tx, [contact.id], ctx.clock.now()));
+  const removal = await store.transaction(ctx.sql, (tx) => removeContacts(tx, [contact.id], ctx.clock.now()));
   if (removal.erased + removal.deleted === 0) throw new NotFoundError('Contact');
   for (const campaignId of removal.campaignIds) ctx.events.publish({ kind: 'campaign', campaignId });
   return removal.erased ? 'erased' : 'deleted';
@@ -108,16 +82,12 @@ function stringValues(object: Record<string, unknown>, path: string): Record<str
   );
 }
 
-async function countryOf(ctx: ServiceContext): Promise<string> {
-  const user = await ctx.db.user.findUniqueOrThrow({ where: { id: ctx.user.id }, select: { defaultCountry: true } });
-  return user.defaultCountry;
-}
+const countryOf = (ctx: ServiceContext) => store.userCountry(ctx.db, ctx.user.id);
 
-const stored = (data: ContactData) => ({
-  data: data as unknown as Prisma.InputJsonObject,
-  name: displayName(data),
-  timezone: data.timezone && isTimeZone(data.timezone) ? data.timezone : null,
-});
+/** A write that found no row: another request deleted the contact meanwhile. */
+function stillThere(written: boolean): void {
+  if (!written) throw new NotFoundError('Contact');
+}
 
 export const upsertInput = z.object({
   phoneNumber: z.string().trim().min(1).max(32),
@@ -151,32 +121,24 @@ export async function upsertContactInGroup<Q extends ContactQuery = {}>(
   const key = e164 ?? input.phoneNumber.slice(0, 32);
   const patch = { ...dataFromObject(input.data, country), phone_number: input.phoneNumber };
 
-  const id = await ctx.db.$transaction(async (tx) => {
+  const id = await store.transaction(ctx.sql, async (tx) => {
     const blocked = e164 ? await isOnDoNotCallList(tx, ctx.user.id, e164) : false;
     const status: ContactStatus = !e164 ? 'invalid' : blocked ? 'do_not_call' : 'active';
-    const existing = await tx.contact.findUnique({ where: { groupId_phoneNumber: { groupId, phoneNumber: key } } });
-    const clash =
-      target !== groupId ? await tx.contact.findUnique({ where: { groupId_phoneNumber: { groupId: target, phoneNumber: key } } }) : null;
+    const existing = await store.contactByNumber(tx, groupId, key);
+    const clash = target !== groupId ? await store.contactByNumber(tx, target, key) : undefined;
 
     let resultId: string;
     if (clash) {
       const base = existing ? mergeData(readData(clash.data), readData(existing.data)) : readData(clash.data);
-      await tx.contact.update({ where: { id: clash.id }, data: { ...stored(mergeData(base, patch)), status } });
+      stillThere(await store.rewriteContact(tx, clash.id, { ...withColumns(mergeData(base, patch)), status, groupId: target }));
       // The person lives on in the target's row; calls made to the merged row stay in history, anonymous.
       if (existing) await removeContacts(tx, [existing.id], ctx.clock.now());
       resultId = clash.id;
     } else if (existing) {
-      await tx.contact.update({
-        where: { id: existing.id },
-        data: { ...stored(mergeData(readData(existing.data), patch)), status, groupId: target },
-      });
+      stillThere(await store.rewriteContact(tx, existing.id, { ...withColumns(mergeData(readData(existing.data), patch)), status, groupId: target }));
       resultId = existing.id;
     } else {
-      const created = await tx.contact.create({
-        data: { ...stored(patch), userId: ctx.user.id, groupId: target, phoneNumber: key, status },
-        select: { id: true },
-      });
-      resultId = created.id;
+      resultId = await store.insertContact(tx, { ...withColumns(patch), userId: ctx.user.id, groupId: target, phoneNumber: key, status });
     }
     await refreshTotals(tx, [groupId, target]);
     return resultId;
@@ -207,12 +169,11 @@ export async function updateContact<Q extends ContactQuery = {}>(
     throw ValidationError.field('status', 'This contact has no valid phone number.');
   }
 
-  await ctx.db.$transaction(async (tx) => {
+  await store.transaction(ctx.sql, async (tx) => {
     if (input.data) {
       // The number is changed through upsert, not through data.
       const { phone_number: _ignored, ...patch } = dataFromObject(input.data, country);
-      const merged = mergeData(readData(contact.data), patch);
-      await tx.contact.update({ where: { id }, data: stored(merged) });
+      stillThere(await store.writeContactData(tx, id, withColumns(mergeData(readData(contact.data), patch))));
     }
     if (!input.status || input.status === contact.status) return;
     if (input.status === 'do_not_call') {
@@ -220,7 +181,7 @@ export async function updateContact<Q extends ContactQuery = {}>(
     } else if (contact.status === 'do_not_call') {
       await takeOffList(tx, ctx.user.id, e164!);
     }
-    await tx.contact.update({ where: { id }, data: { status: input.status } });
+    stillThere(await store.setContactStatus(tx, id, input.status));
   });
   return getContact(ctx, id, query);
 }

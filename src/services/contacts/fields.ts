@@ -152,3 +152,8 @@ export function readData(stored: unknown): ContactData {
   const data = (stored && typeof stored === 'object' ? stored : {}) as Partial<ContactData>;
   return { ...data, custom_fields: data.custom_fields ?? {} } as ContactData;
 }
+
+/** A contact's data with the columns kept in step with it: the display name and its time zone when valid. */
+export function withColumns(data: ContactData): { data: ContactData; name: string; timezone: string | null } {
+  return { data, name: displayName(data), timezone: data.timezone && isTimeZone(data.timezone) ? data.timezone : null };
+}

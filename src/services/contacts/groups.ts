@@ -1,41 +1,27 @@
 import { z } from 'zod';
-import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
 import { ConflictError, NotFoundError } from '../errors.js';
-import { parseInput, uuid, type RawInput } from '../validation.js';
+import { parseInput, type RawInput } from '../validation.js';
 import { removeContacts } from './erasure.js';
+import { ownedOrNotFound } from './owned.js';
+import * as store from './store.js';
 
-export type GroupQuery = { include?: Prisma.ContactGroupInclude; select?: Prisma.ContactGroupSelect };
-type Tx = Prisma.TransactionClient | PrismaClient;
+export type GroupQuery = store.GroupQuery;
 
 /** Campaigns in these states may still dial their group, so it cannot go away under them. */
 export const DIALING_STATES = ['scheduled', 'running', 'paused'] as const;
 
-export function listGroups<Q extends GroupQuery & Pick<Prisma.ContactGroupFindManyArgs, 'take' | 'skip' | 'cursor'> = {}>(
-  ctx: ServiceContext,
-  query: Q = {} as Q,
-): Promise<Prisma.ContactGroupGetPayload<Q>[]> {
-  return ctx.db.contactGroup.findMany({
-    ...query,
-    where: { userId: ctx.user.id, archivedAt: null },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-  }) as Promise<Prisma.ContactGroupGetPayload<Q>[]>;
+export function listGroups<Q extends GroupQuery & store.GroupPage = {}>(ctx: ServiceContext, query: Q = {} as Q) {
+  return store.findGroups(ctx.db, ctx.user.id, query);
 }
 
 export function countGroups(ctx: ServiceContext): Promise<number> {
-  return ctx.db.contactGroup.count({ where: { userId: ctx.user.id, archivedAt: null } });
+  return store.countGroups(ctx.db, ctx.user.id);
 }
 
-export async function getGroup<Q extends GroupQuery = {}>(
-  ctx: ServiceContext,
-  id: string,
-  query: Q = {} as Q,
-  db: Tx = ctx.db,
-): Promise<Prisma.ContactGroupGetPayload<Q>> {
-  if (!uuid.safeParse(id).success) throw new NotFoundError('ContactGroup');
-  const group = await db.contactGroup.findFirst({ ...query, where: { id, userId: ctx.user.id, archivedAt: null } });
-  if (!group) throw new NotFoundError('ContactGroup');
-  return group as Prisma.ContactGroupGetPayload<Q>;
+/** One of the user's groups; an archived group is gone for its user. */
+export function getGroup<Q extends GroupQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q) {
+  return ownedOrNotFound('ContactGroup', id, (id) => store.findGroup(ctx.db, ctx.user.id, id, query));
 }
 
 export const updateGroupInput = z.object({
@@ -48,12 +34,10 @@ export async function updateGroup<Q extends GroupQuery = {}>(
   id: string,
   raw: RawInput<typeof updateGroupInput>,
   query: Q = {} as Q,
-): Promise<Prisma.ContactGroupGetPayload<Q>> {
+) {
   await getGroup(ctx, id, { select: { id: true } });
   const input = parseInput(updateGroupInput, raw);
-  return ctx.db.contactGroup.update({ ...query, where: { id }, data: input }) as unknown as Promise<
-    Prisma.ContactGroupGetPayload<Q>
-  >;
+  return store.updateGroup(ctx.db, id, input, query);
 }
 
 /** What deleting a group did: `deleted` when nothing kept it, `archived` when campaigns keep its history. */
@@ -74,33 +58,21 @@ export interface GroupRemoval {
 export async function deleteGroup(ctx: ServiceContext, id: string): Promise<GroupRemoval> {
   await getGroup(ctx, id, { select: { id: true } });
   const now = ctx.clock.now();
-  const { removal, ...result } = await ctx.db.$transaction(async (tx) => {
+  const { removal, ...result } = await store.transaction(ctx.sql, async (tx) => {
     // Taken before the check so that a dispatch, which locks the group too, cannot slip in between.
-    await tx.$queryRaw`SELECT id FROM contact_groups WHERE id = ${id}::uuid FOR UPDATE`;
-    const busy = await tx.campaign.findFirst({
-      where: { contactGroupId: id, status: { in: [...DIALING_STATES] } },
-      select: { name: true, status: true },
-    });
+    if (!(await store.lockGroup(tx, id))) throw new NotFoundError('ContactGroup');
+    const busy = await store.campaignInStates(tx, id, DIALING_STATES);
     if (busy) {
       throw new ConflictError(
         `This contact group is used by the ${busy.status} campaign "${busy.name}"; cancel or finish it first.`,
         'contact_group_in_use',
       );
     }
-    const members = await tx.contact.findMany({ where: { groupId: id, erasedAt: null }, select: { id: true } });
-    const removal = await removeContacts(tx, members.map((c) => c.id), now);
-    const deletedCampaigns = await tx.$executeRaw`
-      DELETE FROM campaigns k WHERE k.contact_group_id = ${id}::uuid
-        AND NOT EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = k.id)
-        AND NOT EXISTS (SELECT 1 FROM call_attempts WHERE campaign_id = k.id)
-        AND NOT EXISTS (SELECT 1 FROM appointments WHERE campaign_id = k.id)
-        AND NOT EXISTS (SELECT 1 FROM credit_transactions WHERE campaign_id = k.id)`;
-    const [left] = await tx.$queryRaw<{ kept: boolean }[]>`
-      SELECT EXISTS (SELECT 1 FROM campaigns WHERE contact_group_id = ${id}::uuid)
-          OR EXISTS (SELECT 1 FROM contacts WHERE contact_group_id = ${id}::uuid) AS kept`;
-    const kept = left!.kept;
-    if (kept) await tx.contactGroup.update({ where: { id }, data: { archivedAt: now }, select: { id: true } });
-    else await tx.contactGroup.delete({ where: { id }, select: { id: true } });
+    const removal = await removeContacts(tx, await store.liveMemberIds(tx, id), now);
+    const deletedCampaigns = await store.deleteUnstartedCampaigns(tx, id);
+    const kept = await store.groupStillNamed(tx, id);
+    if (kept) await store.archiveGroup(tx, id, now);
+    else await store.deleteGroupRow(tx, id);
     return {
       removal,
       outcome: kept ? ('archived' as const) : ('deleted' as const),
@@ -108,8 +80,7 @@ export async function deleteGroup(ctx: ServiceContext, id: string): Promise<Grou
       deletedContacts: removal.deleted,
       deletedCampaigns,
     };
-    // A large group's erasure rewrites its contacts and all their calls: more than Prisma's default 5 s.
-  }, { timeout: 120_000 });
+  });
   for (const campaignId of removal.campaignIds) ctx.events.publish({ kind: 'campaign', campaignId });
   return result;
 }
