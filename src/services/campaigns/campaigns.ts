@@ -1,8 +1,9 @@
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
-import { found, ValidationError, type FieldErrors } from '../errors.js';
+import { ValidationError, type FieldErrors } from '../errors.js';
 import { uuidv7 } from '../ids.js';
-import { parseInput, uuid } from '../validation.js';
+import { ownedOrNotFound } from '../owned.js';
+import { parseInput } from '../validation.js';
 import {
   createCampaignInput,
   updateCampaignInput,
@@ -46,7 +47,7 @@ export async function getCampaign<Q extends CampaignQuery = {}>(
   id: string,
   query: Q = {} as Q,
 ): Promise<Prisma.CampaignGetPayload<Q>> {
-  return found(uuid.safeParse(id).success ? await findCampaign(ctx, id, query) : null, 'Campaign');
+  return ownedOrNotFound('Campaign', id, (id) => findCampaign(ctx, id, query));
 }
 
 const FUTURE_MESSAGE = 'Must be in the future.';

@@ -1,7 +1,6 @@
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
-import { found } from '../errors.js';
-import { uuid } from '../validation.js';
+import { ownedOrNotFound } from '../owned.js';
 import { campaignsWithRelations, campaignWithRelations } from './store.js';
 
 // Campaigns with the agent (and its numbers) and the contact group they tie together: what v1 lists and
@@ -35,5 +34,5 @@ export function listCampaignsWithRelations(ctx: ServiceContext, page: { take?: n
 
 /** One of the caller's campaigns; another user's (or none) is a NotFoundError. */
 export async function getCampaignWithRelations(ctx: ServiceContext, id: string): Promise<CampaignWithRelations> {
-  return found(uuid.safeParse(id).success ? await campaignWithRelations(ctx, id) : undefined, 'Campaign');
+  return ownedOrNotFound('Campaign', id, (id) => campaignWithRelations(ctx, id));
 }

@@ -8,7 +8,7 @@ import { isOnDoNotCallList, putOnList, takeOffList } from './do-not-call.js';
 import { canonicalData, mergeData, planColumns, readData, withColumns, type ContactData } from './fields.js';
 import { removeContacts } from './erasure.js';
 import { getGroup } from './groups.js';
-import { ownedOrNotFound } from './owned.js';
+import { ownedOrNotFound } from '../owned.js';
 import * as store from './store.js';
 import { refreshTotals } from './totals.js';
 
@@ -53,7 +53,7 @@ export function getContact<Q extends ContactQuery = {}>(ctx: ServiceContext, id:
  */
 export async function deleteContact(ctx: ServiceContext, id: string): Promise<'erased' | 'deleted'> {
   const contact = await getContact(ctx, id, { select: { id: true } });
-  const removal = await store.transaction(ctx.sql, (tx) => removeContacts(tx, [contact.id], ctx.clock.now()));
+  const removal = await ctx.sql.transaction((tx) => removeContacts(tx, [contact.id], ctx.clock.now()));
   if (removal.erased + removal.deleted === 0) throw new NotFoundError('Contact');
   for (const campaignId of removal.campaignIds) ctx.events.publish({ kind: 'campaign', campaignId });
   return removal.erased ? 'erased' : 'deleted';
@@ -121,7 +121,7 @@ export async function upsertContactInGroup<Q extends ContactQuery = {}>(
   const key = e164 ?? input.phoneNumber.slice(0, 32);
   const patch = { ...dataFromObject(input.data, country), phone_number: input.phoneNumber };
 
-  const id = await store.transaction(ctx.sql, async (tx) => {
+  const id = await ctx.sql.transaction(async (tx) => {
     const blocked = e164 ? await isOnDoNotCallList(tx, ctx.user.id, e164) : false;
     const status: ContactStatus = !e164 ? 'invalid' : blocked ? 'do_not_call' : 'active';
     const existing = await store.contactByNumber(tx, groupId, key);
@@ -169,7 +169,7 @@ export async function updateContact<Q extends ContactQuery = {}>(
     throw ValidationError.field('status', 'This contact has no valid phone number.');
   }
 
-  await store.transaction(ctx.sql, async (tx) => {
+  await ctx.sql.transaction(async (tx) => {
     if (input.data) {
       // The number is changed through upsert, not through data.
       const { phone_number: _ignored, ...patch } = dataFromObject(input.data, country);

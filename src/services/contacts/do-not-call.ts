@@ -4,7 +4,8 @@ import type { ServiceContext } from '../context.js';
 import { ValidationError } from '../errors.js';
 import { INVALID_PHONE_MESSAGE, toE164 } from '../phone.js';
 import { parseInput, type RawInput } from '../validation.js';
-import { found, ownedOrNotFound } from './owned.js';
+import { found } from '../errors.js';
+import { ownedOrNotFound } from '../owned.js';
 import * as store from './store.js';
 
 // The user's do-not-call list: a number on it is `do_not_call` in every group and is never dialed.
@@ -49,7 +50,7 @@ async function numberOf(ctx: ServiceContext, raw: string): Promise<string> {
 export async function addDoNotCall(ctx: ServiceContext, raw: RawInput<typeof entryInput>): Promise<store.DoNotCallEntry> {
   const input = parseInput(entryInput, raw);
   const phoneNumber = await numberOf(ctx, input.phoneNumber);
-  return store.transaction(ctx.sql, (tx) => putOnList(tx, ctx.user.id, phoneNumber, input.reason, 'manual'));
+  return ctx.sql.transaction((tx) => putOnList(tx, ctx.user.id, phoneNumber, input.reason, 'manual'));
 }
 
 /** Adds the entry and marks the number's contacts, inside the caller's transaction. */
@@ -84,8 +85,8 @@ export async function markListed(sql: SqlSession, numbers: ListedNumber[]): Prom
 export async function removeDoNotCall(ctx: ServiceContext, raw: { phoneNumber?: unknown }): Promise<store.DoNotCallEntry> {
   const { phoneNumber: given } = parseInput(entryInput.pick({ phoneNumber: true }), raw);
   const phoneNumber = await numberOf(ctx, given);
-  const entry = await store.transaction(ctx.sql, (tx) => takeOffList(tx, ctx.user.id, phoneNumber));
-  return found('DoNotCallEntry', entry);
+  const entry = await ctx.sql.transaction((tx) => takeOffList(tx, ctx.user.id, phoneNumber));
+  return found(entry, 'DoNotCallEntry');
 }
 
 /** Removes the entry (if any) and makes the number's contacts callable again, inside the caller's transaction. */

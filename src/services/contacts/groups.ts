@@ -3,7 +3,7 @@ import type { ServiceContext } from '../context.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { parseInput, type RawInput } from '../validation.js';
 import { removeContacts } from './erasure.js';
-import { ownedOrNotFound } from './owned.js';
+import { ownedOrNotFound } from '../owned.js';
 import * as store from './store.js';
 
 export type GroupQuery = store.GroupQuery;
@@ -58,7 +58,7 @@ export interface GroupRemoval {
 export async function deleteGroup(ctx: ServiceContext, id: string): Promise<GroupRemoval> {
   await getGroup(ctx, id, { select: { id: true } });
   const now = ctx.clock.now();
-  const { removal, ...result } = await store.transaction(ctx.sql, async (tx) => {
+  const { removal, ...result } = await ctx.sql.transaction(async (tx) => {
     // Taken before the check so that a dispatch, which locks the group too, cannot slip in between.
     if (!(await store.lockGroup(tx, id))) throw new NotFoundError('ContactGroup');
     const busy = await store.campaignInStates(tx, id, DIALING_STATES);

@@ -84,7 +84,7 @@ export async function importContacts(ctx: ServiceContext, raw: ImportInput): Pro
   const readings = Array.from({ length: Math.min(READ_AHEAD, chunkCount) }, (_, chunkIndex) => readChunk(chunkIndex));
 
   const groupId = uuidv7();
-  await store.transaction(ctx.sql, async (tx) => {
+  await ctx.sql.transaction(async (tx) => {
     const now = await store.insertImportedGroup(tx, { id: groupId, userId: ctx.user.id, name: input.groupName, description: input.description, csvHeaders: headers });
     // One COPY takes every contact while the rows are built: the database writes some rows while this
     // process builds the next, and waiting on write() keeps this process from running far ahead of it.

@@ -1,5 +1,5 @@
 import { named } from '../../db/prisma-names.js';
-import { copyText, statement, type Sql, type SqlSession, type SqlTransaction } from '../../db/sql.js';
+import { copyText, statement, type SqlSession, type SqlTransaction } from '../../db/sql.js';
 import type { CampaignStatus, ContactStatus, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { uuidv7 } from '../ids.js';
 import type { ContactData } from './fields.js';
@@ -12,11 +12,6 @@ import type { ContactData } from './fields.js';
 // Some statements change other domains' tables, because removing people and groups is this domain's
 // decision: campaigns (a deleted group's campaigns that never started), campaign_contacts, call_attempts
 // and appointments (the erasure of a person from the history that names them).
-
-/** Runs `work` in one transaction on plain SQL (BEGIN ... COMMIT; ROLLBACK when it throws). */
-export function transaction<T>(sql: Sql, work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
-  return sql.transaction(work);
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // The user's settings the rules read.

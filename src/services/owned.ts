@@ -1,14 +1,8 @@
-import { NotFoundError } from '../errors.js';
-import { uuid } from '../validation.js';
+import { found, NotFoundError } from './errors.js';
+import { uuid } from './validation.js';
 
 // Another user's resource does not exist for you: a malformed id, a missing row and someone else's row all
-// answer the same 404. Every lookup of this domain by id goes through here, so they cannot drift apart.
-
-/** `row`, or NotFoundError(resource) when there is none. */
-export function found<T>(resource: string, row: T | null | undefined): T {
-  if (row === null || row === undefined) throw new NotFoundError(resource);
-  return row;
-}
+// answer the same 404. Every lookup by id goes through here, so they cannot drift apart.
 
 /**
  * The caller's `resource` with this id, as `find` (a store read scoped to the caller) answers it; a 404
@@ -16,5 +10,5 @@ export function found<T>(resource: string, row: T | null | undefined): T {
  */
 export async function ownedOrNotFound<T>(resource: string, id: string, find: (id: string) => Promise<T | null | undefined>): Promise<T> {
   if (!uuid.safeParse(id).success) throw new NotFoundError(resource);
-  return found(resource, await find(id));
+  return found(await find(id), resource);
 }
