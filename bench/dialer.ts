@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { seedAgentTemplates } from '../src/db/seed.js';
 import { WAKE_CHANNEL } from '../src/jobs/wake-notifications.js';
-import { createAgent } from '../src/services/agents.js';
+import { createAgent } from '../src/services/agents/agents.js';
 import { grantCredits } from '../src/services/billing/grants.js';
 import { importContacts } from '../src/services/contacts/import.js';
 import { serviceContext, systemClock, type ServiceEnv } from '../src/services/context.js';

@@ -1,6 +1,6 @@
 import { loadConfigOrExit } from './config.js';
 import { DataDirInUseError } from './db/data-dir-lock.js';
-import { DEMO_USER_ID } from './db/seed.js';
+import { DEMO_USER_ID } from './demo.js';
 import { createLogger } from './logger.js';
 import { startRuntime } from './runtime.js';
 import { signToken } from './services/auth.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentRelations, listAgentsWithRelations } from '../src/services/agents-with-relations.js';
-import { listAgents } from '../src/services/agents.js';
+import { agentRelations, listAgentsWithRelations } from '../src/services/agents/with-relations.js';
+import { listAgents } from '../src/services/agents/agents.js';
 import { getCampaign, listCampaigns } from '../src/services/campaigns/campaigns.js';
 import { campaignRelations, getCampaignWithRelations, listCampaignsWithRelations } from '../src/services/campaigns/with-relations.js';
 import { serviceContext } from '../src/services/context.js';

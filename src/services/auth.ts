@@ -2,6 +2,7 @@ import { createRemoteJWKSet, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jo
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { AuthenticationError } from './errors.js';
 import type { Principal } from './context.js';
+import { insertUserIfMissing } from './users/store.js';
 import { uuid } from './validation.js';
 
 // Bearer-token authentication, written once for both surfaces (DESIGN.md section 5).
@@ -112,9 +113,7 @@ export class UserRegistry {
 
   async ensure(id: string): Promise<void> {
     if (this.known.has(id)) return;
-    // INSERT ... ON CONFLICT DO NOTHING: parallel first requests of a new user all succeed, where an
-    // upsert (a read, then an insert) let all but one fail on the primary key.
-    await this.db.user.createMany({ data: [{ id }], skipDuplicates: true });
+    await insertUserIfMissing(this.db, id);
     if (this.known.size >= this.capacity) this.known.clear();
     this.known.add(id);
   }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import * as agents from '../../services/agents.js';
-import { listAgentsWithRelations } from '../../services/agents-with-relations.js';
-import * as templates from '../../services/agent-templates.js';
+import * as agents from '../../services/agents/agents.js';
+import { listAgentsWithRelations } from '../../services/agents/with-relations.js';
+import * as templates from '../../services/agents/templates.js';
 import { defineRoute } from '../route.js';
 import { toV1Agent, toV1AgentTemplate, v1Agent, v1AgentTemplate } from '../serializers/agents.js';
 import { id } from '../serializers/common.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AgentTemplate } from '../../generated/prisma/client.js';
-import type { AgentWithRelations } from '../../services/agents-with-relations.js';
+import type { AgentWithRelations } from '../../services/agents/with-relations.js';
 import { datetime, id, iso, json } from './common.js';
 
 // The v1 shapes of agent templates (contract 2.5) and agents (2.4).

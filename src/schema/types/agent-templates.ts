@@ -1,4 +1,4 @@
-import * as templates from '../../services/agent-templates.js';
+import * as templates from '../../services/agents/templates.js';
 import { builder } from '../builder.js';
 import { withoutNulls } from '../inputs.js';
 

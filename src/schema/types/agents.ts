@@ -1,4 +1,4 @@
-import * as agents from '../../services/agents.js';
+import * as agents from '../../services/agents/agents.js';
 import { builder } from '../builder.js';
 import { withoutNulls } from '../inputs.js';
 

@@ -1,29 +1,25 @@
 import { z } from 'zod';
-import type { Prisma } from '../generated/prisma/client.js';
-import type { ServiceContext } from './context.js';
-import { ForbiddenError, NotFoundError, ValidationError } from './errors.js';
-import { schemaProblem } from './json-schema.js';
-import { jsonObject, parseInput, uuid, type RawInput } from './validation.js';
+import type { Prisma } from '../../generated/prisma/client.js';
+import type { ServiceContext } from '../context.js';
+import { ForbiddenError, ValidationError } from '../errors.js';
+import { schemaProblem } from '../json-schema.js';
+import { jsonObject, parseInput, type RawInput } from '../validation.js';
+import { foundOr404 } from './found.js';
+import * as store from './store.js';
+import type { TemplateQuery } from './store.js';
+
+export type { TemplateQuery } from './store.js';
 
 // Agent templates are global and admin-managed; customers see the active ones.
 
-export type TemplateQuery = { include?: Prisma.AgentTemplateInclude; select?: Prisma.AgentTemplateSelect };
-
-function visibleTo(ctx: ServiceContext): Prisma.AgentTemplateWhereInput {
-  return ctx.user.isAdmin ? {} : { isActive: true };
-}
+const visibleTo = (ctx: ServiceContext) => ({ activeOnly: !ctx.user.isAdmin });
 
 export function listTemplates<Q extends TemplateQuery = {}>(ctx: ServiceContext, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>[]> {
-  return ctx.db.agentTemplate.findMany({ ...query, where: visibleTo(ctx), orderBy: [{ name: 'asc' }, { id: 'asc' }] }) as Promise<
-    Prisma.AgentTemplateGetPayload<Q>[]
-  >;
+  return store.findTemplates(ctx.db, visibleTo(ctx), query);
 }
 
-export async function getTemplate<Q extends TemplateQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>> {
-  if (!uuid.safeParse(id).success) throw new NotFoundError('AgentTemplate');
-  const template = await ctx.db.agentTemplate.findFirst({ ...query, where: { id, ...visibleTo(ctx) } });
-  if (!template) throw new NotFoundError('AgentTemplate');
-  return template as Prisma.AgentTemplateGetPayload<Q>;
+export function getTemplate<Q extends TemplateQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>> {
+  return foundOr404('AgentTemplate', id, async (id) => (await store.findTemplates(ctx.db, { ...visibleTo(ctx), id }, query))[0]);
 }
 
 const templateFields = {
@@ -51,6 +47,8 @@ export type CreateTemplateInput = RawInput<typeof createTemplateInput>;
 export const updateTemplateInput = z.object(templateFields).partial();
 export type UpdateTemplateInput = RawInput<typeof updateTemplateInput>;
 
+const KEY_TAKEN = 'An agent template with this key already exists.';
+
 function requireAdmin(ctx: ServiceContext) {
   if (!ctx.user.isAdmin) throw new ForbiddenError();
 }
@@ -64,17 +62,17 @@ export async function createTemplate<Q extends TemplateQuery = {}>(ctx: ServiceC
   requireAdmin(ctx);
   const input = parseInput(createTemplateInput, raw);
   checkSchema(input.placeholderSchema);
-  const existing = await ctx.db.agentTemplate.findUnique({ where: { templateKey: input.templateKey }, select: { id: true } });
-  if (existing) throw ValidationError.field('templateKey', 'An agent template with this key already exists.');
-  return ctx.db.agentTemplate.create({
-    ...query,
-    data: {
+  if (await store.templateKeyTaken(ctx.db, input.templateKey)) throw ValidationError.field('templateKey', KEY_TAKEN);
+  return store.insertTemplate(
+    ctx.db,
+    {
       ...input,
       placeholderSchema: input.placeholderSchema as Prisma.InputJsonObject,
       agentProfileDefaults: input.agentProfileDefaults as Prisma.InputJsonObject,
       llmRuntimeDefaults: input.llmRuntimeDefaults as Prisma.InputJsonObject,
     },
-  }) as unknown as Promise<Prisma.AgentTemplateGetPayload<Q>>;
+    query,
+  );
 }
 
 export async function updateTemplate<Q extends TemplateQuery = {}>(ctx: ServiceContext, id: string, raw: UpdateTemplateInput, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>> {
@@ -82,21 +80,16 @@ export async function updateTemplate<Q extends TemplateQuery = {}>(ctx: ServiceC
   await getTemplate(ctx, id, { select: { id: true } });
   const input = parseInput(updateTemplateInput, raw);
   checkSchema(input.placeholderSchema);
-  if (input.templateKey) {
-    const clash = await ctx.db.agentTemplate.findFirst({
-      where: { templateKey: input.templateKey, id: { not: id } },
-      select: { id: true },
-    });
-    if (clash) throw ValidationError.field('templateKey', 'An agent template with this key already exists.');
-  }
-  return ctx.db.agentTemplate.update({
-    ...query,
-    where: { id },
-    data: {
+  if (input.templateKey && (await store.templateKeyTaken(ctx.db, input.templateKey, id))) throw ValidationError.field('templateKey', KEY_TAKEN);
+  return store.updateTemplate(
+    ctx.db,
+    id,
+    {
       ...input,
       placeholderSchema: input.placeholderSchema as Prisma.InputJsonObject | undefined,
       agentProfileDefaults: input.agentProfileDefaults as Prisma.InputJsonObject | undefined,
       llmRuntimeDefaults: input.llmRuntimeDefaults as Prisma.InputJsonObject | undefined,
     },
-  }) as unknown as Promise<Prisma.AgentTemplateGetPayload<Q>>;
+    query,
+  );
 }

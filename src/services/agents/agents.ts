@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import type { Prisma } from '../../generated/prisma/client.js';
+import type { ServiceContext } from '../context.js';
+import { ValidationError, type FieldErrors } from '../errors.js';
+import { validateAgainst } from '../json-schema.js';
+import { INVALID_PHONE_MESSAGE, toE164 } from '../phone.js';
+import { defaultCountryOf } from '../users/store.js';
+import { jsonObject, parseInput, uuid, type RawInput } from '../validation.js';
+import { foundOr404 } from './found.js';
+import * as store from './store.js';
+import type { AgentPage, AgentQuery, AgentStatusFilter } from './store.js';
+
+export type { AgentQuery, AgentStatusFilter } from './store.js';
+
+const NUMBER_TAKEN = 'This number already belongs to another active agent.';
+
+/**
+ * The caller's agents, newest first (`active` is v1's `GET /agents/active/`); `query` carries paging
+ * and the relations a caller wants joined.
+ */
+export function listAgents<Q extends AgentQuery & AgentPage = {}>(
+  ctx: ServiceContext,
+  status: AgentStatusFilter | null | undefined,
+  query: Q = {} as Q,
+): Promise<Prisma.AgentGetPayload<Q>[]> {
+  return store.findAgents(ctx.db, { userId: ctx.user.id, status }, query);
+}
+
+export function countAgents(ctx: ServiceContext, status: AgentStatusFilter | null | undefined): Promise<number> {
+  return store.countAgents(ctx.db, { userId: ctx.user.id, status });
+}
+
+/** One of the caller's agents; another user's (or none) is a NotFoundError. */
+export function getAgent<Q extends AgentQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.AgentGetPayload<Q>> {
+  return foundOr404('Agent', id, async (id) => (await store.findAgents(ctx.db, { userId: ctx.user.id, id }, query))[0]);
+}
+
+export const createAgentInput = z.object({
+  templateId: uuid,
+  name: z.string().trim().min(1).max(255),
+  phoneNumber: z.string().trim().min(1).max(32),
+  phoneNumberLabel: z.string().trim().max(64).default(''),
+  variables: jsonObject.default({}),
+});
+export type CreateAgentInput = RawInput<typeof createAgentInput>;
+
+/** Fills `{{ name }}` placeholders with the agent's variables; unknown placeholders become empty. */
+export function renderPrompt(template: string, variables: Record<string, unknown>): string {
+  return template.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, key: string) => {
+    const value = variables[key];
+    if (value === undefined || value === null) return '';
+    return typeof value === 'object' ? JSON.stringify(value) : String(value);
+  });
+}
+
+/**
+ * Creates an agent from an active template, its variables checked against the template's placeholder
+ * schema and rendered into its prompt, with the given number attached as its primary number.
+ * Every check runs before the first write, and the writes share one transaction.
+ */
+export async function createAgent<Q extends AgentQuery = {}>(ctx: ServiceContext, raw: CreateAgentInput, query: Q = {} as Q): Promise<Prisma.AgentGetPayload<Q>> {
+  const input = parseInput(createAgentInput, raw);
+  const errors: FieldErrors = {};
+
+  const [template] = await store.findTemplates(ctx.db, { activeOnly: true, id: input.templateId });
+  if (!template) errors.templateId = ['No active agent template has this id.'];
+
+  const number = toE164(input.phoneNumber, await defaultCountryOf(ctx.db, ctx.user.id));
+  if (!number) errors.phoneNumber = [INVALID_PHONE_MESSAGE];
+
+  const existingNumber = number ? await store.findNumber(ctx.db, ctx.user.id, number) : null;
+  if (existingNumber?.agent?.isActive) errors.phoneNumber = [NUMBER_TAKEN];
+
+  const variables = structuredClone(input.variables);
+  if (template) {
+    const problems = validateAgainst(
+      template.placeholderSchema as object,
+      `${template.id}@${template.updatedAt.toISOString()}`,
+      variables,
+      'variables',
+    );
+    Object.assign(errors, problems);
+  }
+  if (Object.keys(errors).length > 0 || !template || !number) throw new ValidationError(errors);
+
+  const id = await store.insertAgent(
+    ctx.db,
+    {
+      userId: ctx.user.id,
+      templateId: template.id,
+      name: input.name,
+      responseEngineType: template.responseEngineType,
+      systemPrompt: renderPrompt(template.systemPromptTemplate, variables),
+      agentVariables: variables as Prisma.InputJsonObject,
+      agentProfile: template.agentProfileDefaults as Prisma.InputJsonValue,
+      agentConfig: { template_key: template.templateKey },
+    },
+    { existingId: existingNumber?.id ?? null, number, label: input.phoneNumberLabel },
+  );
+  if (!id) throw ValidationError.field('phoneNumber', NUMBER_TAKEN);
+  return getAgent(ctx, id, query);
+}
+
+/**
+ * Archives an agent: it leaves the active list and its running campaigns pause with the reason
+ * `agent_archived`. Archiving an archived agent changes nothing.
+ */
+export async function archiveAgent<Q extends AgentQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.AgentGetPayload<Q>> {
+  const paused = await foundOr404('Agent', id, (id) => store.archiveAgent(ctx.db, ctx.user.id, id));
+  for (const campaignId of paused) ctx.events.publish({ kind: 'campaign', campaignId });
+  return getAgent(ctx, id, query);
+}

@@ -1,0 +1,22 @@
+import { named } from '../../db/prisma-names.js';
+import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
+
+// The users domain's one door to the database: the user rows that tokens name.
+
+type Db = PrismaClient | Prisma.TransactionClient;
+
+/**
+ * Creates the user row unless it exists; true when this call created it. INSERT ... ON CONFLICT DO
+ * NOTHING: parallel first requests of a new user all succeed, where an upsert (a read, then an insert)
+ * let all but one fail on the primary key.
+ */
+export async function insertUserIfMissing(db: Db, id: string): Promise<boolean> {
+  const { count } = await named('users.insertIfMissing', () => db.user.createMany({ data: [{ id }], skipDuplicates: true }));
+  return count === 1;
+}
+
+/** The ISO country a user's numbers written without a country code belong to. */
+export async function defaultCountryOf(db: Db, id: string): Promise<string> {
+  const user = await named('users.defaultCountry', () => db.user.findUniqueOrThrow({ where: { id }, select: { defaultCountry: true } }));
+  return user.defaultCountry;
+}
