@@ -43,14 +43,14 @@ export async function seedDemo(env: ServiceEnv): Promise<boolean> {
     csvData: DEMO_CONTACTS.map((row) => ({ ...row })),
   });
   await createCampaign(ctx, {
-    agentId: agent.id,
-    contactGroupId: groupId,
+    agent_id: agent.id,
+    contact_group_id: groupId,
     name: 'Demo check-up campaign',
     description: 'Book check-ups with the demo leads',
     timezone: 'America/Los_Angeles',
-    concurrentCalls: 2,
-    maxRetryDays: 2,
-    scheduleConfig: { max_attempts: 3, max_attempts_per_day: 2, retry_interval_minutes: 60, retry_on: ['no_answer', 'busy', 'failed', 'voicemail'] },
+    concurrent_calls: 2,
+    max_retry_days: 2,
+    schedule_config: { max_attempts: 3, max_attempts_per_day: 2, retry_interval_minutes: 60, retry_on: ['no_answer', 'busy', 'failed', 'voicemail'] },
   });
   await grantCredits(admin, { userId: DEMO_USER_ID, kind: 'included_grant', amountCents: 1_000n });
   await grantCredits(admin, { userId: DEMO_USER_ID, kind: 'top_up', amountCents: 5_000n, description: 'Demo top-up' });

@@ -6,7 +6,7 @@ import { validateAgainst } from '../json-schema.js';
 import { INVALID_PHONE_MESSAGE, toE164 } from '../phone.js';
 import { defaultCountryOf } from '../users/store.js';
 import { jsonObject, parseInput, uuid, type RawInput } from '../validation.js';
-import { foundOr404 } from './found.js';
+import { ownedOrNotFound } from '../owned.js';
 import * as store from './store.js';
 import type { AgentPage, AgentQuery, AgentStatusFilter } from './store.js';
 
@@ -32,7 +32,7 @@ export function countAgents(ctx: ServiceContext, status: AgentStatusFilter | nul
 
 /** One of the caller's agents; another user's (or none) is a NotFoundError. */
 export function getAgent<Q extends AgentQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.AgentGetPayload<Q>> {
-  return foundOr404('Agent', id, async (id) => (await store.findAgents(ctx.db, { userId: ctx.user.id, id }, query))[0]);
+  return ownedOrNotFound('Agent', id, async (id) => (await store.findAgents(ctx.db, { userId: ctx.user.id, id }, query))[0]);
 }
 
 export const createAgentInput = z.object({
@@ -106,7 +106,7 @@ export async function createAgent<Q extends AgentQuery = {}>(ctx: ServiceContext
  * `agent_archived`. Archiving an archived agent changes nothing.
  */
 export async function archiveAgent<Q extends AgentQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.AgentGetPayload<Q>> {
-  const paused = await foundOr404('Agent', id, (id) => store.archiveAgent(ctx.db, ctx.user.id, id));
+  const paused = await ownedOrNotFound('Agent', id, (id) => store.archiveAgent(ctx.db, ctx.user.id, id));
   for (const campaignId of paused) ctx.events.publish({ kind: 'campaign', campaignId });
   return getAgent(ctx, id, query);
 }

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../context.js';
 import { ForbiddenError, ValidationError } from '../errors.js';
 import { schemaProblem } from '../json-schema.js';
 import { jsonObject, parseInput, type RawInput } from '../validation.js';
-import { foundOr404 } from './found.js';
+import { ownedOrNotFound } from '../owned.js';
 import * as store from './store.js';
 import type { TemplateQuery } from './store.js';
 
@@ -19,7 +19,7 @@ export function listTemplates<Q extends TemplateQuery = {}>(ctx: ServiceContext,
 }
 
 export function getTemplate<Q extends TemplateQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>> {
-  return foundOr404('AgentTemplate', id, async (id) => (await store.findTemplates(ctx.db, { ...visibleTo(ctx), id }, query))[0]);
+  return ownedOrNotFound('AgentTemplate', id, async (id) => (await store.findTemplates(ctx.db, { ...visibleTo(ctx), id }, query))[0]);
 }
 
 const templateFields = {

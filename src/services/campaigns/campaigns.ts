@@ -3,6 +3,7 @@ import type { ServiceContext } from '../context.js';
 import { ValidationError, type FieldErrors } from '../errors.js';
 import { uuidv7 } from '../ids.js';
 import { ownedOrNotFound } from '../owned.js';
+import { defaultCountryOf } from '../users/store.js';
 import { parseInput } from '../validation.js';
 import {
   createCampaignInput,
@@ -17,7 +18,6 @@ import {
   findCampaign,
   findCampaigns,
   insertCampaign,
-  ownerCountry,
   replanWaiting,
   updateCampaignRow,
   type CampaignFilter,
@@ -67,7 +67,7 @@ export async function createCampaign<Q extends CampaignQuery = {}>(
   if (input.started_at && input.started_at <= now) errors.started_at = [FUTURE_MESSAGE];
   if (input.status === 'scheduled' && !input.started_at) errors.started_at ??= ['A scheduled campaign needs a start time.'];
 
-  const country = await ownerCountry(ctx);
+  const country = await defaultCountryOf(ctx.db, ctx.user.id);
   const id = uuidv7();
   await ctx.sql.transaction(async (tx) => {
     const agent = await checkAgent(tx, ctx.user.id, input.agent_id, errors);

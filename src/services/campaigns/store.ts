@@ -40,14 +40,6 @@ export function findCampaign<Q extends CampaignQuery>(ctx: ServiceContext, id: s
   >;
 }
 
-/** The default country of the campaign's owner, which reads the phone numbers a client describes. */
-export async function ownerCountry(ctx: ServiceContext): Promise<string> {
-  const user = await named('campaigns.owner_country', () =>
-    ctx.db.user.findUniqueOrThrow({ where: { id: ctx.user.id }, select: { defaultCountry: true } }),
-  );
-  return user.defaultCountry;
-}
-
 const ownerBalancesStatement = statement<{ balanceCents: bigint; includedRemainingCents: bigint; heldCents: bigint }>(
   'campaigns.owner_balances',
   `SELECT balance_cents AS "balanceCents", included_remaining_cents AS "includedRemainingCents", held_cents AS "heldCents"

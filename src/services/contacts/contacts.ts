@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ContactStatus, Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
+import { defaultCountryOf } from '../users/store.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { toE164 } from '../phone.js';
 import { jsonObject, parseInput, uuid, type RawInput } from '../validation.js';
@@ -82,7 +83,7 @@ function stringValues(object: Record<string, unknown>, path: string): Record<str
   );
 }
 
-const countryOf = (ctx: ServiceContext) => store.userCountry(ctx.db, ctx.user.id);
+const countryOf = (ctx: ServiceContext) => defaultCountryOf(ctx.db, ctx.user.id);
 
 /** A write that found no row: another request deleted the contact meanwhile. */
 function stillThere(written: boolean): void {

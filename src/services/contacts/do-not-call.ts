@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { SqlSession } from '../../db/sql.js';
 import type { ServiceContext } from '../context.js';
+import { defaultCountryOf } from '../users/store.js';
 import { ValidationError } from '../errors.js';
 import { INVALID_PHONE_MESSAGE, toE164 } from '../phone.js';
 import { parseInput, type RawInput } from '../validation.js';
@@ -41,7 +42,7 @@ const entryInput = z.object({
 });
 
 async function numberOf(ctx: ServiceContext, raw: string): Promise<string> {
-  const number = toE164(raw, await store.userCountry(ctx.db, ctx.user.id));
+  const number = toE164(raw, await defaultCountryOf(ctx.db, ctx.user.id));
   if (!number) throw ValidationError.field('phoneNumber', INVALID_PHONE_MESSAGE);
   return number;
 }

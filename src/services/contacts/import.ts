@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { SqlSession } from '../../db/sql.js';
 import type { ServiceContext } from '../context.js';
+import { defaultCountryOf } from '../users/store.js';
 import { uuidv7 } from '../ids.js';
 import { NON_FIELD, ValidationError, type FieldErrors } from '../errors.js';
 import { toE164Batch } from '../phone-pool.js';
@@ -64,7 +65,7 @@ export async function importContacts(ctx: ServiceContext, raw: ImportInput): Pro
     throw ValidationError.field(source, 'No column holds phone numbers: name one "Phone", "Phone Number" or "Mobile".');
   }
 
-  const userCountry = await store.userCountry(ctx.db, ctx.user.id);
+  const userCountry = await defaultCountryOf(ctx.db, ctx.user.id);
   const country = input.defaultCountry ?? userCountry;
   const book = new DraftBook(await doNotCallSet(ctx.sql, ctx.user.id));
 

@@ -14,16 +14,6 @@ import type { ContactData } from './fields.js';
 // and appointments (the erasure of a person from the history that names them).
 
 // ---------------------------------------------------------------------------------------------------------
-// The user's settings the rules read.
-
-export async function userCountry(db: PrismaClient, userId: string): Promise<string> {
-  const user = await named('contacts.userCountry', () =>
-    db.user.findUniqueOrThrow({ where: { id: userId }, select: { defaultCountry: true } }),
-  );
-  return user.defaultCountry;
-}
-
-// ---------------------------------------------------------------------------------------------------------
 // Groups
 
 export type GroupQuery = { include?: Prisma.ContactGroupInclude; select?: Prisma.ContactGroupSelect };
