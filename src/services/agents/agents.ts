@@ -6,6 +6,7 @@ import { validateAgainst } from '../json-schema.js';
 import { INVALID_PHONE_MESSAGE, toE164 } from '../phone.js';
 import { defaultCountryOf } from '../users/store.js';
 import { jsonObject, parseInput, uuid, type RawInput } from '../validation.js';
+import { pauseRunningCampaignsOfAgent } from '../campaigns/states.js';
 import { ownedOrNotFound } from '../owned.js';
 import * as store from './store.js';
 import type { AgentPage, AgentQuery, AgentStatusFilter } from './store.js';
@@ -106,7 +107,12 @@ export async function createAgent<Q extends AgentQuery = {}>(ctx: ServiceContext
  * `agent_archived`. Archiving an archived agent changes nothing.
  */
 export async function archiveAgent<Q extends AgentQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.AgentGetPayload<Q>> {
-  const paused = await ownedOrNotFound('Agent', id, (id) => store.archiveAgent(ctx.db, ctx.user.id, id));
+  const paused = await ownedOrNotFound('Agent', id, (id) =>
+    ctx.sql.transaction(async (tx) => {
+      const campaigns = await pauseRunningCampaignsOfAgent(tx, ctx.user.id, id, 'agent_archived');
+      return (await store.archiveAgentRow(tx, ctx.user.id, id)) ? campaigns : null;
+    }),
+  );
   for (const campaignId of paused) ctx.events.publish({ kind: 'campaign', campaignId });
   return getAgent(ctx, id, query);
 }

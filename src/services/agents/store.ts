@@ -144,24 +144,14 @@ export async function insertAgent(db: PrismaClient, agent: NewAgent, number: New
   }
 }
 
-/**
- * Archives one user's agent and pauses its running campaigns (`agent_archived`) in one transaction;
- * the ids of the campaigns it paused, or null when the user has no such agent.
- */
-export function archiveAgent(db: PrismaClient, userId: string, id: string): Promise<string[] | null> {
-  return db.$transaction(async (tx) => {
-    const paused = await named('agents.pauseCampaigns', () =>
-      tx.campaign.updateManyAndReturn({
-        where: { agentId: id, userId, status: 'running' },
-        data: { status: 'paused', pausedReason: 'agent_archived' },
-        select: { id: true },
-      }),
-    );
-    const archived = await named('agents.archive', () =>
-      tx.agent.updateMany({ where: { id, userId }, data: { isActive: false, status: 'archived' } }),
-    );
-    return archived.count === 0 ? null : paused.map((campaign) => campaign.id);
-  });
+const archiveStatement = statement<{ id: string }>(
+  'agents.archive',
+  `UPDATE agents SET is_active = false, status = 'archived', updated_at = now() WHERE id = $1::uuid AND user_id = $2::uuid RETURNING id`,
+);
+
+/** Archives one user's agent; false when the user has no such agent. */
+export async function archiveAgentRow(tx: SqlSession, userId: string, id: string): Promise<boolean> {
+  return (await tx.run(archiveStatement, [id, userId])).length > 0;
 }
 
 // Agent templates

@@ -1,7 +1,7 @@
 import type { SqlSession } from '../../db/sql.js';
 import type { Campaign, CampaignStatus } from '../../generated/prisma/client.js';
 import { ConflictError, found, type ConflictReason } from '../errors.js';
-import { lockCampaignRow, pauseRow } from './store.js';
+import { lockCampaignRow, pauseRow, pauseRunningOfAgent } from './store.js';
 
 // The campaign state machine: draft -> scheduled -> running <-> paused -> completed, and any state that
 // is not final -> cancelled. A refused transition is a ConflictError whose reason names the state in the
@@ -61,4 +61,9 @@ export async function lockCampaign(tx: SqlSession, id: string): Promise<Campaign
  */
 export function pauseForReason(tx: SqlSession, id: string, reason: PausedReason): Promise<boolean> {
   return pauseRow(tx, id, reason);
+}
+
+/** Pauses the user's running campaigns on an agent with a reason (`agent_archived`); their ids. */
+export function pauseRunningCampaignsOfAgent(tx: SqlSession, userId: string, agentId: string, reason: PausedReason): Promise<string[]> {
+  return pauseRunningOfAgent(tx, userId, agentId, reason);
 }

@@ -153,6 +153,16 @@ export async function pauseRow(tx: SqlSession, id: string, reason: string): Prom
   return (await tx.run(pauseStatement, [id, reason])).length > 0;
 }
 
+const pauseRunningOfAgentStatement = statement<{ id: string }>(
+  'campaigns.pause_running_of_agent',
+  `UPDATE campaigns SET status = 'paused', paused_reason = $3, updated_at = now()
+   WHERE agent_id = $1::uuid AND user_id = $2::uuid AND status = 'running' RETURNING id`,
+);
+
+export async function pauseRunningOfAgent(tx: SqlSession, userId: string, agentId: string, reason: string): Promise<string[]> {
+  return (await tx.run(pauseRunningOfAgentStatement, [agentId, userId, reason])).map((row) => row.id);
+}
+
 const cancelStatement = statement(
   'campaigns.cancel',
   `UPDATE campaigns SET status = 'cancelled', paused_reason = NULL, updated_at = now() WHERE id = $1::uuid`,
