@@ -30,9 +30,9 @@ async function campaignFor(db: Database, env: ServiceEnv): Promise<string> {
   const ctx = serviceContext(env, { id: userId, isAdmin: false });
   const template = await db.prisma.agentTemplate.findUniqueOrThrow({ where: { templateKey: 'appointment_setter' } });
   const agent = await createAgent(ctx, {
-    templateId: template.id,
+    template_id: template.id,
     name: 'Bench agent',
-    phoneNumber: '+14155550100',
+    phone_number: '+14155550100',
     variables: { agent_name: 'Sam', company_name: 'Acme' },
   });
   const rows = Array.from({ length: CONTACTS }, (_, i) => ({ Name: `Person ${i}`, Phone: `+1415${2_000_000 + i}` }));

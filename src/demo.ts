@@ -31,10 +31,10 @@ export async function seedDemo(env: ServiceEnv): Promise<boolean> {
   const template = (await listTemplates(ctx)).find((t) => t.templateKey === 'appointment_setter');
   if (!template) throw new Error('The seeded template appointment_setter is missing or inactive.');
   const agent = await createAgent(ctx, {
-    templateId: template.id,
+    template_id: template.id,
     name: 'Demo appointment setter',
-    phoneNumber: '+14155550100',
-    phoneNumberLabel: 'Main line',
+    phone_number: '+14155550100',
+    phone_number_label: 'Main line',
     variables: { agent_name: 'Sam', company_name: 'Acme Dental', meeting_type: 'check-up' },
   });
   const { groupId } = await importContacts(ctx, {

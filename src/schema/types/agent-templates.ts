@@ -1,6 +1,6 @@
 import * as templates from '../../services/agents/templates.js';
 import { builder } from '../builder.js';
-import { withoutNulls } from '../inputs.js';
+import { withServiceInput } from '../service-input.js';
 
 export const AgentTemplate = builder.prismaObject('AgentTemplate', {
   description: 'A global blueprint agents are made from; its placeholder schema says which variables an agent needs.',
@@ -70,7 +70,8 @@ builder.mutationFields((t) => ({
     type: 'AgentTemplate',
     authScopes: { admin: true },
     args: { input: t.arg({ type: CreateAgentTemplateInput, required: true }) },
-    resolve: (query, _root, args, ctx) => templates.createTemplate(ctx.service, withoutNulls(args.input), query),
+    resolve: (query, _root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, (input) => templates.createTemplate(ctx.service, input, query)),
   }),
   updateAgentTemplate: t.prismaField({
     type: 'AgentTemplate',
@@ -79,7 +80,7 @@ builder.mutationFields((t) => ({
       id: t.arg({ type: 'UUID', required: true }),
       input: t.arg({ type: UpdateAgentTemplateInput, required: true }),
     },
-    resolve: (query, _root, args, ctx) =>
-      templates.updateTemplate(ctx.service, args.id, withoutNulls(args.input), query),
+    resolve: (query, _root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, (input) => templates.updateTemplate(ctx.service, args.id, input, query)),
   }),
 }));

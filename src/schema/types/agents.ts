@@ -1,6 +1,6 @@
 import * as agents from '../../services/agents/agents.js';
 import { builder } from '../builder.js';
-import { withoutNulls } from '../inputs.js';
+import { withServiceInput } from '../service-input.js';
 
 export const AgentStatus = builder.enumType('AgentStatus', { values: ['active', 'archived'] as const });
 
@@ -65,7 +65,7 @@ builder.mutationFields((t) => ({
     type: 'Agent',
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: CreateAgentInput, required: true }) },
-    resolve: (query, _root, args, ctx) => agents.createAgent(ctx.service, withoutNulls(args.input), query),
+    resolve: (query, _root, args, ctx, info) => withServiceInput(info, 'input', args.input, (input) => agents.createAgent(ctx.service, input, query)),
   }),
   archiveAgent: t.prismaField({
     type: 'Agent',

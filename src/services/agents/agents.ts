@@ -37,10 +37,10 @@ export function getAgent<Q extends AgentQuery = {}>(ctx: ServiceContext, id: str
 }
 
 export const createAgentInput = z.object({
-  templateId: uuid,
+  template_id: uuid,
   name: z.string().trim().min(1).max(255),
-  phoneNumber: z.string().trim().min(1).max(32),
-  phoneNumberLabel: z.string().trim().max(64).default(''),
+  phone_number: z.string().trim().min(1).max(32),
+  phone_number_label: z.string().trim().max(64).default(''),
   variables: jsonObject.default({}),
 });
 export type CreateAgentInput = RawInput<typeof createAgentInput>;
@@ -63,14 +63,14 @@ export async function createAgent<Q extends AgentQuery = {}>(ctx: ServiceContext
   const input = parseInput(createAgentInput, raw);
   const errors: FieldErrors = {};
 
-  const [template] = await store.findTemplates(ctx.db, { activeOnly: true, id: input.templateId });
-  if (!template) errors.templateId = ['No active agent template has this id.'];
+  const [template] = await store.findTemplates(ctx.db, { activeOnly: true, id: input.template_id });
+  if (!template) errors.template_id = ['No active agent template has this id.'];
 
-  const number = toE164(input.phoneNumber, await defaultCountryOf(ctx.db, ctx.user.id));
-  if (!number) errors.phoneNumber = [INVALID_PHONE_MESSAGE];
+  const number = toE164(input.phone_number, await defaultCountryOf(ctx.db, ctx.user.id));
+  if (!number) errors.phone_number = [INVALID_PHONE_MESSAGE];
 
   const existingNumber = number ? await store.findNumber(ctx.db, ctx.user.id, number) : null;
-  if (existingNumber?.agent?.isActive) errors.phoneNumber = [NUMBER_TAKEN];
+  if (existingNumber?.agent?.isActive) errors.phone_number = [NUMBER_TAKEN];
 
   const variables = structuredClone(input.variables);
   if (template) {
@@ -96,9 +96,9 @@ export async function createAgent<Q extends AgentQuery = {}>(ctx: ServiceContext
       agentProfile: template.agentProfileDefaults as Prisma.InputJsonValue,
       agentConfig: { template_key: template.templateKey },
     },
-    { existingId: existingNumber?.id ?? null, number, label: input.phoneNumberLabel },
+    { existingId: existingNumber?.id ?? null, number, label: input.phone_number_label },
   );
-  if (!id) throw ValidationError.field('phoneNumber', NUMBER_TAKEN);
+  if (!id) throw ValidationError.field('phone_number', NUMBER_TAKEN);
   return getAgent(ctx, id, query);
 }
 

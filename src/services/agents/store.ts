@@ -1,6 +1,7 @@
-import { named } from '../../db/prisma-names.js';
+import { camelKeys, named } from '../../db/prisma-names.js';
 import { statement, type SqlSession } from '../../db/sql.js';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import type { TemplateColumns } from './templates.js';
 import type { AgentWithRelations } from './with-relations.js';
 
 // The agents domain's one door to the database: agents, their phone numbers and the agent templates.
@@ -181,19 +182,22 @@ export async function templateKeyTaken(db: PrismaClient, templateKey: string, ex
   return clash !== null;
 }
 
-export type TemplateData = Omit<Prisma.AgentTemplateCreateInput, 'agents'>;
+/** A template's fields as the service reads them (snake_case), JSON objects as Prisma writes them. */
+const templateData = (columns: Partial<TemplateColumns>) => camelKeys(columns) as Omit<Prisma.AgentTemplateCreateInput, 'agents'>;
 
-export function insertTemplate<Q extends TemplateQuery = {}>(db: PrismaClient, data: TemplateData, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>> {
-  return named('agents.insertTemplate', () => db.agentTemplate.create({ ...query, data })) as Promise<Prisma.AgentTemplateGetPayload<Q>>;
+export function insertTemplate<Q extends TemplateQuery = {}>(db: PrismaClient, columns: TemplateColumns, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>> {
+  return named('agents.insertTemplate', () => db.agentTemplate.create({ ...query, data: templateData(columns) })) as Promise<
+    Prisma.AgentTemplateGetPayload<Q>
+  >;
 }
 
 export function updateTemplate<Q extends TemplateQuery = {}>(
   db: PrismaClient,
   id: string,
-  data: Partial<TemplateData>,
+  columns: Partial<TemplateColumns>,
   query: Q = {} as Q,
 ): Promise<Prisma.AgentTemplateGetPayload<Q>> {
-  return named('agents.updateTemplate', () => db.agentTemplate.update({ ...query, where: { id }, data })) as Promise<
+  return named('agents.updateTemplate', () => db.agentTemplate.update({ ...query, where: { id }, data: templateData(columns) })) as Promise<
     Prisma.AgentTemplateGetPayload<Q>
   >;
 }

@@ -23,29 +23,30 @@ export function getTemplate<Q extends TemplateQuery = {}>(ctx: ServiceContext, i
 }
 
 const templateFields = {
-  templateKey: z.string().trim().min(1).max(64).regex(/^[a-z0-9_]+$/, { error: 'Use lowercase letters, digits and underscores.' }),
+  template_key: z.string().trim().min(1).max(64).regex(/^[a-z0-9_]+$/, { error: 'Use lowercase letters, digits and underscores.' }),
   name: z.string().trim().min(1).max(255),
   description: z.string().max(10_000),
-  systemPromptTemplate: z.string().trim().min(1).max(100_000),
-  placeholderSchema: jsonObject,
-  agentProfileDefaults: jsonObject,
-  llmRuntimeDefaults: jsonObject,
-  responseEngineType: z.string().trim().min(1).max(32),
-  isActive: z.boolean(),
+  system_prompt_template: z.string().trim().min(1).max(100_000),
+  placeholder_schema: jsonObject,
+  agent_profile_defaults: jsonObject,
+  llm_runtime_defaults: jsonObject,
+  response_engine_type: z.string().trim().min(1).max(32),
+  is_active: z.boolean(),
 };
 
 export const createTemplateInput = z.object({
   ...templateFields,
   description: templateFields.description.default(''),
-  agentProfileDefaults: jsonObject.default({}),
-  llmRuntimeDefaults: jsonObject.default({}),
-  responseEngineType: templateFields.responseEngineType.default('retell-llm'),
-  isActive: z.boolean().default(true),
+  agent_profile_defaults: jsonObject.default({}),
+  llm_runtime_defaults: jsonObject.default({}),
+  response_engine_type: templateFields.response_engine_type.default('retell-llm'),
+  is_active: z.boolean().default(true),
 });
 export type CreateTemplateInput = RawInput<typeof createTemplateInput>;
 
 export const updateTemplateInput = z.object(templateFields).partial();
 export type UpdateTemplateInput = RawInput<typeof updateTemplateInput>;
+export type TemplateColumns = z.output<typeof createTemplateInput>;
 
 const KEY_TAKEN = 'An agent template with this key already exists.';
 
@@ -55,41 +56,22 @@ function requireAdmin(ctx: ServiceContext) {
 
 function checkSchema(schema: unknown) {
   const problem = schema === undefined ? null : schemaProblem(schema);
-  if (problem) throw ValidationError.field('placeholderSchema', problem);
+  if (problem) throw ValidationError.field('placeholder_schema', problem);
 }
 
 export async function createTemplate<Q extends TemplateQuery = {}>(ctx: ServiceContext, raw: CreateTemplateInput, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>> {
   requireAdmin(ctx);
   const input = parseInput(createTemplateInput, raw);
-  checkSchema(input.placeholderSchema);
-  if (await store.templateKeyTaken(ctx.db, input.templateKey)) throw ValidationError.field('templateKey', KEY_TAKEN);
-  return store.insertTemplate(
-    ctx.db,
-    {
-      ...input,
-      placeholderSchema: input.placeholderSchema as Prisma.InputJsonObject,
-      agentProfileDefaults: input.agentProfileDefaults as Prisma.InputJsonObject,
-      llmRuntimeDefaults: input.llmRuntimeDefaults as Prisma.InputJsonObject,
-    },
-    query,
-  );
+  checkSchema(input.placeholder_schema);
+  if (await store.templateKeyTaken(ctx.db, input.template_key)) throw ValidationError.field('template_key', KEY_TAKEN);
+  return store.insertTemplate(ctx.db, input, query);
 }
 
 export async function updateTemplate<Q extends TemplateQuery = {}>(ctx: ServiceContext, id: string, raw: UpdateTemplateInput, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>> {
   requireAdmin(ctx);
   await getTemplate(ctx, id, { select: { id: true } });
   const input = parseInput(updateTemplateInput, raw);
-  checkSchema(input.placeholderSchema);
-  if (input.templateKey && (await store.templateKeyTaken(ctx.db, input.templateKey, id))) throw ValidationError.field('templateKey', KEY_TAKEN);
-  return store.updateTemplate(
-    ctx.db,
-    id,
-    {
-      ...input,
-      placeholderSchema: input.placeholderSchema as Prisma.InputJsonObject | undefined,
-      agentProfileDefaults: input.agentProfileDefaults as Prisma.InputJsonObject | undefined,
-      llmRuntimeDefaults: input.llmRuntimeDefaults as Prisma.InputJsonObject | undefined,
-    },
-    query,
-  );
+  checkSchema(input.placeholder_schema);
+  if (input.template_key && (await store.templateKeyTaken(ctx.db, input.template_key, id))) throw ValidationError.field('template_key', KEY_TAKEN);
+  return store.updateTemplate(ctx.db, id, input, query);
 }
