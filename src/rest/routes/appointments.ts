@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import * as appointments from '../../services/appointments.js';
+import * as appointments from '../../services/results/appointments.js';
 import { MAX_LIMIT, paginationQuery } from '../pagination.js';
 import { defineRoute } from '../route.js';
 import { toV1Appointment, v1Appointment } from '../serializers/appointments.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import * as calls from '../../services/calls.js';
+import * as calls from '../../services/results/calls.js';
 import { paginationQuery } from '../pagination.js';
 import { defineRoute } from '../route.js';
 import { toV1CallHistoryItem, v1CallHistoryItem, v1CallInclude } from '../serializers/calls.js';

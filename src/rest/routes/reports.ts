@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import * as reports from '../../services/reports.js';
+import * as reports from '../../services/results/reports.js';
 import { paginationQuery } from '../pagination.js';
 import { defineRoute } from '../route.js';
 import { toV1CallHistoryItem, v1CallInclude } from '../serializers/calls.js';

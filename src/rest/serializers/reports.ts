@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CampaignStatus, ContactStatus } from '../../generated/prisma/enums.js';
-import type { CampaignReport } from '../../services/reports.js';
+import type { CampaignReport } from '../../services/results/reports.js';
 import { v1CallHistoryItem } from './calls.js';
 import { datetime, id, iso, isoOrNull } from './common.js';
 

@@ -1,4 +1,4 @@
-import * as appointments from '../../services/appointments.js';
+import * as appointments from '../../services/results/appointments.js';
 import { builder } from '../builder.js';
 import { withoutNulls } from '../inputs.js';
 

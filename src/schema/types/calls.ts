@@ -1,5 +1,5 @@
 import { CallStatus as CallStatuses, Sentiment as Sentiments } from '../../generated/prisma/enums.js';
-import * as calls from '../../services/calls.js';
+import * as calls from '../../services/results/calls.js';
 import { builder } from '../builder.js';
 
 export const CallStatus = builder.enumType(CallStatuses, { name: 'CallStatus' });

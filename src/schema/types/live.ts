@@ -1,5 +1,5 @@
 import { getCampaign } from '../../services/campaigns/campaigns.js';
-import { getCallAttempt } from '../../services/calls.js';
+import { getCallAttempt } from '../../services/results/calls.js';
 import { watchCallAttempts, watchCampaign } from '../../services/live.js';
 import { builder } from '../builder.js';
 

@@ -1,4 +1,4 @@
-import * as reports from '../../services/reports.js';
+import * as reports from '../../services/results/reports.js';
 import { builder } from '../builder.js';
 import { withoutNulls } from '../inputs.js';
 import { ContactStatus } from './contacts.js';

@@ -1,8 +1,10 @@
 import { z } from 'zod';
-import type { Prisma } from '../generated/prisma/client.js';
-import type { ServiceContext } from './context.js';
-import { NotFoundError, ValidationError } from './errors.js';
-import { distinct, parseInput, uuid, type RawInput } from './validation.js';
+import type { Prisma } from '../../generated/prisma/client.js';
+import type { ServiceContext } from '../context.js';
+import { ValidationError } from '../errors.js';
+import { distinct, parseInput, uuid, type RawInput } from '../validation.js';
+import * as store from './store.js';
+import type { AppointmentQuery } from './store.js';
 
 // Appointments the dialer booked during calls, as their owner reads and manages them.
 
@@ -10,7 +12,7 @@ export const APPOINTMENT_STATUSES = ['scheduled', 'confirmed', 'cancelled', 'com
 /** The statuses of an appointment that is still to happen, the only ones that may be rescheduled. */
 const UPCOMING = new Set<string>(['scheduled', 'confirmed']);
 
-export type AppointmentQuery = { include?: Prisma.AppointmentInclude; select?: Prisma.AppointmentSelect };
+export type { AppointmentQuery } from './store.js';
 
 /** `newest`: booked most recently first (v1's order); `soonest`: by appointment time, earliest first. */
 export type AppointmentOrder = 'newest' | 'soonest';
@@ -25,11 +27,11 @@ const filterInput = z.object({
 });
 export type AppointmentFilter = RawInput<typeof filterInput>;
 
-function owned(ctx: ServiceContext, raw: AppointmentFilter): Prisma.AppointmentWhereInput {
+/** The filter as a condition; the store scopes it to the caller. */
+function filterWhere(raw: AppointmentFilter): Prisma.AppointmentWhereInput {
   const filter = parseInput(filterInput, raw);
   if (filter.from && filter.to && filter.from > filter.to) throw ValidationError.field('to', 'Must not be earlier than from.');
   return {
-    userId: ctx.user.id,
     ...(filter.statuses ? { status: { in: filter.statuses } } : {}),
     ...(filter.campaignId ? { campaignId: filter.campaignId } : {}),
     ...(filter.from || filter.to
@@ -49,24 +51,19 @@ export function listAppointments<Q extends AppointmentQuery & Pick<Prisma.Appoin
   order: AppointmentOrder = 'newest',
   query: Q = {} as Q,
 ): Promise<Prisma.AppointmentGetPayload<Q>[]> {
-  return ctx.db.appointment.findMany({ ...query, where: owned(ctx, filter), orderBy: ORDERS[order] }) as Promise<
-    Prisma.AppointmentGetPayload<Q>[]
-  >;
+  return store.findAppointments(ctx, filterWhere(filter), ORDERS[order], query);
 }
 
 export function countAppointments(ctx: ServiceContext, filter: AppointmentFilter): Promise<number> {
-  return ctx.db.appointment.count({ where: owned(ctx, filter) });
+  return store.countAppointments(ctx, filterWhere(filter));
 }
 
-export async function getAppointment<Q extends AppointmentQuery = {}>(
+export function getAppointment<Q extends AppointmentQuery = {}>(
   ctx: ServiceContext,
   id: string,
   query: Q = {} as Q,
 ): Promise<Prisma.AppointmentGetPayload<Q>> {
-  if (!uuid.safeParse(id).success) throw new NotFoundError('Appointment');
-  const appointment = await ctx.db.appointment.findFirst({ ...query, where: { id, userId: ctx.user.id } });
-  if (!appointment) throw new NotFoundError('Appointment');
-  return appointment as Prisma.AppointmentGetPayload<Q>;
+  return store.ownedAppointment(ctx, id, query);
 }
 
 export const updateAppointmentInput = z
@@ -82,7 +79,8 @@ export type UpdateAppointmentInput = RawInput<typeof updateAppointmentInput>;
 /**
  * Changes an appointment's status, its time, or both. A new time must lie in the future, and only an
  * appointment that is (or becomes) scheduled or confirmed can be given one. The row is locked while the
- * rules are checked, so a concurrent update cannot slip a cancellation in between.
+ * rules are checked, so a concurrent update cannot slip a cancellation in between. Another user's
+ * appointment is not found, whatever the input.
  */
 export async function updateAppointment<Q extends AppointmentQuery = {}>(
   ctx: ServiceContext,
@@ -90,17 +88,15 @@ export async function updateAppointment<Q extends AppointmentQuery = {}>(
   raw: UpdateAppointmentInput,
   query: Q = {} as Q,
 ): Promise<Prisma.AppointmentGetPayload<Q>> {
-  await getAppointment(ctx, id, { select: { id: true } });
-  const input = parseInput(updateAppointmentInput, raw);
-  return ctx.db.$transaction(async (tx) => {
-    const [current] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM appointments WHERE id = ${id}::uuid FOR UPDATE`;
-    if (!current) throw new NotFoundError('Appointment');
+  await store.changeAppointment(ctx, id, (current) => {
+    const input = parseInput(updateAppointmentInput, raw);
     if (input.scheduledAt) {
       if (input.scheduledAt <= ctx.clock.now()) throw ValidationError.field('scheduledAt', 'Must be in the future.');
       if (!UPCOMING.has(input.status ?? current.status)) {
         throw ValidationError.field('scheduledAt', 'Only a scheduled or confirmed appointment can be given a new time.');
       }
     }
-    return tx.appointment.update({ ...query, where: { id }, data: input });
-  }) as Promise<Prisma.AppointmentGetPayload<Q>>;
+    return input;
+  });
+  return store.ownedAppointment(ctx, id, query);
 }

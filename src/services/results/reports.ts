@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import type { CallStatus, Campaign, ContactStatus, Prisma, Sentiment } from '../generated/prisma/client.js';
-import { NEWEST_FIRST, type CallAttemptQuery } from './calls.js';
-import type { ServiceContext } from './context.js';
-import { NotFoundError } from './errors.js';
-import { parseInput, uuid, type RawInput } from './validation.js';
+import type { CallStatus, Campaign, Prisma, Sentiment } from '../../generated/prisma/client.js';
+import { getCampaign } from '../campaigns/campaigns.js';
+import type { ServiceContext } from '../context.js';
+import { parseInput, type RawInput } from '../validation.js';
+import * as store from './store.js';
+import type { CallAttemptQuery, CallGroup, ContactOutcomeRow } from './store.js';
 
 // A campaign's report, the same on both surfaces. Every figure is an aggregate the database computes
 // over indexed columns; no attempt is loaded to be counted. The statements run side by side, so on a
@@ -67,17 +68,8 @@ export interface CampaignMetrics {
   sentiment: SentimentCounts;
 }
 
-export interface ContactOutcome {
-  contactId: string;
-  contactName: string;
-  phoneNumber: string | null;
-  contactStatus: ContactStatus;
-  attempts: number;
-  lastStatus: string | null;
-  lastCallAt: Date | null;
-  /** The dialer's final outcome (reached, not_reached, do_not_call, invalid, cancelled), else `pending`. */
-  outcome: string;
-}
+/** Where one contact of the campaign's group stands. */
+export type ContactOutcome = ContactOutcomeRow;
 
 export interface CampaignReport {
   campaign: Campaign;
@@ -89,71 +81,22 @@ export interface CampaignReport {
   offset: number;
 }
 
-async function ownedCampaign(ctx: ServiceContext, id: string) {
-  if (!uuid.safeParse(id).success) throw new NotFoundError('Campaign');
-  const campaign = await ctx.db.campaign.findFirst({
-    where: { id, userId: ctx.user.id },
-    include: { contactGroup: { select: { total: true } } },
-  });
-  if (!campaign) throw new NotFoundError('Campaign');
-  return campaign;
-}
-
 /** Metrics of a campaign and one page of its contacts' outcomes (in the order the contacts were added). */
 export async function getCampaignReport(ctx: ServiceContext, campaignId: string, rawPage: ReportPage = {}): Promise<CampaignReport> {
   const page = parseInput(reportPageInput, rawPage);
-  const { contactGroup, ...campaign } = await ownedCampaign(ctx, campaignId);
-  const [uncallable, erased, dialed, callGroups, appointmentsBooked, contactOutcomes] = await Promise.all([
+  const { contactGroup, ...campaign } = await getCampaign(ctx, campaignId, { include: { contactGroup: { select: { total: true } } } });
+  const [uncallable, gone, { attempted, reached, done }, callGroups, appointmentsBooked, contactOutcomes] = await Promise.all([
     // The group keeps its total in step with its contacts; the few that may not be called are counted
     // in the (group, status) index, which spares a scan of every contact.
-    ctx.db.contact.count({ where: { groupId: campaign.contactGroupId, status: { in: ['invalid', 'do_not_call'] } } }),
+    store.countUncallableContacts(ctx, campaign),
     // Erased contacts are out of the group's total and in the count above; those this campaign enrolled
-    // are still part of its report, as anonymous rows. A partial index holds just the erased ones.
-    ctx.db.$queryRaw<{ uncallable: number; enrolled: number; enrolledUncallable: number }[]>`
-      SELECT count(*) FILTER (WHERE t.status <> 'active')::int AS uncallable,
-             count(cc.id)::int AS enrolled,
-             count(cc.id) FILTER (WHERE t.status <> 'active')::int AS "enrolledUncallable"
-      FROM contacts t LEFT JOIN campaign_contacts cc ON cc.campaign_id = ${campaign.id}::uuid AND cc.contact_id = t.id
-      WHERE t.contact_group_id = ${campaign.contactGroupId}::uuid AND t.erased_at IS NOT NULL`,
-    ctx.db.$queryRaw<{ attempted: number; reached: number; done: number }[]>`
-      SELECT count(*) FILTER (WHERE attempts > 0)::int AS attempted,
-             count(*) FILTER (WHERE state = 'done' AND outcome = 'reached')::int AS reached,
-             count(*) FILTER (WHERE state = 'done')::int AS done
-      FROM campaign_contacts WHERE campaign_id = ${campaign.id}::uuid`,
-    // One aggregate per status, each over its own range of the covering index: the plan reads the index
-    // alone whatever share of the table the campaign is, and no attempt is hashed or sorted.
-    ctx.db.$queryRaw<CallGroup[]>`
-      SELECT s.status::text AS status, a.*
-      FROM unnest(enum_range(NULL::"CallStatus")) AS s(status)
-      CROSS JOIN LATERAL (
-        SELECT count(*)::int AS calls,
-               coalesce(sum(duration_seconds), 0)::bigint AS "durationSeconds",
-               count(*) FILTER (WHERE duration_seconds > 0)::int AS connected,
-               coalesce(sum(cost_cents), 0)::bigint AS "costCents",
-               count(*) FILTER (WHERE sentiment = 'positive')::int AS positive,
-               count(*) FILTER (WHERE sentiment = 'neutral')::int AS neutral,
-               count(*) FILTER (WHERE sentiment = 'negative')::int AS negative,
-               count(*) FILTER (WHERE sentiment = 'unknown')::int AS unknown
-        FROM call_attempts WHERE campaign_id = ${campaign.id}::uuid AND status = s.status) AS a`,
-    ctx.db.appointment.count({ where: { campaignId: campaign.id, userId: ctx.user.id } }),
-    // The page is cut from the index alone (erased_at is in it), so a deep offset skips index entries,
-    // not rows and joins; erased contacts this campaign enrolled are looked up once, in a hashed set.
-    ctx.db.$queryRaw<ContactOutcome[]>`
-      SELECT c.id AS "contactId", c.name AS "contactName", c.phone_number AS "phoneNumber", c.status::text AS "contactStatus",
-             coalesce(cc.attempts, 0) AS attempts, cc.last_status AS "lastStatus", cc.last_attempt_at AS "lastCallAt",
-             CASE WHEN cc.state = 'done' AND cc.outcome IS NOT NULL THEN cc.outcome ELSE 'pending' END AS outcome
-      FROM (SELECT id FROM contacts
-            WHERE contact_group_id = ${campaign.contactGroupId}::uuid
-              AND (erased_at IS NULL OR id IN (
-                SELECT t.id FROM contacts t JOIN campaign_contacts e ON e.contact_id = t.id AND e.campaign_id = ${campaign.id}::uuid
-                WHERE t.contact_group_id = ${campaign.contactGroupId}::uuid AND t.erased_at IS NOT NULL))
-            ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}) AS page
-      JOIN contacts c ON c.id = page.id
-      LEFT JOIN campaign_contacts cc ON cc.campaign_id = ${campaign.id}::uuid AND cc.contact_id = c.id
-      ORDER BY c.created_at, c.id`,
+    // are still part of its report, as anonymous rows.
+    store.countErasedContacts(ctx, campaign),
+    store.countDialStates(ctx, campaign),
+    store.sumCallsByStatus(ctx, campaign),
+    store.countCampaignAppointments(ctx, campaign),
+    store.findContactOutcomes(ctx, campaign, page),
   ]);
-  const { attempted, reached, done } = dialed[0]!;
-  const gone = erased[0]!;
   const total = contactGroup.total + gone.enrolled;
   const notCallable = uncallable - gone.uncallable + gone.enrolledUncallable;
   // A contact moved to another group after its outcome keeps counting for this campaign, so `done` may
@@ -169,14 +112,6 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
     offset: page.offset,
   };
 }
-
-type CallGroup = SentimentCounts & {
-  status: CallStatus;
-  calls: number;
-  durationSeconds: bigint;
-  connected: number;
-  costCents: bigint;
-};
 
 /** Folds the per-status aggregates, one row per status, into the call metrics. */
 function callMetrics(groups: CallGroup[]): Omit<CampaignMetrics, 'contacts' | 'successRate' | 'appointmentsBooked'> {
@@ -216,10 +151,5 @@ export function listRecentSuccessfulCalls<Q extends CallAttemptQuery = {}>(
   campaignId: string,
   query: Q = {} as Q,
 ): Promise<Prisma.CallAttemptGetPayload<Q>[]> {
-  return ctx.db.callAttempt.findMany({
-    ...query,
-    where: { campaignId, userId: ctx.user.id, status: 'completed' },
-    orderBy: NEWEST_FIRST,
-    take: RECENT_SUCCESSFUL_CALLS,
-  }) as Promise<Prisma.CallAttemptGetPayload<Q>[]>;
+  return store.findRecentCompletedCalls(ctx, campaignId, RECENT_SUCCESSFUL_CALLS, query);
 }

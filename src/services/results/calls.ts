@@ -1,11 +1,12 @@
-import type { CallStatus, Prisma, Sentiment } from '../generated/prisma/client.js';
-import type { ServiceContext } from './context.js';
-import { NotFoundError, ValidationError } from './errors.js';
-import { distinct, uuid } from './validation.js';
+import type { CallStatus, Prisma, Sentiment } from '../../generated/prisma/client.js';
+import type { ServiceContext } from '../context.js';
+import { ValidationError } from '../errors.js';
+import { distinct } from '../validation.js';
+import * as store from './store.js';
 
 // Call history: the dial attempts the dialer recorded, read by their owner only.
 
-export type CallAttemptQuery = { include?: Prisma.CallAttemptInclude; select?: Prisma.CallAttemptSelect };
+export { NEWEST_FIRST, type CallAttemptQuery } from './store.js';
 
 export interface CallAttemptFilter {
   campaignId?: string | null | undefined;
@@ -32,33 +33,21 @@ export function callAttemptFilterWhere(filter: CallAttemptFilter): Prisma.CallAt
   };
 }
 
-/** Newest first: the order of call history on both surfaces. */
-export const NEWEST_FIRST = [{ createdAt: 'desc' }, { id: 'desc' }] satisfies Prisma.CallAttemptOrderByWithRelationInput[];
-
 /** The caller's call attempts across campaigns, newest first; `query` carries paging and relations. */
-export function listCallAttempts<Q extends CallAttemptQuery & Pick<Prisma.CallAttemptFindManyArgs, 'take' | 'skip' | 'cursor'> = {}>(
-  ctx: ServiceContext,
-  filter: CallAttemptFilter,
-  query: Q = {} as Q,
-): Promise<Prisma.CallAttemptGetPayload<Q>[]> {
-  return ctx.db.callAttempt.findMany({
-    ...query,
-    where: { ...callAttemptFilterWhere(filter), userId: ctx.user.id },
-    orderBy: NEWEST_FIRST,
-  }) as Promise<Prisma.CallAttemptGetPayload<Q>[]>;
+export function listCallAttempts<
+  Q extends store.CallAttemptQuery & Pick<Prisma.CallAttemptFindManyArgs, 'take' | 'skip' | 'cursor'> = {},
+>(ctx: ServiceContext, filter: CallAttemptFilter, query: Q = {} as Q): Promise<Prisma.CallAttemptGetPayload<Q>[]> {
+  return store.findCallAttempts(ctx, callAttemptFilterWhere(filter), query);
 }
 
 export function countCallAttempts(ctx: ServiceContext, filter: CallAttemptFilter): Promise<number> {
-  return ctx.db.callAttempt.count({ where: { ...callAttemptFilterWhere(filter), userId: ctx.user.id } });
+  return store.countCallAttempts(ctx, callAttemptFilterWhere(filter));
 }
 
-export async function getCallAttempt<Q extends CallAttemptQuery = {}>(
+export function getCallAttempt<Q extends store.CallAttemptQuery = {}>(
   ctx: ServiceContext,
   id: string,
   query: Q = {} as Q,
 ): Promise<Prisma.CallAttemptGetPayload<Q>> {
-  if (!uuid.safeParse(id).success) throw new NotFoundError('CallAttempt');
-  const attempt = await ctx.db.callAttempt.findFirst({ ...query, where: { id, userId: ctx.user.id } });
-  if (!attempt) throw new NotFoundError('CallAttempt');
-  return attempt as Prisma.CallAttemptGetPayload<Q>;
+  return store.ownedCallAttempt(ctx, id, query);
 }

@@ -1,0 +1,276 @@
+import { named } from '../../db/prisma-names.js';
+import { statement } from '../../db/sql.js';
+import type { CallStatus, ContactStatus, Prisma, Sentiment } from '../../generated/prisma/client.js';
+import type { ServiceContext } from '../context.js';
+import { NotFoundError } from '../errors.js';
+import { uuid } from '../validation.js';
+
+// The results store: every statement of call history, reports and appointments, and the only module of
+// the domain that talks to the database. Reads of one user's rows are scoped to the caller here; the
+// rules (filters, paging, what a change may do) stay in calls.ts, reports.ts and appointments.ts.
+
+/** The relations or columns a caller (a GraphQL selection, a v1 serializer) wants with a call attempt. */
+export type CallAttemptQuery = { include?: Prisma.CallAttemptInclude; select?: Prisma.CallAttemptSelect };
+export type AppointmentQuery = { include?: Prisma.AppointmentInclude; select?: Prisma.AppointmentSelect };
+type CallAttemptPage = Pick<Prisma.CallAttemptFindManyArgs, 'take' | 'skip' | 'cursor'>;
+type AppointmentPage = Pick<Prisma.AppointmentFindManyArgs, 'take' | 'skip' | 'cursor'>;
+
+/** Newest first: the order of call history on both surfaces. */
+export const NEWEST_FIRST = [{ createdAt: 'desc' }, { id: 'desc' }] satisfies Prisma.CallAttemptOrderByWithRelationInput[];
+
+/**
+ * One of the caller's rows by id, or a NotFoundError naming `resource`: another user's row, like a
+ * missing one or an id that is not a UUID, does not exist for the caller.
+ */
+async function ownedOrNotFound<T>(resource: string, id: string, find: () => Promise<T | null>): Promise<T> {
+  if (!uuid.safeParse(id).success) throw new NotFoundError(resource);
+  const row = await find();
+  if (!row) throw new NotFoundError(resource);
+  return row;
+}
+
+// ---- Call attempts
+
+/** The caller's call attempts matching `where`, newest first; `query` carries paging and relations. */
+export function findCallAttempts<Q extends CallAttemptQuery & CallAttemptPage>(
+  ctx: ServiceContext,
+  where: Prisma.CallAttemptWhereInput,
+  query: Q,
+): Promise<Prisma.CallAttemptGetPayload<Q>[]> {
+  return named('results.callAttempts', () =>
+    ctx.db.callAttempt.findMany({ ...query, where: { ...where, userId: ctx.user.id }, orderBy: NEWEST_FIRST }),
+  ) as Promise<Prisma.CallAttemptGetPayload<Q>[]>;
+}
+
+export function countCallAttempts(ctx: ServiceContext, where: Prisma.CallAttemptWhereInput): Promise<number> {
+  return named('results.countCallAttempts', () => ctx.db.callAttempt.count({ where: { ...where, userId: ctx.user.id } }));
+}
+
+/** One of the caller's call attempts, else a NotFoundError. */
+export function ownedCallAttempt<Q extends CallAttemptQuery>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q,
+): Promise<Prisma.CallAttemptGetPayload<Q>> {
+  return ownedOrNotFound('CallAttempt', id, () =>
+    named('results.callAttempt', () => ctx.db.callAttempt.findFirst({ ...query, where: { id, userId: ctx.user.id } })),
+  ) as Promise<Prisma.CallAttemptGetPayload<Q>>;
+}
+
+/** The campaign's `take` latest completed calls, newest first (read from the report's covering index). */
+export function findRecentCompletedCalls<Q extends CallAttemptQuery>(
+  ctx: ServiceContext,
+  campaignId: string,
+  take: number,
+  query: Q,
+): Promise<Prisma.CallAttemptGetPayload<Q>[]> {
+  return named('results.recentCompletedCalls', () =>
+    ctx.db.callAttempt.findMany({
+      ...query,
+      where: { campaignId, userId: ctx.user.id, status: 'completed' },
+      orderBy: NEWEST_FIRST,
+      take,
+    }),
+  ) as Promise<Prisma.CallAttemptGetPayload<Q>[]>;
+}
+
+// ---- Campaign reports: aggregates over one campaign the caller owns (its ownership checked before)
+
+export interface ReportCampaign {
+  id: string;
+  contactGroupId: string;
+}
+
+/** Contacts of the campaign's group that may not be called, counted in the (group, status) index. */
+export function countUncallableContacts(ctx: ServiceContext, campaign: ReportCampaign): Promise<number> {
+  return named('results.report.uncallableContacts', () =>
+    ctx.db.contact.count({ where: { groupId: campaign.contactGroupId, status: { in: ['invalid', 'do_not_call'] } } }),
+  );
+}
+
+export interface ErasedContactCounts {
+  /** Erased contacts of the group that are not active. */
+  uncallable: number;
+  /** Erased contacts of the group this campaign enrolled. */
+  enrolled: number;
+  enrolledUncallable: number;
+}
+
+// Erased contacts are out of the group's total; those this campaign enrolled are still part of its
+// report, as anonymous rows. A partial index holds just the erased ones.
+const ERASED_CONTACTS = statement<ErasedContactCounts>(
+  'results.report.erasedContacts',
+  `SELECT count(*) FILTER (WHERE t.status <> 'active')::int AS uncallable,
+          count(cc.id)::int AS enrolled,
+          count(cc.id) FILTER (WHERE t.status <> 'active')::int AS "enrolledUncallable"
+   FROM contacts t LEFT JOIN campaign_contacts cc ON cc.campaign_id = $1::uuid AND cc.contact_id = t.id
+   WHERE t.contact_group_id = $2::uuid AND t.erased_at IS NOT NULL`,
+);
+
+export async function countErasedContacts(ctx: ServiceContext, campaign: ReportCampaign): Promise<ErasedContactCounts> {
+  const [row] = await ctx.sql.run(ERASED_CONTACTS, [campaign.id, campaign.contactGroupId]);
+  return row!;
+}
+
+export interface DialStateCounts {
+  attempted: number;
+  reached: number;
+  done: number;
+}
+
+const DIAL_STATES = statement<DialStateCounts>(
+  'results.report.dialStates',
+  `SELECT count(*) FILTER (WHERE attempts > 0)::int AS attempted,
+          count(*) FILTER (WHERE state = 'done' AND outcome = 'reached')::int AS reached,
+          count(*) FILTER (WHERE state = 'done')::int AS done
+   FROM campaign_contacts WHERE campaign_id = $1::uuid`,
+);
+
+export async function countDialStates(ctx: ServiceContext, campaign: ReportCampaign): Promise<DialStateCounts> {
+  const [row] = await ctx.sql.run(DIAL_STATES, [campaign.id]);
+  return row!;
+}
+
+/** The calls of one status: counts and sums, sentiments counted alongside. */
+export type CallGroup = Record<Sentiment, number> & {
+  status: CallStatus;
+  calls: number;
+  durationSeconds: bigint;
+  connected: number;
+  costCents: bigint;
+};
+
+// One aggregate per status, each over its own range of the covering index: the plan reads the index
+// alone whatever share of the table the campaign is, and no attempt is hashed or sorted.
+const CALL_GROUPS = statement<CallGroup>(
+  'results.report.callGroups',
+  `SELECT s.status::text AS status, a.*
+   FROM unnest(enum_range(NULL::"CallStatus")) AS s(status)
+   CROSS JOIN LATERAL (
+     SELECT count(*)::int AS calls,
+            coalesce(sum(duration_seconds), 0)::bigint AS "durationSeconds",
+            count(*) FILTER (WHERE duration_seconds > 0)::int AS connected,
+            coalesce(sum(cost_cents), 0)::bigint AS "costCents",
+            count(*) FILTER (WHERE sentiment = 'positive')::int AS positive,
+            count(*) FILTER (WHERE sentiment = 'neutral')::int AS neutral,
+            count(*) FILTER (WHERE sentiment = 'negative')::int AS negative,
+            count(*) FILTER (WHERE sentiment = 'unknown')::int AS unknown
+     FROM call_attempts WHERE campaign_id = $1::uuid AND status = s.status) AS a`,
+);
+
+/** One row per call status, also for statuses with no call. */
+export function sumCallsByStatus(ctx: ServiceContext, campaign: ReportCampaign): Promise<CallGroup[]> {
+  return ctx.sql.run(CALL_GROUPS, [campaign.id]);
+}
+
+/** Appointments booked from the campaign's calls, whatever their status since. */
+export function countCampaignAppointments(ctx: ServiceContext, campaign: ReportCampaign): Promise<number> {
+  return named('results.report.appointments', () =>
+    ctx.db.appointment.count({ where: { campaignId: campaign.id, userId: ctx.user.id } }),
+  );
+}
+
+export interface ContactOutcomeRow {
+  contactId: string;
+  contactName: string;
+  phoneNumber: string | null;
+  contactStatus: ContactStatus;
+  attempts: number;
+  lastStatus: string | null;
+  lastCallAt: Date | null;
+  /** The dialer's final outcome (reached, not_reached, do_not_call, invalid, cancelled), else `pending`. */
+  outcome: string;
+}
+
+// The page is cut from the index alone (erased_at is in it), so a deep offset skips index entries, not
+// rows and joins; erased contacts this campaign enrolled are looked up once, in a hashed set.
+const CONTACT_OUTCOMES = statement<ContactOutcomeRow>(
+  'results.report.contactOutcomes',
+  `SELECT c.id AS "contactId", c.name AS "contactName", c.phone_number AS "phoneNumber", c.status::text AS "contactStatus",
+          coalesce(cc.attempts, 0) AS attempts, cc.last_status AS "lastStatus", cc.last_attempt_at AS "lastCallAt",
+          CASE WHEN cc.state = 'done' AND cc.outcome IS NOT NULL THEN cc.outcome ELSE 'pending' END AS outcome
+   FROM (SELECT id FROM contacts
+         WHERE contact_group_id = $1::uuid
+           AND (erased_at IS NULL OR id IN (
+             SELECT t.id FROM contacts t JOIN campaign_contacts e ON e.contact_id = t.id AND e.campaign_id = $2::uuid
+             WHERE t.contact_group_id = $1::uuid AND t.erased_at IS NOT NULL))
+         ORDER BY created_at, id LIMIT $3 OFFSET $4) AS page
+   JOIN contacts c ON c.id = page.id
+   LEFT JOIN campaign_contacts cc ON cc.campaign_id = $2::uuid AND cc.contact_id = c.id
+   ORDER BY c.created_at, c.id`,
+);
+
+/** One page of the group's contacts (and the erased ones the campaign enrolled) with their outcomes, in the order they were added. */
+export function findContactOutcomes(
+  ctx: ServiceContext,
+  campaign: ReportCampaign,
+  page: { limit: number; offset: number },
+): Promise<ContactOutcomeRow[]> {
+  return ctx.sql.run(CONTACT_OUTCOMES, [campaign.contactGroupId, campaign.id, page.limit, page.offset]);
+}
+
+// ---- Appointments
+
+/** The caller's appointments matching `where`, in `orderBy`; `query` carries paging and relations. */
+export function findAppointments<Q extends AppointmentQuery & AppointmentPage>(
+  ctx: ServiceContext,
+  where: Prisma.AppointmentWhereInput,
+  orderBy: Prisma.AppointmentOrderByWithRelationInput[],
+  query: Q,
+): Promise<Prisma.AppointmentGetPayload<Q>[]> {
+  return named('results.appointments', () =>
+    ctx.db.appointment.findMany({ ...query, where: { ...where, userId: ctx.user.id }, orderBy }),
+  ) as Promise<Prisma.AppointmentGetPayload<Q>[]>;
+}
+
+export function countAppointments(ctx: ServiceContext, where: Prisma.AppointmentWhereInput): Promise<number> {
+  return named('results.countAppointments', () => ctx.db.appointment.count({ where: { ...where, userId: ctx.user.id } }));
+}
+
+/** One of the caller's appointments, else a NotFoundError. */
+export function ownedAppointment<Q extends AppointmentQuery>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q,
+): Promise<Prisma.AppointmentGetPayload<Q>> {
+  return ownedOrNotFound('Appointment', id, () =>
+    named('results.appointment', () => ctx.db.appointment.findFirst({ ...query, where: { id, userId: ctx.user.id } })),
+  ) as Promise<Prisma.AppointmentGetPayload<Q>>;
+}
+
+export interface AppointmentChange {
+  status?: string | undefined;
+  scheduledAt?: Date | undefined;
+}
+
+const LOCK_APPOINTMENT = statement<{ status: string }>(
+  'results.lockAppointment',
+  'SELECT status FROM appointments WHERE id = $1::uuid AND user_id = $2::uuid FOR UPDATE',
+);
+
+// Absent fields keep their value; `updated_at` is set as Prisma's @updatedAt sets it, from the wall clock.
+const UPDATE_APPOINTMENT = statement(
+  'results.updateAppointment',
+  `UPDATE appointments
+   SET status = coalesce($2::varchar, status), scheduled_at = coalesce($3::timestamptz, scheduled_at), updated_at = $4::timestamptz
+   WHERE id = $1::uuid`,
+);
+
+/**
+ * Locks one of the caller's appointments, hands its current status to `decide` (which throws to refuse),
+ * and writes the change it returns, in one transaction. A NotFoundError when the caller has no such
+ * appointment; `decide` is not called then.
+ */
+export function changeAppointment(
+  ctx: ServiceContext,
+  id: string,
+  decide: (current: { status: string }) => AppointmentChange,
+): Promise<void> {
+  if (!uuid.safeParse(id).success) return Promise.reject(new NotFoundError('Appointment'));
+  return ctx.sql.transaction(async (tx) => {
+    const [current] = await tx.run(LOCK_APPOINTMENT, [id, ctx.user.id]);
+    if (!current) throw new NotFoundError('Appointment');
+    const change = decide(current);
+    await tx.run(UPDATE_APPOINTMENT, [id, change.status ?? null, change.scheduledAt ?? null, new Date()]);
+  });
+}
