@@ -3,6 +3,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
 import { ValidationError } from '../errors.js';
 import { distinct, parseInput, uuid, type RawInput } from '../validation.js';
+import { ownedOrNotFound } from '../owned.js';
 import * as store from './store.js';
 import type { AppointmentQuery } from './store.js';
 
@@ -63,7 +64,7 @@ export function getAppointment<Q extends AppointmentQuery = {}>(
   id: string,
   query: Q = {} as Q,
 ): Promise<Prisma.AppointmentGetPayload<Q>> {
-  return store.ownedAppointment(ctx, id, query);
+  return ownedOrNotFound('Appointment', id, (id) => store.findAppointment(ctx, id, query));
 }
 
 export const updateAppointmentInput = z
@@ -98,5 +99,5 @@ export async function updateAppointment<Q extends AppointmentQuery = {}>(
     }
     return input;
   });
-  return store.ownedAppointment(ctx, id, query);
+  return ownedOrNotFound('Appointment', id, (id) => store.findAppointment(ctx, id, query));
 }

@@ -2,6 +2,7 @@ import type { CallStatus, Prisma, Sentiment } from '../../generated/prisma/clien
 import type { ServiceContext } from '../context.js';
 import { ValidationError } from '../errors.js';
 import { distinct } from '../validation.js';
+import { ownedOrNotFound } from '../owned.js';
 import * as store from './store.js';
 
 // Call history: the dial attempts the dialer recorded, read by their owner only.
@@ -49,5 +50,5 @@ export function getCallAttempt<Q extends store.CallAttemptQuery = {}>(
   id: string,
   query: Q = {} as Q,
 ): Promise<Prisma.CallAttemptGetPayload<Q>> {
-  return store.ownedCallAttempt(ctx, id, query);
+  return ownedOrNotFound('CallAttempt', id, (id) => store.findCallAttempt(ctx, id, query));
 }

@@ -18,17 +18,6 @@ type AppointmentPage = Pick<Prisma.AppointmentFindManyArgs, 'take' | 'skip' | 'c
 /** Newest first: the order of call history on both surfaces. */
 export const NEWEST_FIRST = [{ createdAt: 'desc' }, { id: 'desc' }] satisfies Prisma.CallAttemptOrderByWithRelationInput[];
 
-/**
- * One of the caller's rows by id, or a NotFoundError naming `resource`: another user's row, like a
- * missing one or an id that is not a UUID, does not exist for the caller.
- */
-async function ownedOrNotFound<T>(resource: string, id: string, find: () => Promise<T | null>): Promise<T> {
-  if (!uuid.safeParse(id).success) throw new NotFoundError(resource);
-  const row = await find();
-  if (!row) throw new NotFoundError(resource);
-  return row;
-}
-
 // ---- Call attempts
 
 /** The caller's call attempts matching `where`, newest first; `query` carries paging and relations. */
@@ -46,15 +35,11 @@ export function countCallAttempts(ctx: ServiceContext, where: Prisma.CallAttempt
   return named('results.countCallAttempts', () => ctx.db.callAttempt.count({ where: { ...where, userId: ctx.user.id } }));
 }
 
-/** One of the caller's call attempts, else a NotFoundError. */
-export function ownedCallAttempt<Q extends CallAttemptQuery>(
-  ctx: ServiceContext,
-  id: string,
-  query: Q,
-): Promise<Prisma.CallAttemptGetPayload<Q>> {
-  return ownedOrNotFound('CallAttempt', id, () =>
-    named('results.callAttempt', () => ctx.db.callAttempt.findFirst({ ...query, where: { id, userId: ctx.user.id } })),
-  ) as Promise<Prisma.CallAttemptGetPayload<Q>>;
+/** One of the caller's call attempts, or null. */
+export function findCallAttempt<Q extends CallAttemptQuery>(ctx: ServiceContext, id: string, query: Q): Promise<Prisma.CallAttemptGetPayload<Q> | null> {
+  return named('results.callAttempt', () => ctx.db.callAttempt.findFirst({ ...query, where: { id, userId: ctx.user.id } })) as Promise<
+    Prisma.CallAttemptGetPayload<Q> | null
+  >;
 }
 
 /** The campaign's `take` latest completed calls, newest first (read from the report's covering index). */
@@ -227,15 +212,11 @@ export function countAppointments(ctx: ServiceContext, where: Prisma.Appointment
   return named('results.countAppointments', () => ctx.db.appointment.count({ where: { ...where, userId: ctx.user.id } }));
 }
 
-/** One of the caller's appointments, else a NotFoundError. */
-export function ownedAppointment<Q extends AppointmentQuery>(
-  ctx: ServiceContext,
-  id: string,
-  query: Q,
-): Promise<Prisma.AppointmentGetPayload<Q>> {
-  return ownedOrNotFound('Appointment', id, () =>
-    named('results.appointment', () => ctx.db.appointment.findFirst({ ...query, where: { id, userId: ctx.user.id } })),
-  ) as Promise<Prisma.AppointmentGetPayload<Q>>;
+/** One of the caller's appointments, or null. */
+export function findAppointment<Q extends AppointmentQuery>(ctx: ServiceContext, id: string, query: Q): Promise<Prisma.AppointmentGetPayload<Q> | null> {
+  return named('results.appointment', () => ctx.db.appointment.findFirst({ ...query, where: { id, userId: ctx.user.id } })) as Promise<
+    Prisma.AppointmentGetPayload<Q> | null
+  >;
 }
 
 export interface AppointmentChange {
