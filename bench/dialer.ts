@@ -36,7 +36,7 @@ async function campaignFor(db: Database, env: ServiceEnv): Promise<string> {
     variables: { agent_name: 'Sam', company_name: 'Acme' },
   });
   const rows = Array.from({ length: CONTACTS }, (_, i) => ({ Name: `Person ${i}`, Phone: `+1415${2_000_000 + i}` }));
-  const { groupId } = await importContacts(ctx, { groupName: 'Bench', csvData: rows });
+  const { groupId } = await importContacts(ctx, { group_name: 'Bench', csv_data: rows });
   await grantCredits(serviceContext(env, { id: randomUUID(), isAdmin: true }), { userId, kind: 'top_up', amountCents: 1_000_000_000 });
   const campaign = await db.prisma.campaign.create({
     data: {

@@ -38,9 +38,9 @@ export async function seedDemo(env: ServiceEnv): Promise<boolean> {
     variables: { agent_name: 'Sam', company_name: 'Acme Dental', meeting_type: 'check-up' },
   });
   const { groupId } = await importContacts(ctx, {
-    groupName: 'Demo leads',
+    group_name: 'Demo leads',
     description: 'A few sample contacts',
-    csvData: DEMO_CONTACTS.map((row) => ({ ...row })),
+    csv_data: DEMO_CONTACTS.map((row) => ({ ...row })),
   });
   await createCampaign(ctx, {
     agent_id: agent.id,

@@ -23,7 +23,7 @@ const ALL_DAY = { callingHours: { start: '00:00', end: '24:00' }, activeDays: ['
 
 /** Another running campaign of the same user, on a group of its own imported from `rows`. */
 async function secondCampaign(env: ServiceEnv, setup: Awaited<ReturnType<typeof runningCampaign>>, rows: Record<string, string>[]) {
-  const imported = await importContacts(setup.ctx, { groupName: `Also ${randomUUID()}`, csvData: rows });
+  const imported = await importContacts(setup.ctx, { group_name: `Also ${randomUUID()}`, csv_data: rows });
   const campaign = await app.prisma.campaign.create({
     data: {
       userId: setup.userId, agentId: setup.agent.id, contactGroupId: imported.groupId, name: 'Second', status: 'running',

@@ -33,8 +33,8 @@ export interface RouteDefinition<
   /** A tighter per-user budget this endpoint also spends, besides the general one. */
   rateLimit?: RateLimitBucket;
   /**
-   * How field errors from the service layer are named on the wire: v1 mostly uses snake_case
-   * (`contact_group_id`), but some endpoints take camelCase bodies (`groupName`).
+   * How the body's fields are named on the wire: v1 mostly uses snake_case, the services' own names;
+   * `camel` endpoints (`groupName`) pass their body through snakeKeys and name field errors back.
    */
   fieldCase?: 'snake' | 'camel';
   /** Success status and the v1 shape it returns (none for 204). */

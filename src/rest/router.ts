@@ -4,10 +4,11 @@ import { serviceContext, type ServiceEnv } from '../services/context.js';
 import type { BodyLimits } from '../config.js';
 import { scopeOf } from '../http/request-scope.js';
 import type { RateLimiter } from '../ops/rate-limits.js';
-import { NotFoundError, ValidationError, type FieldErrors } from '../services/errors.js';
+import { NotFoundError, ValidationError } from '../services/errors.js';
 import { refuseUnsafeInput } from '../services/input-safety.js';
 import { fieldErrorsOf } from '../services/validation.js';
 import { BodyParseError, readBody } from '../http/body.js';
+import { camelCaseFields } from './field-case.js';
 import { errorResponse, json } from '../http/errors.js';
 import { docsAssetsPath, docsPage, serveDocsAsset } from './docs.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -103,22 +104,11 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     return json(route.status, result);
   } catch (error) {
     if (error instanceof BodyParseError) return json(400, { detail: error.message });
-    if (error instanceof ValidationError && route.fieldCase !== 'camel') {
-      return errorResponse(new ValidationError(snakeCaseFields(error.fieldErrors)), scope.log);
+    if (error instanceof ValidationError && route.fieldCase === 'camel') {
+      return errorResponse(new ValidationError(camelCaseFields(error.fieldErrors)), scope.log);
     }
     return errorResponse(error, scope.log);
   }
-}
-
-/** `contactGroupId.x` -> `contact_group_id.x`: the service names fields in camelCase. */
-function snakeCaseFields(errors: FieldErrors): FieldErrors {
-  const out: FieldErrors = {};
-  for (const [path, messages] of Object.entries(errors)) {
-    const [head, ...rest] = path.split('.');
-    const key = [head!.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), ...rest].join('.');
-    (out[key] ??= []).push(...messages);
-  }
-  return out;
 }
 
 function parseOrThrow(schema: NonNullable<RouteDefinition['body']>, input: unknown): unknown {

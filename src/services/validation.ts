@@ -123,3 +123,18 @@ export const jsonObject = z.record(z.string(), z.unknown());
  * schemas whose own description would be unhelpful (int64's union becomes "anything").
  */
 export const describedAs = <S extends z.ZodType>(schema: S, doc: Record<string, unknown>) => z.unknown().pipe(schema).meta(doc);
+
+type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
+  ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
+  : S;
+/** An object under the service's key style: `groupName` -> `group_name`. */
+export type SnakeKeys<T> = { [K in keyof T as K extends string ? SnakeCase<K> : K]: T[K] };
+
+/**
+ * Top-level keys in the services' one key style (snake_case, as stored). For a surface whose public
+ * names are camelCase and whose values are flat (filters, the v1 import body); nested values are left
+ * as they are.
+ */
+export function snakeKeys<T extends object>(value: T): SnakeKeys<T> {
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`), inner])) as SnakeKeys<T>;
+}

@@ -136,7 +136,7 @@ export async function runningCampaign(app: TestApp, env: ServiceEnv, setup: Camp
   for (const number of setup.doNotCall ?? []) {
     await app.prisma.doNotCallEntry.create({ data: { userId, phoneNumber: number } });
   }
-  const imported = await importContacts(ctx, { groupName: 'Dial list', csvData: setup.rows });
+  const imported = await importContacts(ctx, { group_name: 'Dial list', csv_data: setup.rows });
   const admin = serviceContext(env, { id: randomUUID(), isAdmin: true });
   await grantCredits(admin, { userId, kind: 'top_up', amountCents: setup.creditsCents ?? 10_000_000 });
   const campaign = await app.prisma.campaign.create({

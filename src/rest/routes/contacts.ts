@@ -3,7 +3,7 @@ import * as contacts from '../../services/contacts/contacts.js';
 import * as groups from '../../services/contacts/groups.js';
 import { importContacts } from '../../services/contacts/import.js';
 import { ValidationError } from '../../services/errors.js';
-import { describedAs } from '../../services/validation.js';
+import { describedAs, snakeKeys } from '../../services/validation.js';
 import { fromJsonText } from '../forms.js';
 import { defineRoute } from '../route.js';
 import { id } from '../serializers/common.js';
@@ -51,8 +51,8 @@ export const contactRoutes = [
     handler: async ({ body }, ctx) => {
       const { file, ...rest } = body;
       if (file && file.size === 0) throw ValidationError.field('file', 'The submitted file is empty.');
-      const csvText = file ? await file.text() : undefined;
-      return toV1ImportResult(await importContacts(ctx, { ...rest, csvText }));
+      const csv_text = file ? await file.text() : undefined;
+      return toV1ImportResult(await importContacts(ctx, { ...snakeKeys(rest), csv_text }));
     },
   }),
   defineRoute({
@@ -90,14 +90,7 @@ export const contactRoutes = [
     status: 200,
     response: v1Contact,
     handler: async ({ params, body }, ctx) =>
-      toV1Contact(
-        await contacts.upsertContactInGroup(
-          ctx,
-          params.id,
-          { phoneNumber: body.phone_number, data: body.data, contactGroupId: body.contact_group_id },
-          { include: v1ContactInclude },
-        ),
-      ),
+      toV1Contact(await contacts.upsertContactInGroup(ctx, params.id, body, { include: v1ContactInclude })),
   }),
   defineRoute({
     method: 'DELETE',

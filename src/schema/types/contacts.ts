@@ -6,7 +6,7 @@ import * as groups from '../../services/contacts/groups.js';
 import { importContacts } from '../../services/contacts/import.js';
 import { ValidationError } from '../../services/errors.js';
 import { builder } from '../builder.js';
-import { withoutNulls } from '../inputs.js';
+import { withServiceInput } from '../service-input.js';
 
 export const ContactStatus = builder.enumType('ContactStatus', { values: ['active', 'invalid', 'do_not_call'] as const });
 
@@ -120,7 +120,11 @@ const ImportContactsInput = builder.inputType('ImportContactsInput', {
   fields: (t) => ({
     groupName: t.string({ required: true }),
     description: t.string(),
-    rows: t.field({ type: ['JSON'], description: 'Rows as objects keyed by column name (or send `file`).' }),
+    rows: t.field({
+      type: ['JSON'],
+      description: 'Rows as objects keyed by column name (or send `file`).',
+      extensions: { serviceName: 'csv_data' },
+    }),
     file: t.field({ type: 'File', description: 'A CSV file (or send `rows`).' }),
     selectedHeaders: t.stringList({ description: 'Columns to keep; all when absent.' }),
     defaultCountry: t.string({ description: 'ISO country for numbers without a country code (default US).' }),
@@ -152,7 +156,11 @@ const UpsertContactInput = builder.inputType('UpsertContactInput', {
   fields: (t) => ({
     phoneNumber: t.string({ required: true, description: 'Finds the contact in the group; creates it when absent.' }),
     data: t.field({ type: 'JSON', description: 'Fields to merge into the contact (standard or custom).' }),
-    moveToGroupId: t.field({ type: 'UUID', description: "Another of the user's groups to move the contact to." }),
+    moveToGroupId: t.field({
+      type: 'UUID',
+      description: "Another of the user's groups to move the contact to.",
+      extensions: { serviceName: 'contact_group_id' },
+    }),
   }),
 });
 
@@ -204,17 +212,19 @@ builder.mutationFields((t) => ({
     authScopes: { authenticated: true },
     extensions: rateLimit('import'),
     args: { input: t.arg({ type: ImportContactsInput, required: true }) },
-    resolve: async (_root, args, ctx) => {
-      const { file, rows, ...rest } = withoutNulls(args.input);
-      if (file && file.size === 0) throw ValidationError.field('file', 'The submitted file is empty.');
-      return importContacts(ctx.service, { ...rest, csvData: rows, csvText: file ? await file.text() : undefined });
-    },
+    resolve: (_root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, async ({ file, ...input }) => {
+        const upload = file as File | undefined;
+        if (upload && upload.size === 0) throw ValidationError.field('file', 'The submitted file is empty.');
+        return importContacts(ctx.service, { ...input, csv_text: upload ? await upload.text() : undefined });
+      }),
   }),
   updateContactGroup: t.prismaField({
     type: 'ContactGroup',
     authScopes: { authenticated: true },
     args: { id: t.arg({ type: 'UUID', required: true }), input: t.arg({ type: UpdateContactGroupInput, required: true }) },
-    resolve: (query, _root, args, ctx) => groups.updateGroup(ctx.service, args.id, withoutNulls(args.input), query),
+    resolve: (query, _root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, (input) => groups.updateGroup(ctx.service, args.id, input, query)),
   }),
   deleteContactGroup: t.field({
     type: ContactGroupDeletion,
@@ -228,16 +238,15 @@ builder.mutationFields((t) => ({
     type: 'Contact',
     authScopes: { authenticated: true },
     args: { groupId: t.arg({ type: 'UUID', required: true }), input: t.arg({ type: UpsertContactInput, required: true }) },
-    resolve: (query, _root, args, ctx) => {
-      const { moveToGroupId, ...rest } = withoutNulls(args.input);
-      return contacts.upsertContactInGroup(ctx.service, args.groupId, { ...rest, contactGroupId: moveToGroupId }, query);
-    },
+    resolve: (query, _root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, (input) => contacts.upsertContactInGroup(ctx.service, args.groupId, input, query)),
   }),
   updateContact: t.prismaField({
     type: 'Contact',
     authScopes: { authenticated: true },
     args: { id: t.arg({ type: 'UUID', required: true }), input: t.arg({ type: UpdateContactInput, required: true }) },
-    resolve: (query, _root, args, ctx) => contacts.updateContact(ctx.service, args.id, withoutNulls(args.input), query),
+    resolve: (query, _root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, (input) => contacts.updateContact(ctx.service, args.id, input, query)),
   }),
   deleteContact: t.field({
     type: Deleted,
@@ -252,14 +261,14 @@ builder.mutationFields((t) => ({
     description: "Puts a number on the do-not-call list; its contacts become do_not_call in every group.",
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: AddDoNotCallInput, required: true }) },
-    resolve: (query, _root, args, ctx) =>
-      dnc.addDoNotCall(ctx.service, withoutNulls(args.input)).then((entry) => dnc.getDoNotCallEntry(ctx.service, entry.id, query)),
+    resolve: (query, _root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, async (input) => dnc.getDoNotCallEntry(ctx.service, (await dnc.addDoNotCall(ctx.service, input)).id, query)),
   }),
   removeDoNotCall: t.field({
     type: DoNotCallEntry,
     description: 'Takes a number off the do-not-call list; its contacts become callable again.',
     authScopes: { authenticated: true },
     args: { phoneNumber: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => dnc.removeDoNotCall(ctx.service, { phoneNumber: args.phoneNumber }),
+    resolve: (_root, args, ctx) => dnc.removeDoNotCall(ctx.service, { phone_number: args.phoneNumber }),
   }),
 }));

@@ -91,15 +91,15 @@ function stillThere(written: boolean): void {
 }
 
 export const upsertInput = z.object({
-  phoneNumber: z.string().trim().min(1).max(32),
+  phone_number: z.string().trim().min(1).max(32),
   data: jsonObject.default({}),
   /** Another of the user's groups to move the contact to. */
-  contactGroupId: uuid.nullish(),
+  contact_group_id: uuid.nullish(),
 });
 
 /**
  * v1 `PATCH /contacts/groups/{id}/`: the contact with this number in the group is created, or its data
- * merged, and moved to `contactGroupId` when that names another group. A contact moved onto a number
+ * merged, and moved to `contact_group_id` when that names another group. A contact moved onto a number
  * the target group already has is merged into that one. Both groups' totals are recounted.
  */
 export async function upsertContactInGroup<Q extends ContactQuery = {}>(
@@ -110,17 +110,17 @@ export async function upsertContactInGroup<Q extends ContactQuery = {}>(
 ): Promise<Prisma.ContactGetPayload<Q>> {
   await getGroup(ctx, groupId, { select: { id: true } });
   const input = parseInput(upsertInput, raw);
-  const target = input.contactGroupId && input.contactGroupId !== groupId ? input.contactGroupId : groupId;
+  const target = input.contact_group_id && input.contact_group_id !== groupId ? input.contact_group_id : groupId;
   if (target !== groupId) {
     await getGroup(ctx, target, { select: { id: true } }).catch((error) => {
-      if (error instanceof NotFoundError) throw ValidationError.field('contactGroupId', 'No contact group with this id.');
+      if (error instanceof NotFoundError) throw ValidationError.field('contact_group_id', 'No contact group with this id.');
       throw error;
     });
   }
   const country = await countryOf(ctx);
-  const e164 = toE164(input.phoneNumber, country);
-  const key = e164 ?? input.phoneNumber.slice(0, 32);
-  const patch = { ...dataFromObject(input.data, country), phone_number: input.phoneNumber };
+  const e164 = toE164(input.phone_number, country);
+  const key = e164 ?? input.phone_number.slice(0, 32);
+  const patch = { ...dataFromObject(input.data, country), phone_number: input.phone_number };
 
   const id = await ctx.sql.transaction(async (tx) => {
     const blocked = e164 ? await isOnDoNotCallList(tx, ctx.user.id, e164) : false;

@@ -37,20 +37,20 @@ export function isOnDoNotCallList(sql: SqlSession, userId: string, phoneNumber: 
 }
 
 const entryInput = z.object({
-  phoneNumber: z.string().trim().min(1).max(32),
+  phone_number: z.string().trim().min(1).max(32),
   reason: z.string().max(1000).default(''),
 });
 
 async function numberOf(ctx: ServiceContext, raw: string): Promise<string> {
   const number = toE164(raw, await defaultCountryOf(ctx.db, ctx.user.id));
-  if (!number) throw ValidationError.field('phoneNumber', INVALID_PHONE_MESSAGE);
+  if (!number) throw ValidationError.field('phone_number', INVALID_PHONE_MESSAGE);
   return number;
 }
 
 /** Puts a number on the list (again: no change) and marks its contacts `do_not_call` in every group. */
 export async function addDoNotCall(ctx: ServiceContext, raw: RawInput<typeof entryInput>): Promise<store.DoNotCallEntry> {
   const input = parseInput(entryInput, raw);
-  const phoneNumber = await numberOf(ctx, input.phoneNumber);
+  const phoneNumber = await numberOf(ctx, input.phone_number);
   return ctx.sql.transaction((tx) => putOnList(tx, ctx.user.id, phoneNumber, input.reason, 'manual'));
 }
 
@@ -83,8 +83,8 @@ export async function markListed(sql: SqlSession, numbers: ListedNumber[]): Prom
 }
 
 /** Takes a number off the list; its contacts become callable again. */
-export async function removeDoNotCall(ctx: ServiceContext, raw: { phoneNumber?: unknown }): Promise<store.DoNotCallEntry> {
-  const { phoneNumber: given } = parseInput(entryInput.pick({ phoneNumber: true }), raw);
+export async function removeDoNotCall(ctx: ServiceContext, raw: { phone_number?: unknown }): Promise<store.DoNotCallEntry> {
+  const { phone_number: given } = parseInput(entryInput.pick({ phone_number: true }), raw);
   const phoneNumber = await numberOf(ctx, given);
   const entry = await ctx.sql.transaction((tx) => takeOffList(tx, ctx.user.id, phoneNumber));
   return found(entry, 'DoNotCallEntry');

@@ -17,15 +17,15 @@ import * as store from './store.js';
 // Importing creates a contact group from rows (JSON) or a CSV file, all or nothing.
 
 export const importInput = z.object({
-  groupName: z.string().trim().min(1).max(255),
+  group_name: z.string().trim().min(1).max(255),
   description: z.string().max(10_000).default(''),
   /** Rows as objects; the import empties this list as it reads it, so that big imports let go of their rows early. */
-  csvData: listInPlace.optional(),
+  csv_data: listInPlace.optional(),
   /** The text of an uploaded CSV file. */
-  csvText: z.string().optional(),
-  selectedHeaders: z.array(z.string().trim().min(1).max(255)).optional(),
+  csv_text: z.string().optional(),
+  selected_headers: z.array(z.string().trim().min(1).max(255)).optional(),
   /** ISO country for numbers written without a country code; the user's default (US) otherwise. */
-  defaultCountry: z
+  default_country: z
     .string()
     .regex(/^[A-Za-z]{2}$/, { error: 'Use a two-letter ISO country code, e.g. US.' })
     .transform((c) => c.toUpperCase())
@@ -55,9 +55,9 @@ interface Draft {
 
 export async function importContacts(ctx: ServiceContext, raw: ImportInput): Promise<ImportResult> {
   const input = parseInput(importInput, raw);
-  const source = input.csvText !== undefined ? 'file' : 'csvData';
+  const source = input.csv_text !== undefined ? 'file' : 'csv_data';
   const table = readTable(input, ctx.settings.importMaxRows);
-  const headers = selectHeaders(table.headers, input.selectedHeaders);
+  const headers = selectHeaders(table.headers, input.selected_headers);
   const plan = planColumns(headers);
   const rows = table.rows;
   if (rows.length === 0) throw ValidationError.field(source, 'There are no rows to import.');
@@ -66,7 +66,7 @@ export async function importContacts(ctx: ServiceContext, raw: ImportInput): Pro
   }
 
   const userCountry = await defaultCountryOf(ctx.db, ctx.user.id);
-  const country = input.defaultCountry ?? userCountry;
+  const country = input.default_country ?? userCountry;
   const book = new DraftBook(await doNotCallSet(ctx.sql, ctx.user.id));
 
   // The phone pool reads the numbers of a few chunks ahead of the one being built, so that they are ready
@@ -86,7 +86,7 @@ export async function importContacts(ctx: ServiceContext, raw: ImportInput): Pro
 
   const groupId = uuidv7();
   await ctx.sql.transaction(async (tx) => {
-    const now = await store.insertImportedGroup(tx, { id: groupId, userId: ctx.user.id, name: input.groupName, description: input.description, csvHeaders: headers });
+    const now = await store.insertImportedGroup(tx, { id: groupId, userId: ctx.user.id, name: input.group_name, description: input.description, csvHeaders: headers });
     // One COPY takes every contact while the rows are built: the database writes some rows while this
     // process builds the next, and waiting on write() keeps this process from running far ahead of it.
     const copy = store.copyContacts(tx, ctx.user.id, groupId, now);
@@ -187,7 +187,7 @@ async function mergeLateDuplicates(tx: SqlSession, duplicates: { id: string; dat
 }
 
 function readTable(input: z.output<typeof importInput>, maxRows: number): ParsedTable {
-  const { csvData, csvText } = input;
+  const { csv_data: csvData, csv_text: csvText } = input;
   if (csvData !== undefined && csvText !== undefined) {
     throw ValidationError.field(NON_FIELD, 'Send either csvData or a file, not both.');
   }
@@ -202,8 +202,8 @@ function readTable(input: z.output<typeof importInput>, maxRows: number): Parsed
     if (table.rows.length > maxRows) throw tooMany('file', maxRows);
     return table;
   }
-  if (csvData === undefined) throw ValidationError.field('csvData', 'This field is required.');
-  if (csvData.length > maxRows) throw tooMany('csvData', maxRows);
+  if (csvData === undefined) throw ValidationError.field('csv_data', 'This field is required.');
+  if (csvData.length > maxRows) throw tooMany('csv_data', maxRows);
   return tableFromRows(csvData);
 }
 
@@ -220,11 +220,11 @@ function tableFromRows(rows: unknown[]): ParsedTable {
   };
   rows.forEach((row, index) => {
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
-      fail(`csvData.${index}`, `Expected a dictionary of items but got type "${Array.isArray(row) ? 'list' : row === null ? 'null' : typeof row}".`);
+      fail(`csv_data.${index}`, `Expected a dictionary of items but got type "${Array.isArray(row) ? 'list' : row === null ? 'null' : typeof row}".`);
       return;
     }
     for (const [key, value] of Object.entries(row)) {
-      if (value !== null && typeof value === 'object') fail(`csvData.${index}.${key}`, 'Expected a text, number or boolean value.');
+      if (value !== null && typeof value === 'object') fail(`csv_data.${index}.${key}`, 'Expected a text, number or boolean value.');
       else if (key.trim()) headers.add(key);
     }
   });
@@ -235,6 +235,6 @@ function tableFromRows(rows: unknown[]): ParsedTable {
 function selectHeaders(headers: string[], selected: string[] | undefined): string[] {
   if (!selected || selected.length === 0) return headers;
   const unknown = selected.filter((h) => !headers.includes(h));
-  if (unknown.length) throw ValidationError.field('selectedHeaders', `Unknown column(s): ${unknown.join(', ')}.`);
+  if (unknown.length) throw ValidationError.field('selected_headers', `Unknown column(s): ${unknown.join(', ')}.`);
   return headers.filter((h) => selected.includes(h));
 }
