@@ -1,6 +1,7 @@
 import * as appointments from '../../services/results/appointments.js';
 import { builder } from '../builder.js';
-import { withoutNulls } from '../inputs.js';
+import { snakeKeys } from '../../services/validation.js';
+import { withServiceInput } from '../service-input.js';
 
 const STATUSES = appointments.APPOINTMENT_STATUSES.join(', ');
 
@@ -44,9 +45,9 @@ builder.queryFields((t) => ({
       to: t.arg({ type: 'DateTime', description: 'Only appointments before this time.' }),
       orderBy: t.arg({ type: AppointmentOrder, defaultValue: 'newest' }),
     },
-    totalCount: (_parent, { orderBy: _order, ...filter }, ctx) => appointments.countAppointments(ctx.service, filter),
+    totalCount: (_parent, { orderBy: _order, ...filter }, ctx) => appointments.countAppointments(ctx.service, snakeKeys(filter)),
     resolve: (query, _root, { orderBy, ...filter }, ctx) =>
-      appointments.listAppointments(ctx.service, filter, orderBy ?? 'newest', query),
+      appointments.listAppointments(ctx.service, snakeKeys(filter), orderBy ?? 'newest', query),
   }),
   appointment: t.prismaField({
     type: 'Appointment',
@@ -73,6 +74,7 @@ builder.mutationFields((t) => ({
     description: 'Changes an appointment’s status, reschedules it, or both.',
     authScopes: { authenticated: true },
     args: { id: t.arg({ type: 'UUID', required: true }), input: t.arg({ type: UpdateAppointmentInput, required: true }) },
-    resolve: (query, _root, args, ctx) => appointments.updateAppointment(ctx.service, args.id, withoutNulls(args.input), query),
+    resolve: (query, _root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, (input) => appointments.updateAppointment(ctx.service, args.id, input, query)),
   }),
 }));

@@ -1,5 +1,6 @@
 import { CallStatus as CallStatuses, Sentiment as Sentiments } from '../../generated/prisma/enums.js';
 import * as calls from '../../services/results/calls.js';
+import { snakeKeys } from '../../services/validation.js';
 import { builder } from '../builder.js';
 
 export const CallStatus = builder.enumType(CallStatuses, { name: 'CallStatus' });
@@ -45,8 +46,8 @@ builder.queryFields((t) => ({
       from: t.arg({ type: 'DateTime', description: 'Only calls dialed at or after this time.' }),
       to: t.arg({ type: 'DateTime', description: 'Only calls dialed before this time.' }),
     },
-    totalCount: (_parent, args, ctx) => calls.countCallAttempts(ctx.service, args),
-    resolve: (query, _root, args, ctx) => calls.listCallAttempts(ctx.service, args, query),
+    totalCount: (_parent, args, ctx) => calls.countCallAttempts(ctx.service, snakeKeys(args)),
+    resolve: (query, _root, args, ctx) => calls.listCallAttempts(ctx.service, snakeKeys(args), query),
   }),
   callAttempt: t.prismaField({
     type: 'CallAttempt',
@@ -69,6 +70,6 @@ builder.prismaObjectFields('Campaign', (t) => ({
       from: t.arg({ type: 'DateTime', description: 'Only calls dialed at or after this time.' }),
       to: t.arg({ type: 'DateTime', description: 'Only calls dialed before this time.' }),
     },
-    query: (args) => ({ where: calls.callAttemptFilterWhere(args), orderBy: calls.NEWEST_FIRST }),
+    query: (args) => ({ where: calls.callAttemptFilterWhere(snakeKeys(args)), orderBy: calls.NEWEST_FIRST }),
   }),
 }));

@@ -20,7 +20,7 @@ export type AppointmentOrder = 'newest' | 'soonest';
 
 const filterInput = z.object({
   statuses: z.array(z.enum(APPOINTMENT_STATUSES)).transform(distinct).nullish(),
-  campaignId: uuid.nullish(),
+  campaign_id: uuid.nullish(),
   /** Appointment time at or after (inclusive). */
   from: z.date().nullish(),
   /** Appointment time before (exclusive). */
@@ -34,7 +34,7 @@ function filterWhere(raw: AppointmentFilter): Prisma.AppointmentWhereInput {
   if (filter.from && filter.to && filter.from > filter.to) throw ValidationError.field('to', 'Must not be earlier than from.');
   return {
     ...(filter.statuses ? { status: { in: filter.statuses } } : {}),
-    ...(filter.campaignId ? { campaignId: filter.campaignId } : {}),
+    ...(filter.campaign_id ? { campaignId: filter.campaign_id } : {}),
     ...(filter.from || filter.to
       ? { scheduledAt: { ...(filter.from ? { gte: filter.from } : {}), ...(filter.to ? { lt: filter.to } : {}) } }
       : {}),
@@ -70,9 +70,9 @@ export function getAppointment<Q extends AppointmentQuery = {}>(
 export const updateAppointmentInput = z
   .object({
     status: z.enum(APPOINTMENT_STATUSES).optional(),
-    scheduledAt: z.date({ error: 'Datetime has wrong format. Use ISO 8601, e.g. 2026-01-31T09:00:00Z.' }).optional(),
+    scheduled_at: z.date({ error: 'Datetime has wrong format. Use ISO 8601, e.g. 2026-01-31T09:00:00Z.' }).optional(),
   })
-  .refine((input) => input.status !== undefined || input.scheduledAt !== undefined, {
+  .refine((input) => input.status !== undefined || input.scheduled_at !== undefined, {
     error: 'Provide a status, a new time (scheduledAt), or both.',
   });
 export type UpdateAppointmentInput = RawInput<typeof updateAppointmentInput>;
@@ -89,15 +89,24 @@ export async function updateAppointment<Q extends AppointmentQuery = {}>(
   raw: UpdateAppointmentInput,
   query: Q = {} as Q,
 ): Promise<Prisma.AppointmentGetPayload<Q>> {
-  await store.changeAppointment(ctx, id, (current) => {
-    const input = parseInput(updateAppointmentInput, raw);
-    if (input.scheduledAt) {
-      if (input.scheduledAt <= ctx.clock.now()) throw ValidationError.field('scheduledAt', 'Must be in the future.');
-      if (!UPCOMING.has(input.status ?? current.status)) {
-        throw ValidationError.field('scheduledAt', 'Only a scheduled or confirmed appointment can be given a new time.');
-      }
-    }
-    return input;
-  });
+  await ownedOrNotFound('Appointment', id, (id) =>
+    ctx.sql.transaction(async (tx) => {
+      const current = await store.lockAppointment(tx, ctx.user.id, id);
+      if (current) await store.updateAppointmentRow(tx, id, decideChange(ctx, current, raw));
+      return current;
+    }),
+  );
   return ownedOrNotFound('Appointment', id, (id) => store.findAppointment(ctx, id, query));
+}
+
+/** The change an update asks for, checked against the appointment's current status. */
+function decideChange(ctx: ServiceContext, current: { status: string }, raw: UpdateAppointmentInput): store.AppointmentChange {
+  const input = parseInput(updateAppointmentInput, raw);
+  if (input.scheduled_at) {
+    if (input.scheduled_at <= ctx.clock.now()) throw ValidationError.field('scheduled_at', 'Must be in the future.');
+    if (!UPCOMING.has(input.status ?? current.status)) {
+      throw ValidationError.field('scheduled_at', 'Only a scheduled or confirmed appointment can be given a new time.');
+    }
+  }
+  return input;
 }

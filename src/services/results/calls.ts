@@ -10,8 +10,8 @@ import * as store from './store.js';
 export { NEWEST_FIRST, type CallAttemptQuery } from './store.js';
 
 export interface CallAttemptFilter {
-  campaignId?: string | null | undefined;
-  contactId?: string | null | undefined;
+  campaign_id?: string | null | undefined;
+  contact_id?: string | null | undefined;
   statuses?: CallStatus[] | null | undefined;
   sentiments?: Sentiment[] | null | undefined;
   /** Dialed at or after (inclusive). */
@@ -24,8 +24,8 @@ export interface CallAttemptFilter {
 export function callAttemptFilterWhere(filter: CallAttemptFilter): Prisma.CallAttemptWhereInput {
   if (filter.from && filter.to && filter.from > filter.to) throw ValidationError.field('to', 'Must not be earlier than from.');
   return {
-    ...(filter.campaignId ? { campaignId: filter.campaignId } : {}),
-    ...(filter.contactId ? { contactId: filter.contactId } : {}),
+    ...(filter.campaign_id ? { campaignId: filter.campaign_id } : {}),
+    ...(filter.contact_id ? { contactId: filter.contact_id } : {}),
     ...(filter.statuses ? { status: { in: distinct(filter.statuses) } } : {}),
     ...(filter.sentiments ? { sentiment: { in: distinct(filter.sentiments) } } : {}),
     ...(filter.from || filter.to

@@ -1,9 +1,7 @@
 import { named } from '../../db/prisma-names.js';
-import { statement } from '../../db/sql.js';
+import { statement, type SqlSession } from '../../db/sql.js';
 import type { CallStatus, ContactStatus, Prisma, Sentiment } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
-import { NotFoundError } from '../errors.js';
-import { uuid } from '../validation.js';
 
 // The results store: every statement of call history, reports and appointments, and the only module of
 // the domain that talks to the database. Reads of one user's rows are scoped to the caller here; the
@@ -221,13 +219,18 @@ export function findAppointment<Q extends AppointmentQuery>(ctx: ServiceContext,
 
 export interface AppointmentChange {
   status?: string | undefined;
-  scheduledAt?: Date | undefined;
+  scheduled_at?: Date | undefined;
 }
 
 const LOCK_APPOINTMENT = statement<{ status: string }>(
   'results.lockAppointment',
   'SELECT status FROM appointments WHERE id = $1::uuid AND user_id = $2::uuid FOR UPDATE',
 );
+
+/** Locks one of the caller's appointments until the transaction ends; its status, or undefined. */
+export async function lockAppointment(tx: SqlSession, userId: string, id: string): Promise<{ status: string } | undefined> {
+  return (await tx.run(LOCK_APPOINTMENT, [id, userId]))[0];
+}
 
 // Absent fields keep their value; `updated_at` is set as Prisma's @updatedAt sets it, from the wall clock.
 const UPDATE_APPOINTMENT = statement(
@@ -237,21 +240,6 @@ const UPDATE_APPOINTMENT = statement(
    WHERE id = $1::uuid`,
 );
 
-/**
- * Locks one of the caller's appointments, hands its current status to `decide` (which throws to refuse),
- * and writes the change it returns, in one transaction. A NotFoundError when the caller has no such
- * appointment; `decide` is not called then.
- */
-export function changeAppointment(
-  ctx: ServiceContext,
-  id: string,
-  decide: (current: { status: string }) => AppointmentChange,
-): Promise<void> {
-  if (!uuid.safeParse(id).success) return Promise.reject(new NotFoundError('Appointment'));
-  return ctx.sql.transaction(async (tx) => {
-    const [current] = await tx.run(LOCK_APPOINTMENT, [id, ctx.user.id]);
-    if (!current) throw new NotFoundError('Appointment');
-    const change = decide(current);
-    await tx.run(UPDATE_APPOINTMENT, [id, change.status ?? null, change.scheduledAt ?? null, new Date()]);
-  });
+export async function updateAppointmentRow(tx: SqlSession, id: string, change: AppointmentChange): Promise<void> {
+  await tx.run(UPDATE_APPOINTMENT, [id, change.status ?? null, change.scheduled_at ?? null, new Date()]);
 }
