@@ -74,7 +74,7 @@ export const SPRING_METRICS = {
   sentiment: { positive: 1, neutral: 0, negative: 1, unknown: 0 },
 };
 
-async function insertCampaign(app: TestApp, userId: string, name: string, people: Person[]) {
+async function insertCampaignWithHistory(app: TestApp, userId: string, name: string, people: Person[]) {
   const agent = await app.prisma.agent.create({
     data: { userId, templateId: await templateId(app), name: `${name} agent`, responseEngineType: 'retell-llm', systemPrompt: 'Hi' },
   });
@@ -140,8 +140,8 @@ async function insertCampaign(app: TestApp, userId: string, name: string, people
  */
 export async function seedResults(app: TestApp, userId: string) {
   await app.prisma.user.upsert({ where: { id: userId }, create: { id: userId }, update: {} });
-  const spring = await insertCampaign(app, userId, 'Spring recall', SPRING);
-  const autumn = await insertCampaign(app, userId, 'Autumn check-up', [
+  const spring = await insertCampaignWithHistory(app, userId, 'Spring recall', SPRING);
+  const autumn = await insertCampaignWithHistory(app, userId, 'Autumn check-up', [
     {
       first: 'Radia', last: 'Perlman', phone: '+14155550109', dial: { state: 'done', outcome: 'reached' },
       calls: [{ status: 'completed', minute: 200, duration: 45, cost: 8n, sentiment: 'positive', summary: 'Confirmed' }],
