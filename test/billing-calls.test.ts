@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callCostCents, holdForCall, releaseHold, settleCall } from '../src/services/billing/calls.js';
+import { callCostCents } from '../src/services/billing/calls.js';
 import { grantCredits } from '../src/services/billing/grants.js';
 import type { ServiceContext } from '../src/services/context.js';
 import { ConflictError, NotFoundError, ValidationError } from '../src/services/errors.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { insertCallAttempts, ledgerAndAccount, ledgerContext } from './support/billing.js';
+import { holdForCall, insertCallAttempts, ledgerAndAccount, ledgerContext, releaseHold, settleCall } from './support/billing.js';
 
 // The billing API the dialer calls (no HTTP): hold when a call starts, settle when it ends, release when
 // it fails. Runs on PGlite and, with TEST_DATABASE_URL, on PostgreSQL through a pool of 10 connections,

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { holdForCall, settleCall } from '../src/services/billing/calls.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { insertCallAttempts, ledgerAndAccount, ledgerContext } from './support/billing.js';
+import { holdForCall, insertCallAttempts, ledgerAndAccount, ledgerContext, settleCall } from './support/billing.js';
 
 // Billing on GraphQL: balance, the ledger as a filtered Relay connection, receipts, and the admin-only
 // grantCredits mutation. Money is the BigInt scalar: exact JSON numbers up to the ledger's ceiling.

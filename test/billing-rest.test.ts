@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { holdForCall } from '../src/services/billing/calls.js';
 import { grantCredits } from '../src/services/billing/grants.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { insertCallAttempts, ledgerContext } from './support/billing.js';
+import { holdForCall, insertCallAttempts, ledgerContext } from './support/billing.js';
 import { openApiChecker, type OpenApiChecker } from './support/openapi.js';
 
 // The three v1 billing endpoints (contract 2.8, 2.9, endpoints 18-20), field by field and against the

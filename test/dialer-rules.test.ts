@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Statement } from '../src/db/sql.js';
 import { updateCampaign } from '../src/services/campaigns/campaigns.js';
 import { resumeCampaign } from '../src/services/campaigns/dispatch.js';
 import { pauseCampaign } from '../src/services/campaigns/transitions.js';
@@ -182,16 +183,25 @@ describe('pausing for credits', () => {
 
     // The second reads the balance (all of it held), and the first's results land right after.
     let landed = false;
+    const afterRead = async (text: string) => {
+      if (!landed && /^\s*SELECT balance_cents/.test(text)) {
+        landed = true;
+        await new Promise((resolve) => setImmediate(resolve));
+        write();
+        await first.dialer.settled();
+      }
+    };
+    // Named statements (a store's) and unnamed text alike.
     const sql = {
       ...base.sql,
       query: async <R,>(text: string, values?: readonly unknown[]) => {
         const rows = await base.sql.query<R>(text, values);
-        if (!landed && /^\s*SELECT balance_cents/.test(text)) {
-          landed = true;
-          await new Promise((resolve) => setImmediate(resolve));
-          write();
-          await first.dialer.settled();
-        }
+        await afterRead(text);
+        return rows;
+      },
+      run: async <R,>(statement: Statement<R>, values?: readonly unknown[]) => {
+        const rows = await base.sql.run(statement, values);
+        await afterRead(statement.text);
         return rows;
       },
       transaction: base.sql.transaction.bind(base.sql),

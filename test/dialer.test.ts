@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Statement } from '../src/db/sql.js';
 import type { CallResult, PlaceCall } from '../src/services/dialer/telephony.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, holdWrites, ledgerMatchesAccount, manualDialer, ManualClock, RecordingTelephony, runningCampaign } from './support/dialer.js';
@@ -307,14 +308,22 @@ describe('a balance spent elsewhere between a tick\'s read and its holds', () =>
     const base = dialerEnv(app, clock);
     // What another campaign's holds would do: take the whole balance just before this tick's holds.
     let spendElsewhere = true;
+    const beforeHolds = async (text: string) => {
+      if (spendElsewhere && text.includes('WITH account AS')) {
+        spendElsewhere = false;
+        await base.sql.query('UPDATE credit_accounts SET held_cents = balance_cents + included_remaining_cents');
+      }
+    };
+    // Named statements (a store's) and unnamed text alike.
     const sql = {
       ...base.sql,
       query: async <R,>(text: string, values?: readonly unknown[]) => {
-        if (spendElsewhere && text.includes('WITH account AS')) {
-          spendElsewhere = false;
-          await base.sql.query('UPDATE credit_accounts SET held_cents = balance_cents + included_remaining_cents');
-        }
+        await beforeHolds(text);
         return base.sql.query<R>(text, values);
+      },
+      run: async <R,>(statement: Statement<R>, values?: readonly unknown[]) => {
+        await beforeHolds(statement.text);
+        return base.sql.run(statement, values);
       },
       transaction: base.sql.transaction.bind(base.sql),
     };

@@ -2,7 +2,8 @@ import type { CreditTransaction, CreditTransactionKind, Prisma } from '../../gen
 import type { ServiceContext } from '../context.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { distinct, uuid } from '../validation.js';
-import { effectiveCents, type Balances, type TransactionQuery } from './ledger.js';
+import { effectiveCents, noBalances, type Balances, type TransactionQuery } from './ledger.js';
+import * as store from './store.js';
 
 // What a customer reads of their credits: balances, the ledger, receipt links.
 
@@ -10,10 +11,7 @@ export type CreditBalance = Balances & { effectiveBalanceCents: bigint };
 
 /** A user with no account yet has balances of 0; reading does not create one. */
 export async function getBalance(ctx: ServiceContext): Promise<CreditBalance> {
-  const account = (await ctx.db.creditAccount.findUnique({
-    where: { userId: ctx.user.id },
-    select: { balanceCents: true, includedRemainingCents: true, heldCents: true },
-  })) ?? { balanceCents: 0n, includedRemainingCents: 0n, heldCents: 0n };
+  const account = (await store.readBalances(ctx.sql, ctx.user.id)) ?? noBalances();
   return { ...account, effectiveBalanceCents: effectiveCents(account) };
 }
 
@@ -42,22 +40,18 @@ export function listTransactions<Q extends TransactionQuery & Pick<Prisma.Credit
   filter: TransactionFilter,
   query: Q = {} as Q,
 ): Promise<Prisma.CreditTransactionGetPayload<Q>[]> {
-  return ctx.db.creditTransaction.findMany({
-    ...query,
-    where: owned(ctx, filter),
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-  }) as Promise<Prisma.CreditTransactionGetPayload<Q>[]>;
+  return store.findTransactions(ctx.db, owned(ctx, filter), query);
 }
 
 export function countTransactions(ctx: ServiceContext, filter: TransactionFilter): Promise<number> {
-  return ctx.db.creditTransaction.count({ where: owned(ctx, filter) });
+  return store.countTransactions(ctx.db, owned(ctx, filter));
 }
 
 export async function getTransaction<Q extends TransactionQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.CreditTransactionGetPayload<Q>> {
   if (!uuid.safeParse(id).success) throw new NotFoundError('CreditTransaction');
-  const transaction = await ctx.db.creditTransaction.findFirst({ ...query, where: { id, userId: ctx.user.id } });
+  const transaction = await store.findTransaction(ctx.db, ctx.user.id, id, query);
   if (!transaction) throw new NotFoundError('CreditTransaction');
-  return transaction as Prisma.CreditTransactionGetPayload<Q>;
+  return transaction;
 }
 
 export interface Receipt {

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
-import { ForbiddenError, ValidationError } from '../errors.js';
+import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { int64, parseInput, uuid, type RawInput } from '../validation.js';
-import { appendEntry, ledgerTransaction, lockAccount, MAX_CREDIT_CENTS, type TransactionQuery } from './ledger.js';
+import { MAX_CREDIT_CENTS, moveMoney, openAccount, type TransactionQuery } from './ledger.js';
+import * as store from './store.js';
 
 // Credits an administrator grants by hand: a top-up paid outside Stripe, plan credits, or a correction.
 
@@ -33,7 +34,8 @@ export type GrantCreditsInput = RawInput<typeof grantCreditsInput>;
 
 /**
  * Administrators only. `top_up` and `adjustment` change the purchased balance, `included_grant` the
- * included credits. A negative adjustment may not take the purchased balance below zero.
+ * included credits. A negative adjustment may not take the purchased balance below zero (moveMoney
+ * refuses it). Returns the ledger row, read once the grant is committed.
  */
 export async function grantCredits<Q extends TransactionQuery = {}>(
   ctx: ServiceContext,
@@ -42,27 +44,22 @@ export async function grantCredits<Q extends TransactionQuery = {}>(
 ): Promise<Prisma.CreditTransactionGetPayload<Q>> {
   if (!ctx.user.isAdmin) throw new ForbiddenError();
   const input = parseInput(grantCreditsInput, raw);
-  const user = await ctx.db.user.findUnique({ where: { id: input.userId }, select: { id: true } });
-  if (!user) throw ValidationError.field('userId', 'No user has this id.');
+  if (!(await store.userExists(ctx.db, input.userId))) throw ValidationError.field('userId', 'No user has this id.');
   const included = input.kind === 'included_grant';
 
-  return ledgerTransaction(ctx.db, async (tx) => {
-    const account = await lockAccount(tx, input.userId);
-    if (account.balanceCents + input.amountCents < 0n) {
-      throw ValidationError.field('amountCents', `This would take the purchased balance below zero; it is ${account.balanceCents} cents.`);
-    }
-    return appendEntry(
-      tx,
-      account,
+  const [grant] = await store.transaction(ctx.sql, async (tx) =>
+    moveMoney(tx, ctx.clock, await openAccount(tx, ctx.clock, input.userId), [
       {
         userId: input.userId,
         kind: input.kind,
         purchasedCents: included ? 0n : input.amountCents,
         includedCents: included ? input.amountCents : 0n,
         description: input.description || DEFAULT_DESCRIPTIONS[input.kind],
-        createdAt: ctx.clock.now(),
       },
-      query,
-    );
-  });
+    ]),
+  );
+  const row = await store.findTransaction(ctx.db, input.userId, grant!.id, query);
+  // Gone only if the user was deleted meanwhile, taking their ledger with them.
+  if (!row) throw new NotFoundError('CreditTransaction');
+  return row;
 }

@@ -2,7 +2,8 @@ import Stripe from 'stripe';
 import { z } from 'zod';
 import { NON_FIELD, ValidationError } from '../errors.js';
 import { jsonObject, parseInput, uuid } from '../validation.js';
-import { appendEntry, ledgerTransaction, lockAccount, type LedgerContext } from './ledger.js';
+import { moveMoney, openAccount, type LedgerContext } from './ledger.js';
+import * as store from './store.js';
 
 // Top-ups paid through Stripe. A payment names the user it is for in `metadata.user_id` (of the Checkout
 // Session, or of the invoice); credits are US-dollar cents.
@@ -138,24 +139,24 @@ export async function applyStripeEvent(ctx: LedgerContext, event: StripeEvent): 
   if (currency !== CREDIT_CURRENCY) return ignore(`the currency is not ${CREDIT_CURRENCY}`);
   const userId = uuid.safeParse(payment.metadata?.user_id);
   if (!userId.success) throw ValidationError.field('data.object.metadata.user_id', 'Must be the UUID of the user to credit.');
-  const user = await ctx.db.user.findUnique({ where: { id: userId.data.toLowerCase() }, select: { id: true } });
-  if (!user) throw ValidationError.field('data.object.metadata.user_id', 'No user has this id.');
+  const user = userId.data.toLowerCase();
+  if (!(await store.userExists(ctx.db, user))) throw ValidationError.field('data.object.metadata.user_id', 'No user has this id.');
 
-  return ledgerTransaction(ctx.db, async (tx) => {
-    const claimed = await tx.webhookDelivery.createMany({ data: [{ source: 'stripe', eventKey: event.id }], skipDuplicates: true });
-    if (claimed.count === 0) return 'duplicate';
-    const account = await lockAccount(tx, user.id);
-    if (await tx.creditTransaction.findUnique({ where: { externalId: payment.externalId }, select: { id: true } })) return 'duplicate';
-    await appendEntry(tx, account, {
-      userId: user.id,
-      kind: 'top_up',
-      purchasedCents: BigInt(amount),
-      includedCents: 0n,
-      description: payment.description,
-      invoiceUrl: payment.invoiceUrl,
-      externalId: payment.externalId,
-      createdAt: ctx.clock.now(),
-    });
+  return store.transaction(ctx.sql, async (tx) => {
+    if (!(await store.claimDelivery(tx, 'stripe', event.id))) return 'duplicate';
+    const accounts = await openAccount(tx, ctx.clock, user);
+    if (await store.paymentCredited(tx, payment.externalId)) return 'duplicate';
+    await moveMoney(tx, ctx.clock, accounts, [
+      {
+        userId: user,
+        kind: 'top_up',
+        purchasedCents: BigInt(amount),
+        includedCents: 0n,
+        description: payment.description,
+        invoiceUrl: payment.invoiceUrl,
+        externalId: payment.externalId,
+      },
+    ]);
     return 'applied';
   });
 }

@@ -1,0 +1,212 @@
+import { named } from '../../db/prisma-names.js';
+import { statement, type Sql, type SqlSession, type SqlTransaction } from '../../db/sql.js';
+import type { CreditTransactionKind, Prisma, PrismaClient } from '../../generated/prisma/client.js';
+import { uuidv7 } from '../ids.js';
+import type { Balances, TransactionQuery } from './ledger.js';
+
+// The billing store: every statement billing sends, each under its name. Money moves only in plain SQL
+// transactions (`transaction` below), which both drivers provide; Prisma only reads.
+
+const BALANCE_COLUMNS = `balance_cents AS "balanceCents", included_remaining_cents AS "includedRemainingCents", held_cents AS "heldCents"`;
+
+/** Runs `work` in one SQL transaction: the only kind in which billing changes money. */
+export function transaction<T>(sql: Sql, work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+  return sql.transaction(work);
+}
+
+// Accounts
+
+const readBalancesStatement = statement<Balances>(
+  'billing.readBalances',
+  `SELECT ${BALANCE_COLUMNS} FROM credit_accounts WHERE user_id = $1::uuid`,
+);
+
+/** An account's balances without a lock; undefined when the user has no account yet. */
+export async function readBalances(sql: SqlSession, userId: string): Promise<Balances | undefined> {
+  const [account] = await sql.run(readBalancesStatement, [userId]);
+  return account;
+}
+
+const createAccountStatement = statement(
+  'billing.createAccount',
+  'INSERT INTO credit_accounts (user_id, updated_at) VALUES ($1::uuid, $2) ON CONFLICT (user_id) DO NOTHING',
+);
+
+/** Creates the user's account (balances 0) unless it exists. */
+export async function createAccount(tx: SqlTransaction, userId: string, now: Date): Promise<void> {
+  await tx.run(createAccountStatement, [userId, now]);
+}
+
+const lockAccountsStatement = statement<{ user_id: string } & Balances>(
+  'billing.lockAccounts',
+  `SELECT user_id, ${BALANCE_COLUMNS} FROM credit_accounts WHERE user_id = ANY($1::uuid[]) ORDER BY user_id FOR UPDATE`,
+);
+
+/** Locks the accounts that exist among these users, in user id order, until the transaction ends. */
+export function lockAccountRows(tx: SqlTransaction, userIds: string[]) {
+  return tx.run(lockAccountsStatement, [userIds]);
+}
+
+// Holds
+
+const holdCallsStatement = statement(
+  'billing.holdCalls',
+  `WITH account AS (
+     UPDATE credit_accounts SET held_cents = held_cents + $6::bigint, updated_at = $3
+     WHERE user_id = $1::uuid AND balance_cents + included_remaining_cents - held_cents >= $6::bigint
+     RETURNING user_id
+   )
+   INSERT INTO credit_holds (id, user_id, call_attempt_id, amount_cents, status, created_at)
+   SELECT h.id, $1::uuid, h.call_attempt_id, $4::bigint, 'held', $3
+   FROM unnest($2::uuid[], $5::uuid[]) AS h(call_attempt_id, id) WHERE EXISTS (SELECT 1 FROM account)
+   RETURNING id`,
+);
+
+/**
+ * Holds `estimateCents` for each call attempt when the account's effective balance covers them all, in one
+ * statement (it takes the account's row lock); false, changing nothing, when it does not.
+ */
+export async function holdCalls(tx: SqlSession, now: Date, userId: string, callAttemptIds: string[], estimateCents: bigint): Promise<boolean> {
+  const total = estimateCents * BigInt(callAttemptIds.length);
+  const held = await tx.run(holdCallsStatement, [userId, callAttemptIds, now, estimateCents, callAttemptIds.map(() => uuidv7()), total]);
+  return held.length > 0;
+}
+
+export interface HoldRow {
+  call_attempt_id: string;
+  user_id: string;
+  status: 'held' | 'settled' | 'released';
+  amount_cents: bigint;
+}
+
+const holdsStatement = statement<HoldRow>(
+  'billing.holds',
+  'SELECT call_attempt_id, user_id, status::text, amount_cents FROM credit_holds WHERE call_attempt_id = ANY($1::uuid[])',
+);
+
+/** The holds of these call attempts (those that have one). */
+export function holdsOf(tx: SqlSession, callAttemptIds: string[]): Promise<HoldRow[]> {
+  return tx.run(holdsStatement, [callAttemptIds]);
+}
+
+// The ledger
+
+/** Cents as the statement below reads them from JSON: decimal text, exact at any size. */
+type CentsText = string;
+
+/** One ledger row as it is written. */
+export interface LedgerRow {
+  id: string;
+  user_id: string;
+  kind: CreditTransactionKind;
+  amount_cents: CentsText;
+  balance_after_cents: CentsText;
+  included_after_cents: CentsText;
+  description: string;
+  campaign_id?: string | null | undefined;
+  call_attempt_id?: string | null | undefined;
+  receipt_url?: string | null | undefined;
+  invoice_url?: string | null | undefined;
+  external_id?: string | null | undefined;
+}
+
+/** What a move changes on one account: signed changes to the balances, and what is no longer held. */
+export interface AccountChange {
+  user_id: string;
+  purchased: CentsText;
+  included: CentsText;
+  released: CentsText;
+}
+
+const moveMoneyStatement = statement<{ user_id: string }>(
+  'billing.moveMoney',
+  `WITH settled AS (
+     UPDATE credit_holds SET status = 'settled', closed_at = $4 WHERE call_attempt_id = ANY($1::uuid[]) AND status <> 'settled'
+   ), released AS (
+     UPDATE credit_holds SET status = 'released', closed_at = $4 WHERE call_attempt_id = ANY($2::uuid[]) AND status = 'held'
+   ), ledger AS (
+     INSERT INTO credit_transactions (id, user_id, kind, amount_cents, balance_after_cents, included_after_cents, description,
+                                      campaign_id, call_attempt_id, receipt_url, invoice_url, external_id, created_at)
+     SELECT r.id, r.user_id, r.kind, r.amount_cents, r.balance_after_cents, r.included_after_cents, r.description,
+            r.campaign_id, r.call_attempt_id, r.receipt_url, r.invoice_url, r.external_id, $4
+     FROM jsonb_to_recordset($3::jsonb) AS r(id uuid, user_id uuid, kind "CreditTransactionKind", amount_cents bigint, balance_after_cents bigint,
+                                             included_after_cents bigint, description text, campaign_id uuid, call_attempt_id uuid,
+                                             receipt_url text, invoice_url text, external_id text)
+   )
+   UPDATE credit_accounts a SET balance_cents = a.balance_cents + d.purchased, included_remaining_cents = a.included_remaining_cents + d.included,
+     held_cents = a.held_cents - d.released, updated_at = $4
+   FROM jsonb_to_recordset($5::jsonb) AS d(user_id uuid, purchased bigint, included bigint, released bigint)
+   WHERE a.user_id = d.user_id
+   RETURNING a.user_id`,
+);
+
+/**
+ * In one statement: appends the ledger rows, changes the accounts' balances by `changes`, closes the holds
+ * of `settled` (paid for) and of `released` (given back) call attempts. Returns the ids of the accounts
+ * changed.
+ */
+export async function writeMove(
+  tx: SqlTransaction,
+  now: Date,
+  rows: LedgerRow[],
+  changes: AccountChange[],
+  settled: string[],
+  released: string[],
+): Promise<string[]> {
+  const updated = await tx.run(moveMoneyStatement, [settled, released, JSON.stringify(rows), now, JSON.stringify(changes)]);
+  return updated.map((u) => u.user_id);
+}
+
+const paymentCreditedStatement = statement('billing.paymentCredited', 'SELECT 1 FROM credit_transactions WHERE external_id = $1');
+
+/** Whether the payment with this provider id is in the ledger already. */
+export async function paymentCredited(tx: SqlSession, externalId: string): Promise<boolean> {
+  return (await tx.run(paymentCreditedStatement, [externalId])).length > 0;
+}
+
+const claimDeliveryStatement = statement(
+  'billing.claimDelivery',
+  `INSERT INTO webhook_deliveries (id, source, event_key) VALUES ($1::uuid, $2, $3) ON CONFLICT (source, event_key) DO NOTHING RETURNING id`,
+);
+
+/**
+ * Records a webhook delivery; false when it was recorded already. A concurrent claim of the same event
+ * waits for this transaction, and then finds it recorded (or claims it, if this one rolled back).
+ */
+export async function claimDelivery(tx: SqlTransaction, source: string, eventKey: string): Promise<boolean> {
+  return (await tx.run(claimDeliveryStatement, [uuidv7(), source, eventKey])).length > 0;
+}
+
+// Reads through Prisma: the ledger as the GraphQL schema (its selections) and v1 read it.
+
+export function userExists(db: PrismaClient, userId: string): Promise<boolean> {
+  return named('billing.userExists', () => db.user.findUnique({ where: { id: userId }, select: { id: true } })).then(Boolean);
+}
+
+export function findTransactions<Q extends TransactionQuery & Pick<Prisma.CreditTransactionFindManyArgs, 'take' | 'skip' | 'cursor'>>(
+  db: PrismaClient,
+  where: Prisma.CreditTransactionWhereInput,
+  query: Q,
+): Promise<Prisma.CreditTransactionGetPayload<Q>[]> {
+  return named(
+    'billing.transactions',
+    () => db.creditTransaction.findMany({ ...query, where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] }) as Promise<Prisma.CreditTransactionGetPayload<Q>[]>,
+  );
+}
+
+export function countTransactions(db: PrismaClient, where: Prisma.CreditTransactionWhereInput): Promise<number> {
+  return named('billing.countTransactions', () => db.creditTransaction.count({ where }));
+}
+
+/** One of the user's ledger rows, or null. */
+export function findTransaction<Q extends TransactionQuery>(
+  db: PrismaClient,
+  userId: string,
+  id: string,
+  query: Q,
+): Promise<Prisma.CreditTransactionGetPayload<Q> | null> {
+  return named(
+    'billing.transaction',
+    () => db.creditTransaction.findFirst({ ...query, where: { id, userId } }) as Promise<Prisma.CreditTransactionGetPayload<Q> | null>,
+  );
+}
