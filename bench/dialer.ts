@@ -37,7 +37,7 @@ async function campaignFor(db: Database, env: ServiceEnv): Promise<string> {
   });
   const rows = Array.from({ length: CONTACTS }, (_, i) => ({ Name: `Person ${i}`, Phone: `+1415${2_000_000 + i}` }));
   const { groupId } = await importContacts(ctx, { group_name: 'Bench', csv_data: rows });
-  await grantCredits(serviceContext(env, { id: randomUUID(), isAdmin: true }), { userId, kind: 'top_up', amountCents: 1_000_000_000 });
+  await grantCredits(serviceContext(env, { id: randomUUID(), isAdmin: true }), { user_id: userId, kind: 'top_up', amount_cents: 1_000_000_000 });
   const campaign = await db.prisma.campaign.create({
     data: {
       userId,

@@ -52,7 +52,7 @@ export async function seedDemo(env: ServiceEnv): Promise<boolean> {
     max_retry_days: 2,
     schedule_config: { max_attempts: 3, max_attempts_per_day: 2, retry_interval_minutes: 60, retry_on: ['no_answer', 'busy', 'failed', 'voicemail'] },
   });
-  await grantCredits(admin, { userId: DEMO_USER_ID, kind: 'included_grant', amountCents: 1_000n });
-  await grantCredits(admin, { userId: DEMO_USER_ID, kind: 'top_up', amountCents: 5_000n, description: 'Demo top-up' });
+  await grantCredits(admin, { user_id: DEMO_USER_ID, kind: 'included_grant', amount_cents: 1_000n });
+  await grantCredits(admin, { user_id: DEMO_USER_ID, kind: 'top_up', amount_cents: 5_000n, description: 'Demo top-up' });
   return true;
 }

@@ -22,7 +22,7 @@ const billing = () => ledgerContext(app, { callRateCentsPerMinute: RATE });
 
 async function grant(userId: string, kind: 'top_up' | 'included_grant', amountCents: number) {
   const admin: ServiceContext = { ...ledgerContext(app), user: { id: randomUUID(), isAdmin: true } };
-  await grantCredits(admin, { userId, kind, amountCents });
+  await grantCredits(admin, { user_id: userId, kind, amount_cents: amountCents });
 }
 
 async function account(userId: string) {

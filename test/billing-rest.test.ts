@@ -66,8 +66,8 @@ describe('GET /api/v1/billing/credits/', () => {
 
   it('returns the 2.8 object: purchased, included, and effective = both minus what calls hold', async () => {
     const { id, token } = await customer();
-    await grantCredits(admin(), { userId: id, kind: 'top_up', amountCents: 2500 });
-    await grantCredits(admin(), { userId: id, kind: 'included_grant', amountCents: 700 });
+    await grantCredits(admin(), { user_id: id, kind: 'top_up', amount_cents: 2500 });
+    await grantCredits(admin(), { user_id: id, kind: 'included_grant', amount_cents: 700 });
     const { campaignId, attemptIds } = await insertCallAttempts(app, id, 1);
     await holdForCall(ledgerContext(app), { userId: id, campaignId, callAttemptId: attemptIds[0]!, estimateCents: 200n });
 
@@ -88,11 +88,11 @@ describe('GET /api/v1/billing/credits/', () => {
 describe('GET /api/v1/billing/transactions/', () => {
   it('lists the caller’s transactions newest first, field by field', async () => {
     const { id, token } = await customer();
-    await grantCredits(admin(), { userId: id, kind: 'included_grant', amountCents: 300, description: 'Starter plan' });
-    await grantCredits(admin(), { userId: id, kind: 'top_up', amountCents: 1000 });
-    await grantCredits(admin(), { userId: id, kind: 'adjustment', amountCents: -250, description: 'Duplicate top-up' });
+    await grantCredits(admin(), { user_id: id, kind: 'included_grant', amount_cents: 300, description: 'Starter plan' });
+    await grantCredits(admin(), { user_id: id, kind: 'top_up', amount_cents: 1000 });
+    await grantCredits(admin(), { user_id: id, kind: 'adjustment', amount_cents: -250, description: 'Duplicate top-up' });
     const other = await customer();
-    await grantCredits(admin(), { userId: other.id, kind: 'top_up', amountCents: 5 });
+    await grantCredits(admin(), { user_id: other.id, kind: 'top_up', amount_cents: 5 });
 
     const res = await app.request('GET', '/api/v1/billing/transactions/', { token });
     expect(res.status).toBe(200);

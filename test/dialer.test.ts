@@ -177,7 +177,7 @@ describe('credits running out mid-campaign', () => {
     expect(placedBefore).toBeLessThan(20);
 
     const { grantCredits } = await import('../src/services/billing/grants.js');
-    await grantCredits(setup.admin, { userId: setup.userId, kind: 'top_up', amountCents: 100_000 });
+    await grantCredits(setup.admin, { user_id: setup.userId, kind: 'top_up', amount_cents: 100_000 });
     await app.prisma.campaign.update({ where: { id: setup.campaignId }, data: { status: 'running', pausedReason: null } });
     await dialer.run(setup.campaignId);
     expect((await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).status).toBe('completed');

@@ -138,7 +138,7 @@ export async function runningCampaign(app: TestApp, env: ServiceEnv, setup: Camp
   }
   const imported = await importContacts(ctx, { group_name: 'Dial list', csv_data: setup.rows });
   const admin = serviceContext(env, { id: randomUUID(), isAdmin: true });
-  await grantCredits(admin, { userId, kind: 'top_up', amountCents: setup.creditsCents ?? 10_000_000 });
+  await grantCredits(admin, { user_id: userId, kind: 'top_up', amount_cents: setup.creditsCents ?? 10_000_000 });
   const campaign = await app.prisma.campaign.create({
     data: {
       userId,

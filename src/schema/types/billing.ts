@@ -2,7 +2,7 @@ import { CreditTransactionKind as Kinds } from '../../generated/prisma/enums.js'
 import * as credits from '../../services/billing/credits.js';
 import { GRANT_KINDS, grantCredits } from '../../services/billing/grants.js';
 import { builder } from '../builder.js';
-import { withoutNulls } from '../inputs.js';
+import { withServiceInput } from '../service-input.js';
 
 export const CreditTransactionKind = builder.enumType(Kinds, { name: 'CreditTransactionKind' });
 export const CreditGrantKind = builder.enumType('CreditGrantKind', { values: GRANT_KINDS });
@@ -100,6 +100,6 @@ builder.mutationFields((t) => ({
     description: 'Administrators: credit a user by hand (a top-up paid elsewhere, plan credits, a correction).',
     authScopes: { admin: true },
     args: { input: t.arg({ type: GrantCreditsInput, required: true }) },
-    resolve: (query, _root, args, ctx) => grantCredits(ctx.service, withoutNulls(args.input), query),
+    resolve: (query, _root, args, ctx, info) => withServiceInput(info, 'input', args.input, (input) => grantCredits(ctx.service, input, query)),
   }),
 }));

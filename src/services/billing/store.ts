@@ -1,18 +1,13 @@
 import { named } from '../../db/prisma-names.js';
-import { statement, type Sql, type SqlSession, type SqlTransaction } from '../../db/sql.js';
+import { statement, type SqlSession, type SqlTransaction } from '../../db/sql.js';
 import type { CreditTransactionKind, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { uuidv7 } from '../ids.js';
 import type { Balances, TransactionQuery } from './ledger.js';
 
 // The billing store: every statement billing sends, each under its name. Money moves only in plain SQL
-// transactions (`transaction` below), which both drivers provide; Prisma only reads.
+// transactions (`ctx.sql.transaction`), which both drivers provide; Prisma only reads.
 
 const BALANCE_COLUMNS = `balance_cents AS "balanceCents", included_remaining_cents AS "includedRemainingCents", held_cents AS "heldCents"`;
-
-/** Runs `work` in one SQL transaction: the only kind in which billing changes money. */
-export function transaction<T>(sql: Sql, work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
-  return sql.transaction(work);
-}
 
 // Accounts
 
@@ -178,10 +173,6 @@ export async function claimDelivery(tx: SqlTransaction, source: string, eventKey
 }
 
 // Reads through Prisma: the ledger as the GraphQL schema (its selections) and v1 read it.
-
-export function userExists(db: PrismaClient, userId: string): Promise<boolean> {
-  return named('billing.userExists', () => db.user.findUnique({ where: { id: userId }, select: { id: true } })).then(Boolean);
-}
 
 export function findTransactions<Q extends TransactionQuery & Pick<Prisma.CreditTransactionFindManyArgs, 'take' | 'skip' | 'cursor'>>(
   db: PrismaClient,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { NON_FIELD, ValidationError } from '../errors.js';
 import { jsonObject, parseInput, uuid } from '../validation.js';
 import { moveMoney, openAccount, type LedgerContext } from './ledger.js';
+import { userExists } from '../users/store.js';
 import * as store from './store.js';
 
 // Top-ups paid through Stripe. A payment names the user it is for in `metadata.user_id` (of the Checkout
@@ -140,9 +141,9 @@ export async function applyStripeEvent(ctx: LedgerContext, event: StripeEvent): 
   const userId = uuid.safeParse(payment.metadata?.user_id);
   if (!userId.success) throw ValidationError.field('data.object.metadata.user_id', 'Must be the UUID of the user to credit.');
   const user = userId.data.toLowerCase();
-  if (!(await store.userExists(ctx.db, user))) throw ValidationError.field('data.object.metadata.user_id', 'No user has this id.');
+  if (!(await userExists(ctx.db, user))) throw ValidationError.field('data.object.metadata.user_id', 'No user has this id.');
 
-  return store.transaction(ctx.sql, async (tx) => {
+  return ctx.sql.transaction(async (tx) => {
     if (!(await store.claimDelivery(tx, 'stripe', event.id))) return 'duplicate';
     const accounts = await openAccount(tx, ctx.clock, user);
     if (await store.paymentCredited(tx, payment.externalId)) return 'duplicate';

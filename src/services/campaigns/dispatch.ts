@@ -1,15 +1,14 @@
 import { z } from 'zod';
 import type { SqlSession } from '../../db/sql.js';
 import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
-import { callCostCents } from '../billing/calls.js';
-import { effectiveCents } from '../billing/ledger.js';
+import { callCostCents, spendableCents } from '../billing/calls.js';
 import type { ServiceContext } from '../context.js';
 import { ConflictError } from '../errors.js';
 import { parseInput, type RawInput } from '../validation.js';
 import { getCampaign } from './campaigns.js';
 import { assertCanCall, lockForStart, startCampaign, STARTABLE_STATUSES } from './start.js';
 import { refusal } from './states.js';
-import { markScheduled, ownerBalances, type CampaignQuery } from './store.js';
+import { markScheduled, type CampaignQuery } from './store.js';
 
 // Dispatch starts a campaign now, schedules it for its future start, or resumes it; resume is the same
 // step for paused campaigns only.
@@ -81,8 +80,7 @@ function startsLater(campaign: Campaign, now: Date): boolean {
 
 /** The balance must pay at least one minute at the configured rate, or nothing would be called. */
 async function assertCanPay(ctx: ServiceContext, tx: SqlSession, campaign: Campaign): Promise<void> {
-  const account = await ownerBalances(tx, campaign.userId);
-  const available = account ? effectiveCents(account) : 0n;
+  const available = await spendableCents(tx, campaign.userId);
   const minute = callCostCents(60, ctx.settings.callRateCentsPerMinute);
   if (available < minute) {
     throw new ConflictError(

@@ -40,17 +40,6 @@ export function findCampaign<Q extends CampaignQuery>(ctx: ServiceContext, id: s
   >;
 }
 
-const ownerBalancesStatement = statement<{ balanceCents: bigint; includedRemainingCents: bigint; heldCents: bigint }>(
-  'campaigns.owner_balances',
-  `SELECT balance_cents AS "balanceCents", included_remaining_cents AS "includedRemainingCents", held_cents AS "heldCents"
-   FROM credit_accounts WHERE user_id = $1::uuid`,
-);
-
-/** The owner's credit balances, or undefined before the account's first use. */
-export async function ownerBalances(tx: SqlSession, userId: string) {
-  return (await tx.run(ownerBalancesStatement, [userId]))[0];
-}
-
 /** Enrolled contacts of each campaign, by state and outcome. */
 export function progressCounts(ctx: Pick<ServiceEnv, 'db'>, campaignIds: string[]) {
   return named('campaigns.progress', () =>

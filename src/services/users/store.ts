@@ -20,3 +20,7 @@ export async function defaultCountryOf(db: Db, id: string): Promise<string> {
   const user = await named('users.defaultCountry', () => db.user.findUniqueOrThrow({ where: { id }, select: { defaultCountry: true } }));
   return user.defaultCountry;
 }
+
+export function userExists(db: Db, id: string): Promise<boolean> {
+  return named('users.exists', () => db.user.findUnique({ where: { id }, select: { id: true } })).then(Boolean);
+}
