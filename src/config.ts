@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CorsOrigins } from './http/cors.js';
 import type { DialerRuntimeOptions } from './jobs/dialer.js';
-import { DEFAULT_DIALER_OPTIONS } from './services/dialer/engine.js';
+import { DEFAULT_DIALER_OPTIONS } from './services/dialer/options.js';
 import type { RateLimitRule, RateLimitRules } from './ops/rate-limits.js';
 import type { RetellWebhookSettings } from './services/dialer/retell-webhooks.js';
 import type { Settings } from './services/settings.js';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDialer } from '../src/jobs/dialer.js';
-import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/engine.js';
+import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/options.js';
 import { systemClock } from '../src/services/context.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ledgerMatchesAccount, runningCampaign } from './support/dialer.js';

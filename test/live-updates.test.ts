@@ -4,7 +4,7 @@ import { startDialer, type DialerRuntime } from '../src/jobs/dialer.js';
 import { createLogger } from '../src/logger.js';
 import { systemClock } from '../src/services/context.js';
 import { idleDialer } from '../src/services/dialer/control.js';
-import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/engine.js';
+import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/options.js';
 import { inProcessEventBus, type EventBus } from '../src/services/events.js';
 import { LIVE_INTERVAL_MS } from '../src/services/live.js';
 import { defaultSettings } from '../src/services/settings.js';

@@ -5,7 +5,7 @@ import { createLogger, jobLogger } from '../src/logger.js';
 import { defineRoute } from '../src/rest/route.js';
 import { v1Routes } from '../src/rest/routes/index.js';
 import { systemClock } from '../src/services/context.js';
-import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/engine.js';
+import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/options.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createCampaign, customer, dispatch } from './support/campaigns.js';
 import { dialerEnv } from './support/dialer.js';

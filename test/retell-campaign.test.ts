@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDialer, type DialerRuntime } from '../src/jobs/dialer.js';
 import type { DialerControl } from '../src/services/dialer/control.js';
-import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/engine.js';
+import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/options.js';
 import { systemClock } from '../src/services/context.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ledgerMatchesAccount, runningCampaign } from './support/dialer.js';

@@ -4,10 +4,11 @@ import type { Database } from '../db/database.js';
 import { jobLogger } from '../logger.js';
 import type { ServiceEnv } from '../services/context.js';
 import type { DialerControl } from '../services/dialer/control.js';
-import { Dialer, type DialerOptions } from '../services/dialer/engine.js';
+import { Dialer } from '../services/dialer/engine.js';
+import type { DialerOptions, Wake } from '../services/dialer/options.js';
 import { RetellTelephony, type RetellOptions } from '../services/dialer/retell.js';
 import { SimulatedTelephony, type SimulatorOptions } from '../services/dialer/simulated.js';
-import { wakeNotifications } from './wake-notifications.js';
+import { wakeNotifications, type WakeNotifications } from './wake-notifications.js';
 
 // The dialer on pg-boss. A wake-up ("tick campaign X") is a durable job that any worker process may
 // take; a worker that has work keeps ticking the campaign itself, and asks the queue to bring the other
@@ -52,78 +53,17 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
   await boss.start();
   await boss.createQueue(WAKE);
 
-  const running = new Map<string, boolean>();
-  const loops = new Set<Promise<void>>();
   let stopped = false;
-  /** Wake-ups being written to the queue; stop() waits for them. */
-  const sending = new Set<Promise<unknown>>();
-  /** Ticks a campaign in this process until it has nothing more to do now; repeated asks coalesce. */
-  const tickHere = (campaignId: string, log: Logger = env.log) => {
-    if (stopped) return;
-    if (running.has(campaignId)) {
-      running.set(campaignId, true);
-      return;
-    }
-    running.set(campaignId, false);
-    const loop = (async () => {
-      try {
-        do {
-          running.set(campaignId, false);
-          const placed = await dialer.tick(campaignId, log);
-          log.debug({ campaignId, placed }, 'dialer tick');
-        } while (running.get(campaignId) && !stopped);
-      } catch (error) {
-        log.error({ err: error, campaignId }, 'dialer tick failed');
-      } finally {
-        running.delete(campaignId);
-      }
-    })();
-    loops.add(loop);
-    void loop.finally(() => loops.delete(loop));
-  };
-  const enqueue = (campaignId: string, startAfter?: Date, requestId?: string): Promise<string | null> => {
-    const sent = boss
-      .send(
-        WAKE,
-        { campaignId, ...(requestId ? { requestId } : {}) },
-        startAfter
-          ? { startAfter, singletonKey: `${campaignId}@${startAfter.toISOString()}` }
-          : // pg-boss drops a job whose key was used in the same second, even by a job already done; the
-            // hand-over on stop must not be dropped, and a repeated wake-up costs one empty tick.
-            stopped
-            ? {}
-            : { singletonKey: campaignId, singletonSeconds: 1 },
-      )
-      .catch((error: unknown) => {
-        env.log.error({ err: error, campaignId }, 'could not queue a dialer wake-up');
-        return null;
-      });
-    sending.add(sent);
-    void sent.finally(() => sending.delete(sent));
-    return sent;
-  };
-
+  const isStopped = () => stopped;
+  const queue = wakeQueue(boss, env, isStopped);
+  const ticks = campaignTicks(env, (campaignId, log) => dialer.tick(campaignId, log), isStopped);
   // The embedded database has one process, whose wake-ups are its own.
   const others =
     'connectionString' in db.jobEngineConnection
-      ? await wakeNotifications(db.jobEngineConnection.connectionString, env.sql, (campaignId) => tickHere(campaignId), env.log)
+      ? await wakeNotifications(db.jobEngineConnection.connectionString, env.sql, (campaignId) => ticks.run(campaignId), env.log)
       : null;
 
-  const dialer: Dialer = new Dialer(
-    env,
-    () => telephony,
-    (campaignId, at, hereOnly) => {
-      if (at && at.getTime() > env.clock.now().getTime()) {
-        void enqueue(campaignId, at);
-        return;
-      }
-      tickHere(campaignId);
-      if (hereOnly) return;
-      void enqueue(campaignId);
-      if (!stopped) others?.send(campaignId);
-    },
-    options.dialer,
-  );
+  const dialer: Dialer = new Dialer(env, () => telephony, routeWakes(env, ticks, queue, others, isStopped), options.dialer);
   const telephony =
     options.telephony.provider === 'retell'
       ? new RetellTelephony(options.telephony)
@@ -134,7 +74,7 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
     for (const job of jobs) {
       if (seen.has(job.data.campaignId)) continue;
       seen.add(job.data.campaignId);
-      tickHere(job.data.campaignId, jobLogger(env.log, { name: WAKE, id: job.id, requestId: job.data.requestId }));
+      ticks.run(job.data.campaignId, jobLogger(env.log, { name: WAKE, id: job.id, requestId: job.data.requestId }));
     }
   });
   const sweeper = setInterval(() => {
@@ -147,27 +87,113 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
     running: () => !stopped,
     control: {
       wake: async (campaignId, cause) => {
-        const jobId = await enqueue(campaignId, undefined, cause?.requestId);
-        tickHere(campaignId, jobLogger(env.log, { name: WAKE, id: jobId ?? 'coalesced', requestId: cause?.requestId }));
+        const jobId = await queue.send(campaignId, undefined, cause?.requestId);
+        ticks.run(campaignId, jobLogger(env.log, { name: WAKE, id: jobId ?? 'coalesced', requestId: cause?.requestId }));
       },
       report: (result) => dialer.report(result),
     },
     async stop() {
       stopped = true;
       clearInterval(sweeper);
-      const ticking = [...running.keys()];
+      const ticking = ticks.campaigns();
       await boss.offWork(WAKE);
-      await Promise.all(loops);
+      await ticks.idle();
       telephony.stop();
       // Results delivered on the next turn of the event loop (instant calls) are reported by then.
       await new Promise((resolve) => setImmediate(resolve));
       // Applying the results wakes their campaigns, which, with no ticks here any more, puts the
       // wake-ups on the queue for the other workers.
       await dialer.settled();
-      for (const campaignId of ticking) void enqueue(campaignId);
-      await Promise.all(sending);
+      for (const campaignId of ticking) void queue.send(campaignId);
+      await queue.sent();
       await others?.close();
       await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
     },
   };
+}
+
+/**
+ * Where the dialer's wake-ups go: a later one onto the queue; one for now to this process's ticks and,
+ * unless it frees what only this process can use, onto the queue and to the other workers.
+ */
+function routeWakes(
+  env: ServiceEnv,
+  ticks: ReturnType<typeof campaignTicks>,
+  queue: ReturnType<typeof wakeQueue>,
+  others: WakeNotifications | null,
+  stopped: () => boolean,
+): Wake {
+  return (campaignId, at, hereOnly) => {
+    if (at && at.getTime() > env.clock.now().getTime()) {
+      void queue.send(campaignId, at);
+      return;
+    }
+    ticks.run(campaignId);
+    if (hereOnly) return;
+    void queue.send(campaignId);
+    if (!stopped()) others?.send(campaignId);
+  };
+}
+
+/** Ticks a campaign in this process until it has nothing more to do now; repeated asks coalesce. */
+function campaignTicks(env: ServiceEnv, tick: (campaignId: string, log: Logger) => Promise<number>, stopped: () => boolean) {
+  /** Campaigns ticking here, each with whether it was asked for again meanwhile. */
+  const running = new Map<string, boolean>();
+  const loops = new Set<Promise<void>>();
+  const run = (campaignId: string, log: Logger = env.log) => {
+    if (stopped()) return;
+    if (running.has(campaignId)) {
+      running.set(campaignId, true);
+      return;
+    }
+    running.set(campaignId, false);
+    const loop = (async () => {
+      try {
+        do {
+          running.set(campaignId, false);
+          const placed = await tick(campaignId, log);
+          log.debug({ campaignId, placed }, 'dialer tick');
+        } while (running.get(campaignId) && !stopped());
+      } catch (error) {
+        log.error({ err: error, campaignId }, 'dialer tick failed');
+      } finally {
+        running.delete(campaignId);
+      }
+    })();
+    loops.add(loop);
+    void loop.finally(() => loops.delete(loop));
+  };
+  return {
+    run,
+    campaigns: () => [...running.keys()],
+    /** Resolves once the ticks under way have finished. */
+    idle: () => Promise.all(loops),
+  };
+}
+
+/** Wake-ups on the job queue, for whichever worker takes them; `sent()` waits for those being written. */
+function wakeQueue(boss: PgBoss, env: ServiceEnv, stopped: () => boolean) {
+  const sending = new Set<Promise<unknown>>();
+  const send = (campaignId: string, startAfter?: Date, requestId?: string): Promise<string | null> => {
+    const sent = boss
+      .send(
+        WAKE,
+        { campaignId, ...(requestId ? { requestId } : {}) },
+        startAfter
+          ? { startAfter, singletonKey: `${campaignId}@${startAfter.toISOString()}` }
+          : // pg-boss drops a job whose key was used in the same second, even by a job already done; the
+            // hand-over on stop must not be dropped, and a repeated wake-up costs one empty tick.
+            stopped()
+            ? {}
+            : { singletonKey: campaignId, singletonSeconds: 1 },
+      )
+      .catch((error: unknown) => {
+        env.log.error({ err: error, campaignId }, 'could not queue a dialer wake-up');
+        return null;
+      });
+    sending.add(sent);
+    void sent.finally(() => sending.delete(sent));
+    return sent;
+  };
+  return { send, sent: () => Promise.all(sending) };
 }

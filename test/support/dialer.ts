@@ -4,7 +4,8 @@ import { grantCredits } from '../../src/services/billing/grants.js';
 import { importContacts } from '../../src/services/contacts/import.js';
 import { serviceContext, type Clock, type ServiceEnv } from '../../src/services/context.js';
 import { idleDialer } from '../../src/services/dialer/control.js';
-import { Dialer, DEFAULT_DIALER_OPTIONS, type DialerOptions } from '../../src/services/dialer/engine.js';
+import { Dialer } from '../../src/services/dialer/engine.js';
+import { DEFAULT_DIALER_OPTIONS, type DialerOptions } from '../../src/services/dialer/options.js';
 import { enrollContacts } from '../../src/services/campaigns/store.js';
 import type { CallResult, PlaceCall, Telephony } from '../../src/services/dialer/telephony.js';
 import { inProcessEventBus } from '../../src/services/events.js';
@@ -90,7 +91,7 @@ export function manualDialer(env: ServiceEnv, telephony: Telephony, options: Par
   const wake = (campaignId: string, at?: Date) => {
     if (!at || at <= env.clock.now()) woken.add(campaignId);
   };
-  const dialer = new Dialer(env, () => telephony, wake, { ...DEFAULT_DIALER_OPTIONS, ...options });
+  const dialer = new TestDialer(env, () => telephony, wake, { ...DEFAULT_DIALER_OPTIONS, ...options });
   return {
     dialer,
     woken,
@@ -108,16 +109,26 @@ export function manualDialer(env: ServiceEnv, telephony: Telephony, options: Par
   };
 }
 
+/** A dialer whose batches of results a test can hold back. */
+export class TestDialer extends Dialer {
+  private writable: Promise<void> = Promise.resolve();
+
+  /** Keeps the dialer from writing results (it still hears them) until the returned function is called. */
+  holdWrites(): () => void {
+    let write!: () => void;
+    this.writable = new Promise<void>((resolve) => (write = resolve));
+    return write;
+  }
+
+  protected override async flush(): Promise<void> {
+    await this.writable;
+    await super.flush();
+  }
+}
+
 /** Keeps the dialer from writing results (it still hears them) until the returned function is called. */
-export function holdWrites(dialer: Dialer): () => void {
-  let write!: () => void;
-  const writable = new Promise<void>((resolve) => (write = resolve));
-  const flush = dialer.flush.bind(dialer);
-  dialer.flush = async () => {
-    await writable;
-    await flush();
-  };
-  return write;
+export function holdWrites(dialer: TestDialer): () => void {
+  return dialer.holdWrites();
 }
 
 export interface CampaignSetup {

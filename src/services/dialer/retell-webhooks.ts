@@ -5,6 +5,7 @@ import { ValidationError } from '../errors.js';
 import { parseInput } from '../validation.js';
 import { pendingResultJson } from './pending-result.js';
 import { attemptIdOf, callResultOf, retellCall } from './retell-calls.js';
+import { lockEventAttempt, markStarted, recordDelivery, storeResult } from './store/retell.js';
 import type { CallResult } from './telephony.js';
 
 // Retell's webhooks: call_started, call_ended and call_analyzed, each carrying the call object. A
@@ -67,41 +68,27 @@ export async function acceptRetellEvent(env: ServiceEnv, event: RetellEvent, set
   const { call } = event;
   const attemptId = attemptIdOf(call);
   const now = env.clock.now();
-  const { outcome, due, started } = await env.db.$transaction(
+  const { outcome, due, started } = await env.sql.transaction(
     async (tx): Promise<{ outcome: RetellEventOutcome; due?: CallResult; started?: { campaignId: string; attemptId: string } }> => {
-      // Found by the attempt id we put in the metadata (the webhook may come before we stored Retell's
-      // call id), or by the call id for a call created without it.
-      const [attempt] = await tx.$queryRaw<{ id: string; campaign_id: string; status: string; provider_call_id: string | null; has_result: boolean }[]>`
-        SELECT id, campaign_id, status::text, provider_call_id, pending_result IS NOT NULL AS has_result FROM call_attempts
-        WHERE id = ${attemptId}::uuid OR (${attemptId === null} AND provider_call_id = ${call.call_id}) FOR UPDATE`;
-      if (!attempt || (attempt.provider_call_id !== null && attempt.provider_call_id !== call.call_id)) return { outcome: 'ignored' };
-      const claimed = await tx.webhookDelivery.createMany({ data: [{ source: 'retell', eventKey: `${call.call_id}:${event.event}` }], skipDuplicates: true });
-      if (claimed.count === 0) return { outcome: 'duplicate' };
+      const attempt = await lockEventAttempt(tx, attemptId, call.call_id);
+      if (!attempt || (attempt.providerCallId !== null && attempt.providerCallId !== call.call_id)) return { outcome: 'ignored' };
+      if (!(await recordDelivery(tx, `${call.call_id}:${event.event}`))) return { outcome: 'duplicate' };
       if (!UNFINISHED.has(attempt.status)) return { outcome: 'ignored' };
 
       if (event.event === 'call_started') {
-        if (attempt.has_result) return { outcome: 'ignored' };
-        await tx.$executeRaw`
-          UPDATE call_attempts SET status = 'in_progress', provider_call_id = ${call.call_id}, started_at = coalesce(started_at, ${now}), updated_at = ${now}
-          WHERE id = ${attempt.id}::uuid`;
-        return { outcome: 'applied', started: { campaignId: attempt.campaign_id, attemptId: attempt.id } };
+        if (attempt.hasResult) return { outcome: 'ignored' };
+        await markStarted(tx, attempt.id, call.call_id, now);
+        return { outcome: 'applied', started: { campaignId: attempt.campaignId, attemptId: attempt.id } };
       }
       // call_analyzed carries the whole call, so an end arriving after it has nothing to add.
-      if (event.event === 'call_ended' && attempt.has_result) return { outcome: 'ignored' };
+      if (event.event === 'call_ended' && attempt.hasResult) return { outcome: 'ignored' };
       const result = callResultOf(attempt.id, call);
       // A call that connected is analysed by Retell: its end waits (up to the analysis wait) for that.
       const waits = event.event === 'call_ended' && result.durationSeconds > 0 && settings.analysisWaitSeconds > 0;
-      await tx.callAttempt.update({
-        where: { id: attempt.id },
-        data: {
-          providerCallId: call.call_id,
-          pendingResult: pendingResultJson(result),
-          leaseExpiresAt: waits ? new Date(now.getTime() + settings.analysisWaitSeconds * 1000) : now,
-        },
-      });
+      const applyAt = waits ? new Date(now.getTime() + settings.analysisWaitSeconds * 1000) : now;
+      await storeResult(tx, attempt.id, call.call_id, pendingResultJson(result), applyAt);
       return waits ? { outcome: 'applied' } : { outcome: 'applied', due: result };
     },
-    { maxWait: 15_000, timeout: 30_000 },
   );
   if (due) env.dialer.report(due);
   if (started) env.events.publish({ kind: 'attempts', campaignId: started.campaignId, attemptIds: [started.attemptId] });

@@ -1,0 +1,187 @@
+import type { PausedReason } from '../campaigns/states.js';
+import type { ListedNumber } from '../contacts/do-not-call.js';
+import { readData } from '../contacts/fields.js';
+import type { DialerOptions } from './options.js';
+import { decide, policyOf } from './policy.js';
+import type { CampaignRecord, ContactStep, FinishedAttempt, NewAppointment } from './store/ended-calls.js';
+import type { Candidate, TickAgent, TickCampaign } from './store/placing.js';
+import { CallRefused, type CallResult } from './telephony.js';
+import { isOpen, localDate, nextOpening, windowOf } from './window.js';
+
+// The dialer's rules, as functions of what was read: no database, no clock, no randomness. The dialer
+// reads, asks these, and writes what they answer.
+
+/**
+ * Slots are taken by the calls in flight. Calls that ended here and wait to be written leave theirs
+ * free, up to a campaign's worth: a backlog of results to write beyond that holds the ticks back.
+ */
+export function freeSlots(concurrentCalls: number, inFlight: number, live: number): number {
+  return Math.min(concurrentCalls - live, 2 * concurrentCalls - inFlight);
+}
+
+/** Why a campaign's agent cannot call: archived, or without a number to call from; null when it can. */
+export function agentRefusal(agent: Pick<TickAgent, 'active' | 'fromNumber'>): PausedReason | null {
+  if (!agent.active) return 'agent_archived';
+  return agent.fromNumber ? null : 'agent_has_no_phone_number';
+}
+
+/** What a tick does with the contacts it looked at, under the campaign's lock. */
+export interface ClaimPlan {
+  /** Done for good: the contact cannot be called (its status, or the do-not-call list). */
+  uncallable: { id: string; outcome: 'do_not_call' | 'invalid' }[];
+  /** Outside their calling window now: due again when it opens. */
+  waiting: { id: string; nextAttemptAt: Date }[];
+  /** To call now. */
+  chosen: Candidate[];
+  /** Contacts could be called now, but the balance read before the lock pays for none of them. */
+  unpaid: boolean;
+  /** There is more to do now: the look was spent on contacts it could not call, or more slots are free than a tick takes. */
+  more: boolean;
+}
+
+export interface ClaimLimits {
+  now: Date;
+  /** How many contacts the tick looked at (the read before the lock found that many slots free). */
+  looked: number;
+  /** How many calls the balance pays for, as read before the lock. */
+  affordable: number;
+  callsPerTick: number;
+}
+
+/**
+ * Sorts the contacts a tick looked at: each is checked again right before dialing (it may have changed
+ * since it was enrolled), and called only inside its calling window, in its own time zone. Null when
+ * every slot is taken: the calls in flight wake the campaign when they end.
+ */
+export function planClaim(campaign: TickCampaign, agent: Pick<TickAgent, 'inFlight' | 'live'>, candidates: Candidate[], limits: ClaimLimits): ClaimPlan | null {
+  const free = freeSlots(campaign.concurrentCalls, agent.inFlight, agent.live);
+  if (free <= 0) return null;
+  const slots = Math.min(free, limits.callsPerTick);
+  const window = windowOf(campaign.callingHours, campaign.activeDays);
+  const plan: ClaimPlan = { uncallable: [], waiting: [], chosen: [], unpaid: false, more: false };
+  const ready: Candidate[] = [];
+  for (const candidate of candidates) {
+    if (candidate.status !== 'active' || !candidate.phoneNumber) {
+      plan.uncallable.push({ id: candidate.id, outcome: candidate.status === 'do_not_call' ? 'do_not_call' : 'invalid' });
+      continue;
+    }
+    const zone = candidate.timezone ?? campaign.timezone;
+    if (!isOpen(limits.now, zone, window)) plan.waiting.push({ id: candidate.id, nextAttemptAt: nextOpening(limits.now, zone, window) });
+    else if (ready.length < slots) ready.push(candidate);
+  }
+  plan.chosen = ready.slice(0, Math.max(0, limits.affordable));
+  plan.unpaid = plan.chosen.length === 0 && ready.length > 0;
+  const taken = plan.chosen.length;
+  plan.more = taken > 0 && ((candidates.length === limits.looked && taken < slots) || (taken === slots && free > slots));
+  return plan;
+}
+
+/**
+ * When a tick could pay for no call, on one read of the balance and the calls in flight: `retry` when
+ * the balance covers one after all (it was read before calls ended), `pause` when it does not and the
+ * campaign has no call in flight whose end could give credits back, else `wait` for those calls to end.
+ */
+export function creditVerdict(spendable: bigint, inFlight: number, estimate: bigint): 'retry' | 'pause' | 'wait' {
+  if (spendable >= estimate) return 'retry';
+  return inFlight === 0 ? 'pause' : 'wait';
+}
+
+/** Contact fields for the agent's prompt. */
+export function variablesOf(stored: unknown): Record<string, string> {
+  const data = readData(stored);
+  const out: Record<string, string> = { ...data.custom_fields };
+  for (const key of ['first_name', 'last_name', 'email', 'address'] as const) if (data[key]) out[key] = data[key]!;
+  return out;
+}
+
+/**
+ * What a provider's refusal to start a call means: `retry_later` puts the call back, due after the
+ * given seconds; any other refusal or error is the call's result, failed.
+ */
+export function refusalOutcome(attemptId: string, error: unknown): { retryAfterSeconds: number } | { result: CallResult } {
+  if (error instanceof CallRefused && error.reason === 'retry_later') return { retryAfterSeconds: error.retryAfterSeconds };
+  return {
+    result:
+      error instanceof CallRefused
+        ? { attemptId, status: 'failed', durationSeconds: 0, disconnectReason: 'invalid_destination', invalidDestination: true }
+        : { attemptId, status: 'failed', durationSeconds: 0, disconnectReason: 'provider_error' },
+  };
+}
+
+/** What a finished call means: its contact's next step, a number to put on the do-not-call list, an appointment to book (without its id). */
+export interface Ending {
+  contact: ContactStep;
+  blocked: ListedNumber | null;
+  appointment: Omit<NewAppointment, 'id'> | null;
+}
+
+/**
+ * A callee who asked not to be called again, or a number that cannot be dialed, is done; otherwise the
+ * campaign's retry policy decides, counting the attempts of the contact's local day.
+ */
+export function endingOf(f: FinishedAttempt, result: CallResult, now: Date): Ending {
+  const zone = f.contactTimezone ?? f.campaignTimezone;
+  const done = (outcome: string): ContactStep => ({ id: f.enrolmentId, state: 'done', outcome, nextAttemptAt: null, lastStatus: result.status });
+  let contact: ContactStep;
+  if (result.doNotCall) contact = done('do_not_call');
+  else if (result.invalidDestination) contact = done('invalid');
+  else {
+    const today = localDate(now, zone);
+    const history = {
+      attempts: f.attempts,
+      attemptsToday: f.attemptTimes.filter((t) => localDate(new Date(t), zone) === today).length,
+      firstAttemptAt: new Date(f.firstAttemptAt),
+    };
+    const decision = decide(result.status, history, policyOf(f.scheduleConfig, f.maxRetryDays), now, zone, windowOf(f.callingHours, f.activeDays));
+    contact =
+      'retryAt' in decision
+        ? { id: f.enrolmentId, state: 'pending', outcome: null, nextAttemptAt: decision.retryAt, readyAt: decision.readyAt, lastStatus: result.status }
+        : done(decision.outcome);
+  }
+  return {
+    contact,
+    blocked: result.doNotCall ? { userId: f.userId, phoneNumber: f.phoneNumber } : null,
+    appointment: result.appointment
+      ? {
+          userId: f.userId,
+          contactId: f.contactId,
+          campaignId: f.campaignId,
+          callAttemptId: f.id,
+          scheduledAt: result.appointment.scheduledAt,
+          timezone: zone,
+          contactSnapshot: snapshot(f.contactData, f.phoneNumber),
+          appointmentData: { source_call_id: f.id, notes: result.appointment.notes },
+        }
+      : null,
+  };
+}
+
+/** The contact as an appointment keeps it. */
+function snapshot(stored: unknown, phoneNumber: string): Record<string, string> {
+  const data = readData(stored);
+  return { first_name: data.first_name ?? '', last_name: data.last_name ?? '', email: data.email ?? '', phone_number: phoneNumber };
+}
+
+/** Attempts whose cost, written as their price, differs from what was charged (credits ran out and part was written off). */
+export function costCorrections(prices: Map<string, bigint>, charged: Map<string, bigint>): { id: string; costCents: bigint }[] {
+  return [...prices].filter(([id, price]) => (charged.get(id) ?? 0n) !== price).map(([id]) => ({ id, costCents: charged.get(id) ?? 0n }));
+}
+
+/**
+ * After results: a running campaign with every contact done is completed; one whose last calls (a
+ * full breaker window of them) failed at least at the threshold is paused. Null: nothing changes.
+ */
+export function campaignOutcome(
+  record: CampaignRecord | undefined,
+  options: Pick<DialerOptions, 'breakerWindow' | 'breakerThreshold'>,
+): 'completed' | 'high_failure_rate' | null {
+  if (record?.status !== 'running') return null;
+  if (!record.open) return 'completed';
+  const tripped = record.recent >= options.breakerWindow && record.failed >= options.breakerThreshold * record.recent;
+  return tripped ? 'high_failure_rate' : null;
+}
+
+const STARTUP_REFUSALS: PausedReason[] = ['agent_inactive', 'agent_has_no_phone_number', 'no_callable_contacts'];
+
+/** A reason a scheduled campaign could not start that pauses it (others are errors). */
+export const isStartupRefusal = (reason: string | undefined): reason is PausedReason => STARTUP_REFUSALS.includes(reason as PausedReason);

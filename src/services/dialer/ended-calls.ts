@@ -1,0 +1,116 @@
+import { callCostCents, endCalls, lockAccounts } from '../billing/calls.js';
+import { pauseForReason } from '../campaigns/states.js';
+import { addToList, type ListedNumber } from '../contacts/do-not-call.js';
+import type { ServiceEnv } from '../context.js';
+import { uuidv7 } from '../ids.js';
+import { campaignOutcome, costCorrections, endingOf } from './decisions.js';
+import type { DialerOptions } from './options.js';
+import { retryOnConflict } from './retry.js';
+import {
+  campaignRecord,
+  completeCampaign,
+  correctCosts,
+  lockCampaignRow,
+  lockFinished,
+  writeResults,
+  type AttemptEnd,
+  type FinishedAttempt,
+  type PlacedCall,
+} from './store/ended-calls.js';
+import type { CallResult } from './telephony.js';
+
+// A batch of results, step by step: the dialer collects what was reported (report), the rules in
+// decisions.ts decide each contact's next step (decide), and one transaction writes the batch and
+// settles its calls' costs (apply); then each campaign touched is completed, or paused by its circuit
+// breaker, if its record says so.
+
+/** Results reported since the last batch, and the calls placed since then. */
+export interface Batch {
+  results: Map<string, CallResult>;
+  /** When each result came in: when its call ended, as far as the dialer knows. */
+  endedAt: Map<string, Date>;
+  placed: Map<string, PlacedCall>;
+}
+
+/** What a batch changed: the campaigns it touched, the attempts it finished, and the numbers put on the do-not-call list. */
+export interface Applied {
+  campaigns: string[];
+  finished: FinishedAttempt[];
+  blocked: ListedNumber[];
+}
+
+/**
+ * Applies the results in one transaction, each attempt once, whatever repeats or races with a lease
+ * expiry: the attempts still unfinished are locked in id order, then their owners' accounts, the order
+ * every dialer transaction takes them in. Null when every attempt was final already.
+ */
+export function applyResults(env: ServiceEnv, batch: Batch, now: Date): Promise<Applied | null> {
+  return retryOnConflict(() =>
+    env.sql.transaction(async (tx) => {
+      const finished = await lockFinished(tx, [...batch.results.keys()]);
+      if (finished.length === 0) return null;
+      const endings = finished.map((f) => endingOf(f, batch.results.get(f.id)!, now));
+      const blocked = endings.flatMap((e) => (e.blocked ? [e.blocked] : []));
+      const appointments = endings.flatMap((e) => (e.appointment ? [{ id: uuidv7(), ...e.appointment }] : []));
+      // Everything but the money first: the accounts are locked last, for as short a time as can be.
+      // An attempt's cost is what its call cost; where credits ran out and part of it was written off,
+      // it is corrected to what was charged, under the lock.
+      const rate = env.settings.callRateCentsPerMinute;
+      const prices = new Map(finished.map((f) => [f.id, callCostCents(batch.results.get(f.id)!.durationSeconds, rate)]));
+      await addToList(tx, blocked, 'Asked during a call', 'call');
+      const ends = finished.map((f) => attemptEnd(f.id, batch, prices.get(f.id)!));
+      await writeResults(tx, ends, endings.map((e) => e.contact), appointments, now);
+
+      const accounts = await lockAccounts(tx, finished.map((f) => f.userId));
+      // Calls that talked are charged; every other hold is given back.
+      const talked = finished.filter((f) => batch.results.get(f.id)!.durationSeconds > 0);
+      const charges = talked.map((f) => ({ callAttemptId: f.id, campaignId: f.campaignId, userId: f.userId, durationSeconds: batch.results.get(f.id)!.durationSeconds }));
+      const charged = await endCalls(tx, env, accounts, charges, finished.map((f) => f.id));
+      const corrections = costCorrections(prices, charged);
+      if (corrections.length) await correctCosts(tx, corrections);
+      return { campaigns: [...new Set(finished.map((f) => f.campaignId))], finished, blocked };
+    }),
+  );
+}
+
+function attemptEnd(id: string, batch: Batch, costCents: bigint): AttemptEnd {
+  const r = batch.results.get(id)!;
+  const placed = batch.placed.get(id);
+  return {
+    id,
+    status: r.status,
+    durationSeconds: r.durationSeconds,
+    summary: r.summary ?? null,
+    sentiment: r.sentiment ?? null,
+    disconnectReason: r.disconnectReason ?? null,
+    recordingUrl: r.recordingUrl ?? null,
+    transcript: r.transcript ?? null,
+    analysis: r.analysis ?? null,
+    costCents,
+    providerCallId: placed?.providerCallId ?? null,
+    startedAt: placed?.at ?? null,
+    endedAt: batch.endedAt.get(id)!,
+  };
+}
+
+/**
+ * Completes a campaign with nothing left to do, or trips its circuit breaker; true when it changed.
+ * Read without a lock first: most batches change neither, and the campaign's lock is the ticks'.
+ * Under the lock, the record is read again by a statement of its own, which sees what the lock's
+ * previous holders committed.
+ */
+export async function settleCampaign(env: ServiceEnv, options: DialerOptions, campaignId: string): Promise<boolean> {
+  if (!campaignOutcome(await campaignRecord(env.sql, campaignId, options.breakerWindow), options)) return false;
+  const now = env.clock.now();
+  return retryOnConflict(() =>
+    env.sql.transaction(async (tx) => {
+      await lockCampaignRow(tx, campaignId);
+      const outcome = campaignOutcome(await campaignRecord(tx, campaignId, options.breakerWindow), options);
+      if (outcome === 'completed') {
+        await completeCampaign(tx, campaignId, now);
+        return true;
+      }
+      return outcome === 'high_failure_rate' ? pauseForReason(tx, campaignId, outcome) : false;
+    }),
+  );
+}

@@ -1,0 +1,139 @@
+import type { Logger } from 'pino';
+import { spendableCents } from '../billing/calls.js';
+import { pauseForReason } from '../campaigns/states.js';
+import type { ServiceEnv } from '../context.js';
+import { uuidv7 } from '../ids.js';
+import { agentRefusal, creditVerdict, freeSlots, planClaim, refusalOutcome, variablesOf } from './decisions.js';
+import type { DialerOptions } from './options.js';
+import { retryOnConflict } from './retry.js';
+import { campaignLoad, claimCalls, creditCheck, lockCampaignForTick, readCandidates, setAside, type DraftCall } from './store/placing.js';
+import type { PlacedCall } from './store/ended-calls.js';
+import type { CallResult, PlaceCall, Telephony } from './telephony.js';
+
+// A tick, step by step: look at the campaign without its lock, claim contacts under it (the rules in
+// decisions.ts decide which), then place their calls. While a tick holds the campaign's lock, every
+// other tick of the campaign waits: so the claim sends three statements and its commit (one more when
+// contacts are set aside), and between them only checks calling windows.
+
+/** What a tick may try, read before the campaign's lock. */
+export interface Look {
+  /** How many contacts to look at: the slots found free, at most a tick's worth. */
+  looked: number;
+  /** How many calls the balance pays for. */
+  affordable: number;
+}
+
+/**
+ * Most wake-ups of a busy campaign find every slot taken or nothing due: that is read without its lock.
+ * A read that missed a slot freed meanwhile is followed by that change's own wake-up. `ended`: this
+ * process's ended calls not yet marked; `estimate`: what each call holds.
+ */
+export async function look(
+  env: ServiceEnv,
+  options: DialerOptions,
+  campaignId: string,
+  now: Date,
+  ended: string[],
+  estimate: bigint,
+): Promise<Look | 'idle' | 'nothing_due'> {
+  const load = await campaignLoad(env.sql, campaignId, now, ended);
+  const looked = load ? Math.min(freeSlots(load.concurrentCalls, load.inFlight, load.live), options.callsPerTick) : 0;
+  if (!load || looked <= 0) return 'idle';
+  if (!load.due) return 'nothing_due';
+  // How many calls the balance pays for is read without the account's lock, which the holds take
+  // after the claim commits: the account is shared by all the user's campaigns and by every batch of
+  // results, and waiting for it would keep the campaign's other ticks waiting too.
+  return { looked, affordable: Number((await spendableCents(env.sql, load.userId)) / estimate) };
+}
+
+/** The calls a tick claimed, with what placing them needs. */
+export interface Claim {
+  calls: DraftCall[];
+  userId?: string;
+  from?: string;
+  providerAgentId?: string | null;
+  /** There is more to do now: the campaign gets another tick at once. */
+  more: boolean;
+}
+
+/**
+ * Under the campaign's lock: claims what planClaim chooses, sets aside the contacts it cannot call, and
+ * pauses the campaign when its agent or its balance cannot call. `changed`: the campaign paused, or
+ * contacts were found uncallable (its status or progress changed). A null claim: nothing more to do now.
+ */
+export async function claim(
+  env: ServiceEnv,
+  options: DialerOptions,
+  campaignId: string,
+  now: Date,
+  ended: string[],
+  look: Look,
+  estimate: bigint,
+): Promise<{ claim: Claim | null; changed: boolean }> {
+  return retryOnConflict(() =>
+    env.sql.transaction(async (tx) => {
+      const campaign = await lockCampaignForTick(tx, campaignId);
+      if (campaign?.status !== 'running') return { claim: null, changed: false };
+      // As many contacts are looked at as the read before the lock found slots free: a few more may
+      // have freed since, and the wake-up that freed them brings a tick of its own.
+      const { agent, candidates } = await readCandidates(tx, campaignId, ended, now, look.looked);
+      const refusal = agentRefusal(agent);
+      if (refusal) return { claim: null, changed: await pauseForReason(tx, campaignId, refusal) };
+      const plan = planClaim(campaign, agent, candidates, { now, ...look, callsPerTick: options.callsPerTick });
+      if (!plan) return { claim: null, changed: false };
+      if (plan.uncallable.length || plan.waiting.length) await setAside(tx, plan.uncallable, plan.waiting, now);
+      const changed = plan.uncallable.length > 0;
+      if (plan.unpaid) {
+        // The balance was read before the lock, and calls may have ended since: whether a call can be
+        // paid is decided again on one consistent read of the balance, the holds and the calls in flight.
+        const credit = await creditCheck(tx, campaignId, campaign.userId);
+        const verdict = creditVerdict(credit.spendable, credit.inFlight, estimate);
+        const paused = verdict === 'pause' && (await pauseForReason(tx, campaignId, 'insufficient_credits'));
+        return { claim: verdict === 'retry' ? { calls: [], more: true } : null, changed: changed || paused };
+      }
+      if (plan.chosen.length === 0) return { claim: { calls: [], more: false }, changed };
+      const calls = plan.chosen.map((c) => ({ id: uuidv7(), contactId: c.contactId, attemptNumber: c.attempts + 1, to: c.phoneNumber!, variables: variablesOf(c.data) }));
+      const leaseUntil = new Date(now.getTime() + options.leaseSeconds * 1000);
+      const taken = await claimCalls(tx, { campaignId, userId: campaign.userId, fromNumber: agent.fromNumber!, leaseUntil, now }, calls);
+      const claim = { calls: calls.filter((c) => taken.has(c.id)), userId: campaign.userId, from: agent.fromNumber!, providerAgentId: agent.providerAgentId, more: plan.more };
+      return { claim, changed };
+    }),
+  );
+}
+
+/** What the provider made of the calls: placed, or to be tried again after `retryAfterSeconds`. Other refusals were reported as failed calls. */
+export interface Placing {
+  placed: PlacedCall[];
+  later: string[];
+  retryAfterSeconds: number;
+}
+
+/** Asks the provider for each call, all at once. */
+export async function placeCalls(
+  env: ServiceEnv,
+  telephony: Telephony,
+  campaignId: string,
+  calls: PlaceCall[],
+  report: (result: CallResult) => void,
+  log: Logger,
+): Promise<Placing> {
+  const placing: Placing = { placed: [], later: [], retryAfterSeconds: 0 };
+  await Promise.all(
+    calls.map(async (call) => {
+      try {
+        const { providerCallId } = await telephony.placeCall(call);
+        placing.placed.push({ id: call.attemptId, campaignId, providerCallId, at: env.clock.now() });
+      } catch (error) {
+        const outcome = refusalOutcome(call.attemptId, error);
+        if ('retryAfterSeconds' in outcome) {
+          placing.later.push(call.attemptId);
+          placing.retryAfterSeconds = Math.max(placing.retryAfterSeconds, outcome.retryAfterSeconds);
+          return;
+        }
+        log.warn({ err: error, attemptId: call.attemptId }, 'the provider refused a call');
+        report(outcome.result);
+      }
+    }),
+  );
+  return placing;
+}

@@ -1,0 +1,258 @@
+import { statement, type SqlSession } from '../../../db/sql.js';
+
+// The statements of a tick: the look before the campaign's lock, the claim under it, and the put-back
+// of calls that did not happen. Each function sends one statement.
+
+/**
+ * Counts campaign k's calls whose results are not written yet (an attempt is unfinished exactly while
+ * its contact is dialing: both change in one statement), and those of them not known to have ended:
+ * neither in ended_calls nor among the parameter `ended` (uuid[], this process's not marked yet).
+ */
+const inFlight = (ended: string) => `SELECT count(*)::int AS in_flight,
+    (count(*) FILTER (WHERE e.attempt_id IS NULL AND a.id <> ALL(${ended}::uuid[])))::int AS live
+  FROM call_attempts a LEFT JOIN ended_calls e ON e.attempt_id = a.id
+  WHERE a.campaign_id = k.id AND a.status IN ('queued', 'ringing', 'in_progress')`;
+
+/** A running campaign as a tick sees it before taking its lock. */
+export interface CampaignLoad {
+  userId: string;
+  concurrentCalls: number;
+  /** Calls whose results are not written yet... */
+  inFlight: number;
+  /** ...and those of them not known here to have ended. */
+  live: number;
+  /** Whether a contact is due now. */
+  due: boolean;
+}
+
+const loadStatement = statement<CampaignLoad>(
+  'dialer.campaign_load',
+  `SELECT k.user_id AS "userId", k.concurrent_calls AS "concurrentCalls", f.in_flight AS "inFlight", f.live,
+          EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = k.id AND state = 'pending' AND next_attempt_at <= $2) AS due
+   FROM campaigns k, LATERAL (${inFlight('$3')}) f
+   WHERE k.id = $1::uuid AND k.status = 'running'`,
+);
+
+/** The campaign's load, read without its lock; undefined unless it is running. `ended`: this process's ended calls not marked yet. */
+export async function campaignLoad(sql: SqlSession, campaignId: string, now: Date, ended: string[]): Promise<CampaignLoad | undefined> {
+  return (await sql.run(loadStatement, [campaignId, now, ended]))[0];
+}
+
+/** The campaign as a tick decides on it, under its lock. */
+export interface TickCampaign {
+  userId: string;
+  status: string;
+  concurrentCalls: number;
+  timezone: string;
+  callingHours: unknown;
+  activeDays: unknown;
+}
+
+const lockStatement = statement<TickCampaign>(
+  'dialer.lock_campaign',
+  `SELECT user_id AS "userId", status::text, concurrent_calls AS "concurrentCalls", timezone, calling_hours AS "callingHours",
+          active_days AS "activeDays"
+   FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE`,
+);
+
+/** Locks the campaign's row (FOR NO KEY UPDATE) for the tick and reads it; every other tick of the campaign waits. */
+export async function lockCampaignForTick(tx: SqlSession, campaignId: string): Promise<TickCampaign | undefined> {
+  return (await tx.run(lockStatement, [campaignId]))[0];
+}
+
+/** The campaign's agent and its calls in flight, read under the campaign's lock. */
+export interface TickAgent {
+  active: boolean;
+  providerAgentId: string | null;
+  fromNumber: string | null;
+  inFlight: number;
+  live: number;
+}
+
+/** A contact due for a call, with what deciding whether it can be called now needs. */
+export interface Candidate {
+  /** The campaign_contacts row. */
+  id: string;
+  contactId: string;
+  attempts: number;
+  phoneNumber: string | null;
+  status: 'active' | 'invalid' | 'do_not_call';
+  timezone: string | null;
+  data: unknown;
+}
+
+type CandidateRow = { agentActive: boolean; providerAgentId: string | null; fromNumber: string | null; inFlight: number; live: number } & (
+  | Candidate
+  | { [K in keyof Candidate]: null }
+);
+
+// A person is their number: a contact whose number has a call in flight, from any group or campaign
+// of the user, is left for later. That read cannot see the claims of ticks of other campaigns still
+// under way, so the claim inserts its attempts against a unique index of the numbers in flight and
+// leaves out any number another tick took meanwhile. A number on the do-not-call list is skipped even
+// before its contacts are marked. Locked contact rows are skipped, so a tick never waits on a contact.
+const candidatesStatement = statement<CandidateRow>(
+  'dialer.candidates',
+  `WITH candidates AS (
+     SELECT cc.id, cc.contact_id, cc.attempts, c.phone_number,
+            CASE WHEN d.id IS NULL THEN c.status::text ELSE 'do_not_call' END AS status, c.timezone, c.data, cc.next_attempt_at
+     FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
+     LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
+     WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $3
+       AND NOT EXISTS (SELECT 1 FROM call_attempts o WHERE o.user_id = c.user_id AND o.to_number = c.phone_number
+                       AND o.status IN ('queued', 'ringing', 'in_progress'))
+     ORDER BY cc.next_attempt_at
+     LIMIT $4
+     FOR NO KEY UPDATE OF cc, c SKIP LOCKED
+   )
+   SELECT a.is_active AS "agentActive", a.provider_agent_id AS "providerAgentId", p.number AS "fromNumber", f.in_flight AS "inFlight", f.live,
+          n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.data
+   FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id
+        CROSS JOIN LATERAL (${inFlight('$2')}) f
+        LEFT JOIN candidates n ON true
+   WHERE k.id = $1::uuid
+   ORDER BY n.next_attempt_at`,
+);
+
+/**
+ * Under the campaign's lock (a statement of its own, so that it sees what the ticks before this one
+ * committed): its agent, its calls in flight, and up to `limit` due contacts, locked, earliest first.
+ */
+export async function readCandidates(
+  tx: SqlSession,
+  campaignId: string,
+  ended: string[],
+  now: Date,
+  limit: number,
+): Promise<{ agent: TickAgent; candidates: Candidate[] }> {
+  const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit]);
+  const { agentActive, providerAgentId, fromNumber, inFlight, live } = rows[0]!;
+  const candidates = rows.flatMap(({ id, contactId, attempts, phoneNumber, status, timezone, data }) =>
+    id === null ? [] : [{ id, contactId, attempts, phoneNumber, status, timezone, data }],
+  );
+  return { agent: { active: agentActive, providerAgentId, fromNumber, inFlight, live }, candidates };
+}
+
+const setAsideStatement = statement(
+  'dialer.set_aside',
+  `WITH done AS (
+     UPDATE campaign_contacts SET state = 'done', outcome = r.outcome, next_attempt_at = NULL, updated_at = $3
+     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, outcome text) WHERE campaign_contacts.id = r.id
+   )
+   UPDATE campaign_contacts SET next_attempt_at = r.next_attempt_at, updated_at = $3
+   FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, next_attempt_at timestamptz) WHERE campaign_contacts.id = r.id`,
+);
+
+/** Contacts a tick cannot call: done for good (uncallable), or due again when their window opens (waiting). */
+export async function setAside(
+  tx: SqlSession,
+  uncallable: { id: string; outcome: string }[],
+  waiting: { id: string; nextAttemptAt: Date }[],
+  now: Date,
+): Promise<void> {
+  await tx.run(setAsideStatement, [
+    JSON.stringify(uncallable),
+    JSON.stringify(waiting.map((w) => ({ id: w.id, next_attempt_at: w.nextAttemptAt }))),
+    now,
+  ]);
+}
+
+const creditStatement = statement<{ spendable: string; inFlight: number }>(
+  'dialer.credit_check',
+  `SELECT coalesce((SELECT balance_cents + included_remaining_cents - held_cents FROM credit_accounts WHERE user_id = $2::uuid), 0)::text AS spendable,
+          (SELECT count(*)::int FROM call_attempts
+           WHERE campaign_id = $1::uuid AND status IN ('queued', 'ringing', 'in_progress')) AS "inFlight"`,
+);
+
+/**
+ * What the user may spend and how many calls the campaign has in flight, in one statement, so both
+ * figures are of one moment: a batch of results that ends calls and releases their holds commits all
+ * of it at once.
+ */
+export async function creditCheck(tx: SqlSession, campaignId: string, userId: string): Promise<{ spendable: bigint; inFlight: number }> {
+  const [row] = await tx.run(creditStatement, [campaignId, userId]);
+  return { spendable: BigInt(row!.spendable), inFlight: row!.inFlight };
+}
+
+/** A call about to be placed: its attempt's id and number, and what the agent is told of the contact. */
+export interface DraftCall {
+  id: string;
+  contactId: string;
+  attemptNumber: number;
+  to: string;
+  variables: Record<string, string>;
+}
+
+// A number another tick put in flight since the candidates were read is not inserted (ON CONFLICT on
+// the index of numbers in flight), and its contact stays as it was, due again once that call ends.
+// Inserted in number order, so that two ticks inserting the same numbers wait on them in one order.
+const claimStatement = statement<{ id: string }>(
+  'dialer.claim',
+  `WITH attempts AS (
+     INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, from_number, lease_expires_at, created_at, updated_at)
+     SELECT r.id, $2::uuid, $3::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, $4, $5, $6, $6
+     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, contact_id uuid, attempt_number int, to_number text)
+     ORDER BY r.to_number
+     ON CONFLICT (user_id, to_number) WHERE status IN ('queued', 'ringing', 'in_progress') DO NOTHING
+     RETURNING id, contact_id
+   )
+   UPDATE campaign_contacts SET state = 'dialing', attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, $6),
+     last_attempt_at = $6, lease_expires_at = $5, updated_at = $6
+   FROM attempts WHERE campaign_contacts.campaign_id = $3::uuid AND campaign_contacts.contact_id = attempts.contact_id
+   RETURNING attempts.id`,
+);
+
+/** Inserts the calls' attempts and puts their contacts to dialing; returns the ids of the attempts inserted. */
+export async function claimCalls(
+  tx: SqlSession,
+  claim: { campaignId: string; userId: string; fromNumber: string; leaseUntil: Date; now: Date },
+  calls: DraftCall[],
+): Promise<Set<string>> {
+  const inserted = await tx.run(claimStatement, [
+    JSON.stringify(calls.map((c) => ({ id: c.id, contact_id: c.contactId, attempt_number: c.attemptNumber, to_number: c.to }))),
+    claim.userId,
+    claim.campaignId,
+    claim.fromNumber,
+    claim.leaseUntil,
+    claim.now,
+  ]);
+  return new Set(inserted.map((row) => row.id));
+}
+
+const nextDueStatement = statement<{ nextAttemptAt: Date }>(
+  'dialer.next_due',
+  `SELECT next_attempt_at AS "nextAttemptAt" FROM campaign_contacts WHERE campaign_id = $1::uuid AND state = 'pending' AND next_attempt_at > $2
+   ORDER BY next_attempt_at LIMIT 1`,
+);
+
+/** When the campaign's earliest contact waiting for a later time is due, if any. */
+export async function nextDue(sql: SqlSession, campaignId: string, now: Date): Promise<Date | undefined> {
+  return (await sql.run(nextDueStatement, [campaignId, now]))[0]?.nextAttemptAt;
+}
+
+const lockUnplacedStatement = statement<{ id: string; userId: string }>(
+  'dialer.lock_unplaced',
+  `SELECT id, user_id AS "userId" FROM call_attempts
+   WHERE id = ANY($1::uuid[]) AND status = 'queued' ORDER BY id FOR NO KEY UPDATE`,
+);
+
+/** Of these attempts, those still queued, locked in id order. */
+export function lockUnplaced(tx: SqlSession, attemptIds: string[]): Promise<{ id: string; userId: string }[]> {
+  return tx.run(lockUnplacedStatement, [attemptIds]);
+}
+
+const putBackStatement = statement(
+  'dialer.put_back',
+  `WITH gone AS (DELETE FROM call_attempts WHERE id = ANY($1::uuid[]) RETURNING campaign_id, contact_id)
+   UPDATE campaign_contacts cc SET state = 'pending', attempts = cc.attempts - 1,
+     first_attempt_at = CASE WHEN cc.attempts = 1 THEN NULL ELSE cc.first_attempt_at END,
+     last_attempt_at = (SELECT max(a.created_at) FROM call_attempts a
+                        WHERE a.campaign_id = cc.campaign_id AND a.contact_id = cc.contact_id AND a.id <> ALL($1::uuid[])),
+     next_attempt_at = $2, ready_at = $2, lease_expires_at = NULL, updated_at = $3
+   FROM gone WHERE cc.campaign_id = gone.campaign_id AND cc.contact_id = gone.contact_id AND cc.state = 'dialing'`,
+);
+
+/** Removes the attempts and puts their contacts back in the queue, due at `dueAt`, as before the attempts. */
+export async function putBack(tx: SqlSession, attemptIds: string[], dueAt: Date, now: Date): Promise<void> {
+  await tx.run(putBackStatement, [attemptIds, dueAt, now]);
+}

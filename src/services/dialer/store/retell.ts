@@ -1,0 +1,60 @@
+import { statement, type SqlSession } from '../../../db/sql.js';
+import { uuidv7 } from '../../ids.js';
+
+// The statements of Retell's webhooks: the attempt an event is about, the delivery recorded once, and
+// what the event says, stored on the attempt.
+
+/** The attempt a Retell event is about, locked (FOR UPDATE). */
+export interface EventAttempt {
+  id: string;
+  campaignId: string;
+  status: string;
+  providerCallId: string | null;
+  /** A result is stored on it, waiting to be applied. */
+  hasResult: boolean;
+}
+
+// Found by the attempt id we put in the metadata (the webhook may come before we stored Retell's call
+// id), or by the call id for a call created without it.
+const lockAttemptStatement = statement<EventAttempt>(
+  'dialer.retell_attempt',
+  `SELECT id, campaign_id AS "campaignId", status::text, provider_call_id AS "providerCallId", pending_result IS NOT NULL AS "hasResult"
+   FROM call_attempts
+   WHERE id = $1::uuid OR ($2::boolean AND provider_call_id = $3) FOR UPDATE`,
+);
+
+export async function lockEventAttempt(tx: SqlSession, attemptId: string | null, callId: string): Promise<EventAttempt | undefined> {
+  return (await tx.run(lockAttemptStatement, [attemptId, attemptId === null, callId]))[0];
+}
+
+const deliveryStatement = statement<{ id: string }>(
+  'dialer.retell_delivery',
+  `INSERT INTO webhook_deliveries (id, source, event_key) VALUES ($1::uuid, 'retell', $2) ON CONFLICT DO NOTHING RETURNING id`,
+);
+
+/** Records a delivery of the event; false when it was recorded before (a repeat). */
+export async function recordDelivery(tx: SqlSession, eventKey: string): Promise<boolean> {
+  return (await tx.run(deliveryStatement, [uuidv7(), eventKey])).length > 0;
+}
+
+const startedStatement = statement(
+  'dialer.retell_started',
+  `UPDATE call_attempts SET status = 'in_progress', provider_call_id = $2, started_at = coalesce(started_at, $3), updated_at = $3
+   WHERE id = $1::uuid`,
+);
+
+/** The call is under way at the provider. */
+export async function markStarted(tx: SqlSession, attemptId: string, callId: string, now: Date): Promise<void> {
+  await tx.run(startedStatement, [attemptId, callId, now]);
+}
+
+const storeResultStatement = statement(
+  'dialer.retell_result',
+  `UPDATE call_attempts SET provider_call_id = $2, pending_result = $3::jsonb, lease_expires_at = $4, updated_at = now()
+   WHERE id = $1::uuid`,
+);
+
+/** Keeps the call's result on its attempt, to be applied when `leaseUntil` comes (or at once, by the dialer). */
+export async function storeResult(tx: SqlSession, attemptId: string, callId: string, result: string, leaseUntil: Date): Promise<void> {
+  await tx.run(storeResultStatement, [attemptId, callId, result, leaseUntil]);
+}

@@ -1,0 +1,62 @@
+import { named } from '../../../db/prisma-names.js';
+import { statement, type SqlSession } from '../../../db/sql.js';
+import type { CallStatus, Prisma, PrismaClient } from '../../../generated/prisma/client.js';
+
+// The sweep's reads and writes, and the dialer's state for the metrics gauges.
+
+const UNFINISHED: CallStatus[] = ['queued', 'ringing', 'in_progress'];
+
+const clearMarksStatement = statement(
+  'dialer.clear_ended',
+  `DELETE FROM ended_calls e WHERE NOT EXISTS (
+     SELECT 1 FROM call_attempts a WHERE a.id = e.attempt_id AND a.status IN ('queued', 'ringing', 'in_progress'))`,
+);
+
+/** Forgets the marks of ended calls whose results are written. */
+export async function clearEndedMarks(sql: SqlSession): Promise<void> {
+  await sql.run(clearMarksStatement);
+}
+
+/** Unfinished attempts whose lease ran out, with the result their provider left for them, if any (at most 5,000). */
+export function expiredAttempts(db: PrismaClient, now: Date): Promise<{ id: string; pendingResult: Prisma.JsonValue }[]> {
+  return named('dialer.expired_leases', () =>
+    db.callAttempt.findMany({ where: { status: { in: UNFINISHED }, leaseExpiresAt: { lt: now } }, select: { id: true, pendingResult: true }, take: 5_000 }),
+  );
+}
+
+const closeCancelledStatement = statement<{ campaignId: string }>(
+  'dialer.close_cancelled',
+  `UPDATE campaign_contacts SET state = 'done', outcome = 'cancelled', next_attempt_at = NULL, updated_at = $1
+   WHERE state = 'pending' AND campaign_id IN (SELECT id FROM campaigns WHERE status = 'cancelled')
+   RETURNING campaign_id AS "campaignId"`,
+);
+
+/** Closes the waiting contacts of cancelled campaigns; returns the campaigns, once each. */
+export async function closeCancelled(sql: SqlSession, now: Date): Promise<string[]> {
+  const closed = await sql.run(closeCancelledStatement, [now]);
+  return [...new Set(closed.map((c) => c.campaignId))];
+}
+
+/** Scheduled campaigns whose start has come. */
+export async function scheduledToStart(db: PrismaClient, now: Date): Promise<string[]> {
+  const rows = await named('dialer.scheduled_due', () => db.campaign.findMany({ where: { status: 'scheduled', startedAt: { lte: now } }, select: { id: true } }));
+  return rows.map((c) => c.id);
+}
+
+export async function runningCampaigns(db: PrismaClient): Promise<string[]> {
+  const rows = await named('dialer.running', () => db.campaign.findMany({ where: { status: 'running' }, select: { id: true } }));
+  return rows.map((c) => c.id);
+}
+
+/** The dialer's state as the database knows it: calls in flight, contacts due, credit held. */
+export async function statusCounts(db: PrismaClient, now: Date): Promise<{ inFlight: number; due: number; held: bigint }> {
+  const [row] = await named(
+    'dialer.status',
+    () => db.$queryRaw<{ inFlight: number; due: number; held: bigint }[]>`
+      SELECT (SELECT count(*)::int FROM campaign_contacts WHERE state = 'dialing') AS "inFlight",
+             (SELECT count(*)::int FROM campaign_contacts cc JOIN campaigns c ON c.id = cc.campaign_id
+               WHERE c.status = 'running' AND cc.state = 'pending' AND cc.next_attempt_at <= ${now}) AS due,
+             (SELECT coalesce(sum(held_cents), 0)::bigint FROM credit_accounts) AS held`,
+  );
+  return row!;
+}
