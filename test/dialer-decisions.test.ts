@@ -6,11 +6,11 @@ import {
   creditVerdict,
   endingOf,
   freeSlots,
-  isStartupRefusal,
   planClaim,
   refusalOutcome,
   variablesOf,
 } from '../src/services/dialer/decisions.js';
+import { isStartRefusal } from '../src/services/campaigns/states.js';
 import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/options.js';
 import type { FinishedAttempt } from '../src/services/dialer/store/ended-calls.js';
 import type { Candidate, TickCampaign } from '../src/services/dialer/store/placing.js';
@@ -253,9 +253,9 @@ describe('a campaign after results', () => {
   });
 
   it('pauses a scheduled campaign that cannot start for a reason of its own, and not for others', () => {
-    expect(isStartupRefusal('no_callable_contacts')).toBe(true);
-    expect(isStartupRefusal('agent_inactive')).toBe(true);
-    expect(isStartupRefusal('insufficient_credits')).toBe(false);
-    expect(isStartupRefusal(undefined)).toBe(false);
+    expect(isStartRefusal('no_callable_contacts')).toBe(true);
+    expect(isStartRefusal('agent_inactive')).toBe(true);
+    expect(isStartRefusal('insufficient_credits')).toBe(false);
+    expect(isStartRefusal(undefined)).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 import { pino } from 'pino';
 import { z } from 'zod';
 import type { CreditHold, CreditTransaction } from '../../src/generated/prisma/client.js';
-import { endCalls, holdCalls, lockAccounts } from '../../src/services/billing/calls.js';
+import { endCalls, holdCalls } from '../../src/services/billing/calls.js';
+import { lockAccounts } from '../../src/services/billing/ledger.js';
 import { effectiveCents, MAX_CREDIT_CENTS, type LedgerContext } from '../../src/services/billing/ledger.js';
 import { systemClock } from '../../src/services/context.js';
 import { idleDialer } from '../../src/services/dialer/control.js';

@@ -1,5 +1,5 @@
 import type { SqlSession, SqlTransaction } from '../../db/sql.js';
-import { effectiveCents, lockAccounts, moveMoney, noBalances, type Balances, type ClosedHold, type Entry, type LedgerContext } from './ledger.js';
+import { effectiveCents, moveMoney, noBalances, type Balances, type ClosedHold, type Entry, type LedgerContext } from './ledger.js';
 import * as store from './store.js';
 
 // How the dialer pays for calls, inside its own transactions: hold an estimate when calls start, settle
@@ -8,7 +8,6 @@ import * as store from './store.js';
 // on that row instead of overwriting each other; ending a call is idempotent per call attempt, so a
 // repeated provider event cannot charge twice.
 
-export { lockAccounts };
 
 /** Billed per second, rounded up to a whole cent. */
 export function callCostCents(durationSeconds: number, rateCentsPerMinute: number): bigint {

@@ -26,8 +26,8 @@ export const PAUSED_REASONS = ['user_requested', 'insufficient_credits', 'agent_
 export type PausedReason = (typeof PAUSED_REASONS)[number];
 
 /** A start refusal the dialer records as the paused reason of a scheduled campaign it could not start. */
-export const isStartRefusal = (reason: string): reason is (typeof START_REFUSALS)[number] =>
-  (START_REFUSALS as readonly string[]).includes(reason);
+export const isStartRefusal = (reason: string | undefined): reason is (typeof START_REFUSALS)[number] =>
+  (START_REFUSALS as readonly (string | undefined)[]).includes(reason);
 
 const STATE: Record<CampaignStatus, string> = {
   draft: 'This campaign is a draft.',

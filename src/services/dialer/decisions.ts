@@ -180,8 +180,3 @@ export function campaignOutcome(
   const tripped = record.recent >= options.breakerWindow && record.failed >= options.breakerThreshold * record.recent;
   return tripped ? 'high_failure_rate' : null;
 }
-
-const STARTUP_REFUSALS: PausedReason[] = ['agent_inactive', 'agent_has_no_phone_number', 'no_callable_contacts'];
-
-/** A reason a scheduled campaign could not start that pauses it (others are errors). */
-export const isStartupRefusal = (reason: string | undefined): reason is PausedReason => STARTUP_REFUSALS.includes(reason as PausedReason);

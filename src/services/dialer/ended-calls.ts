@@ -1,4 +1,5 @@
-import { callCostCents, endCalls, lockAccounts } from '../billing/calls.js';
+import { callCostCents, endCalls } from '../billing/calls.js';
+import { lockAccounts } from '../billing/ledger.js';
 import { pauseForReason } from '../campaigns/states.js';
 import { addToList, type ListedNumber } from '../contacts/do-not-call.js';
 import type { ServiceEnv } from '../context.js';

@@ -1,4 +1,5 @@
-import { endCalls, lockAccounts } from '../billing/calls.js';
+import { endCalls } from '../billing/calls.js';
+import { lockAccounts } from '../billing/ledger.js';
 import type { ServiceEnv } from '../context.js';
 import { retryOnConflict } from './retry.js';
 import { lockUnplaced, putBack } from './store/placing.js';

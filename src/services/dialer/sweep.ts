@@ -1,8 +1,7 @@
 import { startCampaign } from '../campaigns/start.js';
-import { pauseForReason } from '../campaigns/states.js';
+import { isStartRefusal, pauseForReason } from '../campaigns/states.js';
 import type { ServiceEnv } from '../context.js';
 import { ConflictError } from '../errors.js';
-import { isStartupRefusal } from './decisions.js';
 import { readPendingResult } from './pending-result.js';
 import { retryOnConflict } from './retry.js';
 import { clearEndedMarks, closeCancelled, expiredAttempts, runningCampaigns, scheduledToStart } from './store/sweep.js';
@@ -49,7 +48,7 @@ async function startScheduled(env: ServiceEnv, campaignId: string, now: Date): P
   try {
     await retryOnConflict(() => env.sql.transaction((tx) => startCampaign(tx, campaignId, now)));
   } catch (error) {
-    if (!(error instanceof ConflictError) || !isStartupRefusal(error.reason)) throw error;
+    if (!(error instanceof ConflictError) || !isStartRefusal(error.reason)) throw error;
     await pauseForReason(env.sql, campaignId, error.reason);
   }
 }
