@@ -14,6 +14,7 @@ import { enrollContacts } from '../src/services/campaigns/store.js';
 import { inProcessEventBus } from '../src/services/events.js';
 import { defaultSettings } from '../src/services/settings.js';
 import { BENCH_SECRET, buildOnce, cpuMsOf, machineCpuMs, median, postgresCpuBetween, postgresCpuMs, profileArgs, round, withDatabase } from './support.js';
+import { notify } from '../src/db/notifications.js';
 
 // Issue 5: a 10,000-contact campaign at concurrent_calls 100 on the instant simulator, on PostgreSQL:
 // attempts per second with one worker process and with two. Targets: at least 1,000 attempts/s per
@@ -118,13 +119,13 @@ async function run(targets: Target[], workers: number): Promise<Run> {
   await Promise.all(
     targets.map(async ({ db }, i) => {
       await db.prisma.campaign.update({ where: { id: campaignIds[i] }, data: { status: 'running' } });
-      await db.sql.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, `bench ${campaignIds[i]}`]);
+      await notify(db.sql, WAKE_CHANNEL, `bench ${campaignIds[i]}`);
     }),
   );
   let workerMs = 0;
-  let postgresMs = 0;
-  let machineMs = 0;
-  let elapsedMs = 0;
+  let postgresMs: number;
+  let machineMs: number;
+  let elapsedMs: number;
   try {
     for (const [i, { db }] of targets.entries()) {
       for (;;) {

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuthenticator, UserRegistry } from '../src/services/auth.js';
+import { createAuthenticator, type UserRegistry } from '../src/services/auth.js';
 import { startTestApp, TEST_SECRET, type TestApp } from './support/app.js';
 
 // Every way a bearer token can be wrong is a 401 on both surfaces, with DRF's bodies on v1.

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createAgent, insertCampaign } from './support/fixtures.js';
+import { testSql } from './support/sql.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -170,7 +171,7 @@ describe('a contact belongs to its group’s user', () => {
     const group = await importGroup(await app.token(owner), 'mine', [{ Phone: '+14155550194' }]);
     await app.prisma.user.create({ data: { id: stranger } });
     await expect(
-      app.sql.query('INSERT INTO contacts (id, user_id, contact_group_id, phone_number, updated_at) VALUES ($1, $2, $3, $4, now())', [
+      testSql(app.sql).query('INSERT INTO contacts (id, user_id, contact_group_id, phone_number, updated_at) VALUES ($1, $2, $3, $4, now())', [
         randomUUID(), stranger, group, '+14155550195',
       ]),
     ).rejects.toThrow(/contacts_contact_group_id_user_id_fkey/);

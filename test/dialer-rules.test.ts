@@ -194,11 +194,6 @@ describe('pausing for credits', () => {
     // Named statements (a store's) and unnamed text alike.
     const sql = {
       ...base.sql,
-      query: async <R,>(text: string, values?: readonly unknown[]) => {
-        const rows = await base.sql.query<R>(text, values);
-        await afterRead(text);
-        return rows;
-      },
       run: async <R,>(statement: Statement<R>, values?: readonly unknown[]) => {
         const rows = await base.sql.run(statement, values);
         await afterRead(statement.text);

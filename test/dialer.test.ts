@@ -4,6 +4,7 @@ import type { Statement } from '../src/db/sql.js';
 import type { CallResult, PlaceCall } from '../src/services/dialer/telephony.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, holdWrites, ledgerMatchesAccount, manualDialer, ManualClock, RecordingTelephony, runningCampaign } from './support/dialer.js';
+import { testSql } from './support/sql.js';
 
 // The dialer against a real database, driven by a clock the test moves, with a telephony fake that
 // watches from the outside what the dialer may never do.
@@ -217,7 +218,7 @@ describe('a call that ended in one worker', () => {
     // The first worker hears its calls end, but writes nothing until the test says so.
     const write = holdWrites(first.dialer);
     const marked = async () => {
-      const [row] = await app.sql.query<{ n: number }>(
+      const [row] = await testSql(app.sql).query<{ n: number }>(
         'SELECT count(*)::int AS n FROM ended_calls e JOIN call_attempts a ON a.id = e.attempt_id WHERE a.campaign_id = $1::uuid',
         [setup.campaignId],
       );
@@ -311,16 +312,12 @@ describe('a balance spent elsewhere between a tick\'s read and its holds', () =>
     const beforeHolds = async (text: string) => {
       if (spendElsewhere && text.includes('WITH account AS')) {
         spendElsewhere = false;
-        await base.sql.query('UPDATE credit_accounts SET held_cents = balance_cents + included_remaining_cents');
+        await testSql(base.sql).query('UPDATE credit_accounts SET held_cents = balance_cents + included_remaining_cents');
       }
     };
     // Named statements (a store's) and unnamed text alike.
     const sql = {
       ...base.sql,
-      query: async <R,>(text: string, values?: readonly unknown[]) => {
-        await beforeHolds(text);
-        return base.sql.query<R>(text, values);
-      },
       run: async <R,>(statement: Statement<R>, values?: readonly unknown[]) => {
         await beforeHolds(statement.text);
         return base.sql.run(statement, values);

@@ -5,6 +5,7 @@ import type { Database } from '../src/db/database.js';
 import { wakeNotifications, type WakeNotifications } from '../src/jobs/wake-notifications.js';
 import { openTestDatabase } from './support/database.js';
 import { waitFor } from './support/wait.js';
+import { testSql } from './support/sql.js';
 
 // Dialer wake-ups between processes: what one dialer sends, every other one hears at once, and none
 // hears its own. Two instances on one database stand for two worker processes.
@@ -21,7 +22,7 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('dialer wake-up notif
   });
 
   async function dialer(heard: string[]) {
-    const [{ name }] = (await db.sql.query<{ name: string }>('SELECT current_database() AS name')) as [{ name: string }];
+    const [{ name }] = (await testSql(db.sql).query<{ name: string }>('SELECT current_database() AS name')) as [{ name: string }];
     const url = new URL((inject('testDatabase') as { serverUrl: string }).serverUrl);
     url.pathname = `/${name}`;
     const notifications = await wakeNotifications(url.toString(), db.sql, (campaignId) => heard.push(campaignId), pino({ level: 'silent' }));

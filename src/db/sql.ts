@@ -43,8 +43,6 @@ export function dynamicStatement<Row = Record<string, unknown>>(name: string, te
 export interface SqlSession {
   /** The rows of one statement; `$1`, `$2`, ... take `values`. */
   run<Row>(statement: Statement<Row>, values?: readonly unknown[]): Promise<Row[]>;
-  /** Unnamed text: only until every store declares its statements. */
-  query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<R[]>;
 }
 
 /** Counts and times a statement under its name (Prisma's too, see prisma-names.ts); the labelled series are looked up once per statement. */
@@ -118,20 +116,11 @@ const pgTypes = {
     oid === INT8_OID ? (text: string) => BigInt(text) : pg.types.getTypeParser(oid, format),
 } as pg.CustomTypesConfig;
 
-/** Each statement text is prepared once per connection, up to this many texts. */
-const MAX_PREPARED = 500;
-
 /** On PostgreSQL: statements through node-postgres on the pool Prisma uses too. */
 export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
-  // A statement's name stands for its text on every connection of the pool; texts are fixed in the
-  // code, and a text built at run time beyond the bound simply goes unprepared.
-  const names = new Map<string, string>();
-  const nameOf = (text: string) => {
-    let name = names.get(text);
-    if (!name && names.size < MAX_PREPARED) names.set(text, (name = `callflow_${names.size}`));
-    return name;
-  };
-  const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, values?: readonly unknown[], name = nameOf(text)) => {
+  // A declared statement is prepared once per connection under its name, which stands for one text
+  // (statement() refuses a second); a text built at run time goes unprepared, as do BEGIN and COMMIT.
+  const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, values?: readonly unknown[], name?: string) => {
     onStatement();
     const result = await client.query({ name, text, values: values as unknown[] | undefined, types: pgTypes });
     return result.rows as R[];
@@ -140,7 +129,6 @@ export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
     measured(statement, () => run<R>(client, statement.text, values, statement.dynamic ? undefined : `callflow.${statement.name}`));
   return {
     run: (statement, values) => runNamed(pool, statement, values),
-    query: (text, values) => run(pool, text, values),
     async transaction(work) {
       const client = await pool.connect();
       let copying: pgCopy.CopyStreamQuery | undefined;
@@ -149,7 +137,6 @@ export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
         await run(client, 'BEGIN');
         const result = await work({
           run: (statement, values) => runNamed(client, statement, values),
-          query: (text, values) => run(client, text, values),
           copyInto(table, columns) {
             onStatement();
             const stream = client.query(pgCopy.from(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
@@ -198,7 +185,6 @@ export function pgliteSql(pglite: PGlite, onStatement: () => void): Sql {
   };
   return {
     run: (statement, values) => measured(statement, () => run(pglite, statement.text, values)),
-    query: (text, values) => run(pglite, text, values),
     // PGlite sends BEGIN and COMMIT (or ROLLBACK) itself; they are counted like node-postgres' ones.
     transaction: (work) => {
       onStatement();
@@ -206,7 +192,6 @@ export function pgliteSql(pglite: PGlite, onStatement: () => void): Sql {
         .transaction((tx) =>
           work({
             run: (statement, values) => measured(statement, () => run(tx, statement.text, values)),
-            query: (text, values) => run(tx, text, values),
             // PGlite reads a COPY's data from one blob: the rows are kept outside the JS heap until the end.
             copyInto(table, columns) {
               const parts: Blob[] = [];

@@ -3,6 +3,7 @@ import type { Database } from '../../src/db/database.js';
 import type { SqlSession } from '../../src/db/sql.js';
 import { bearer, send } from './http.js';
 import type { IdKind, IdRef } from './json-text.js';
+import { testSql } from '../support/sql.js';
 
 // The world the fuzz starts from: two customers with agents, contact groups, contacts, campaigns (a
 // draft and a running one), credits, a do-not-call entry, and the call attempts and appointment that
@@ -125,7 +126,7 @@ export class IdPool {
       const order = kind === 'agent' ? 'is_active DESC, id DESC' : 'id DESC';
       return `(SELECT '${kind}' AS kind, id::text AS id, ${owner} AS owner FROM ${table} ORDER BY ${order} LIMIT 500)`;
     });
-    const rows = await sql.query<{ kind: string; id: string; owner: string | null }>(parts.join(' UNION ALL '));
+    const rows = await testSql(sql).query<{ kind: string; id: string; owner: string | null }>(parts.join(' UNION ALL '));
     const ids = new Map<string, string[]>();
     for (const row of rows) {
       for (const key of [`${row.kind}:${row.owner}`, `${row.kind}:*`]) ids.set(key, [...(ids.get(key) ?? []), row.id]);

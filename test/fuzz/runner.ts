@@ -7,6 +7,7 @@ import { graphqlPlans } from './graphql.js';
 import { bearer, send, type HttpResponse } from './http.js';
 import { describe, type Caller, type Plan } from './plan.js';
 import { v1Plans } from './v1.js';
+import { testSql } from '../support/sql.js';
 
 // The fuzz: generated requests, one at a time, against a running server, each checked for what no
 // request may do: answer 500 (or INTERNAL_SERVER_ERROR), stop the server answering, or change a row
@@ -63,7 +64,7 @@ class ContentWatch {
   constructor(private readonly sql: SqlSession) {}
 
   async read(): Promise<Fingerprint> {
-    const [row] = await this.sql.query<{ xid: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xid');
+    const [row] = await testSql(this.sql).query<{ xid: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xid');
     if (row!.xid !== this.lastXid) {
       this.last = await fingerprint(this.sql);
       this.lastXid = row!.xid;

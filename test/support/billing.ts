@@ -12,6 +12,7 @@ import { defaultSettings, type Settings } from '../../src/services/settings.js';
 import { parseInput, uuid } from '../../src/services/validation.js';
 import type { TestApp } from './app.js';
 import { templateId } from './fixtures.js';
+import { testSql } from './sql.js';
 
 /** What the dialer passes to the billing service: the database, a clock and a log, no user. */
 export function ledgerContext(app: TestApp, settings: Partial<Settings> = {}): LedgerContext {
@@ -90,7 +91,7 @@ export async function holdForCall(ctx: LedgerContext, raw: z.input<typeof holdFo
 
   await ctx.sql.transaction(async (tx) => {
     const account = (await lockAccounts(tx, [input.userId])).get(input.userId)!;
-    const existing = await tx.query('SELECT 1 FROM credit_holds WHERE call_attempt_id = $1::uuid', [input.callAttemptId]);
+    const existing = await testSql(tx).query('SELECT 1 FROM credit_holds WHERE call_attempt_id = $1::uuid', [input.callAttemptId]);
     if (existing.length) return;
     const available = effectiveCents(account);
     if (available < input.estimateCents) {

@@ -1,4 +1,5 @@
 import type { SqlSession } from '../../src/db/sql.js';
+import { testSql } from './sql.js';
 
 // What "a refused request changed nothing" is checked against: every table's row count and a sum of
 // hashes of its rows' text, so that an insert, a delete or a change of any column shows. Tables are read
@@ -7,7 +8,7 @@ import type { SqlSession } from '../../src/db/sql.js';
 export type Fingerprint = Record<string, string>;
 
 async function tables(sql: SqlSession): Promise<string[]> {
-  const rows = await sql.query<{ name: string }>(
+  const rows = await testSql(sql).query<{ name: string }>(
     `SELECT table_name AS name FROM information_schema.tables
      WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> '_prisma_migrations'
      ORDER BY table_name`,
@@ -18,7 +19,7 @@ async function tables(sql: SqlSession): Promise<string[]> {
 /** One statement over every table; a sum of hashes, unlike an ordered aggregate, needs no sort. */
 export async function fingerprint(sql: SqlSession): Promise<Fingerprint> {
   const names = await tables(sql);
-  const rows = await sql.query<{ name: string; print: string }>(
+  const rows = await testSql(sql).query<{ name: string; print: string }>(
     names
       .map((name) => `SELECT '${name}' AS name, count(*) || ':' || coalesce(sum(hashtextextended(t::text, 0)), 0) AS print FROM "${name}" t`)
       .join(' UNION ALL '),
