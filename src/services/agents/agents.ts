@@ -7,6 +7,7 @@ import { INVALID_PHONE_MESSAGE, toE164 } from '../phone.js';
 import { defaultCountryOf } from '../users/store.js';
 import { jsonObject, parseInput, uuid, type RawInput } from '../validation.js';
 import { pauseRunningCampaignsOfAgent } from '../campaigns/states.js';
+import { uuidv7 } from '../ids.js';
 import { ownedOrNotFound } from '../owned.js';
 import * as store from './store.js';
 import type { AgentPage, AgentQuery, AgentStatusFilter } from './store.js';
@@ -84,23 +85,43 @@ export async function createAgent<Q extends AgentQuery = {}>(ctx: ServiceContext
   }
   if (Object.keys(errors).length > 0 || !template || !number) throw new ValidationError(errors);
 
-  const id = await store.insertAgent(
-    ctx.db,
-    {
-      userId: ctx.user.id,
-      templateId: template.id,
-      name: input.name,
-      responseEngineType: template.responseEngineType,
-      systemPrompt: renderPrompt(template.systemPromptTemplate, variables),
-      agentVariables: variables as Prisma.InputJsonObject,
-      agentProfile: template.agentProfileDefaults as Prisma.InputJsonValue,
-      agentConfig: { template_key: template.templateKey },
-    },
-    { existingId: existingNumber?.id ?? null, number, label: input.phone_number_label },
-  );
-  if (!id) throw ValidationError.field('phone_number', NUMBER_TAKEN);
+  const id = uuidv7();
+  try {
+    await ctx.sql.transaction(async (tx) => {
+      await store.insertAgentRow(tx, {
+        id,
+        user_id: ctx.user.id,
+        template_id: template.id,
+        name: input.name,
+        response_engine_type: template.responseEngineType,
+        system_prompt: renderPrompt(template.systemPromptTemplate, variables),
+        agent_variables: variables,
+        agent_profile: template.agentProfileDefaults,
+        agent_config: { template_key: template.templateKey },
+      });
+      // The user's row for the number moves to the new agent, unless an active agent took it meanwhile.
+      const numberId = existingNumber?.id ?? uuidv7();
+      if (existingNumber) {
+        if (!(await store.takeNumber(tx, numberId, id, input.phone_number_label))) throw new NumberTaken();
+      } else {
+        await store.insertNumber(tx, { id: numberId, user_id: ctx.user.id, agent_id: id, number, label: input.phone_number_label });
+      }
+      await store.setPrimaryNumber(tx, id, numberId);
+    });
+  } catch (error) {
+    // Taken under the number's row lock, or inserted by another agent created at the same moment.
+    if (error instanceof NumberTaken || (error as { code?: unknown }).code === UNIQUE_VIOLATION) {
+      throw ValidationError.field('phone_number', NUMBER_TAKEN);
+    }
+    throw error;
+  }
   return getAgent(ctx, id, query);
 }
+
+/** Rolls the agent's transaction back when its number was taken meanwhile. */
+class NumberTaken extends Error {}
+
+const UNIQUE_VIOLATION = '23505';
 
 /**
  * Archives an agent: it leaves the active list and its running campaigns pause with the reason

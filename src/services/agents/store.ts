@@ -1,6 +1,6 @@
 import { camelKeys, named } from '../../db/prisma-names.js';
 import { statement, type SqlSession } from '../../db/sql.js';
-import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { TemplateColumns } from './templates.js';
 import type { AgentWithRelations } from './with-relations.js';
 
@@ -90,59 +90,68 @@ export function findNumber(db: PrismaClient, userId: string, number: string) {
   );
 }
 
-export type NewAgent = Omit<Prisma.AgentUncheckedCreateInput, 'phoneNumberId'>;
-
-/** The agent's primary number: the user's existing row for it (`existingId`), or a new row. */
-export interface NewAgentNumber {
-  existingId: string | null;
-  number: string;
-  label: string;
+/** A new agent's columns. */
+export interface NewAgent {
+  id: string;
+  user_id: string;
+  template_id: string;
+  name: string;
+  response_engine_type: string;
+  system_prompt: string;
+  agent_variables: unknown;
+  agent_profile: unknown;
+  agent_config: unknown;
 }
 
-/** Thrown inside insertAgent's transaction to roll it back; never leaves this module. */
-class NumberTaken extends Error {}
+const insertAgentStatement = statement(
+  'agents.insert',
+  `INSERT INTO agents (id, user_id, template_id, name, response_engine_type, system_prompt, agent_variables, agent_profile, agent_config, updated_at)
+   VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, now())`,
+);
 
-/**
- * Inserts an agent with its primary number in one transaction and returns its id; null when another
- * active agent took the number first (checked again under the number's row lock, or a concurrent insert
- * of the same number), in which case nothing is written.
- */
-export async function insertAgent(db: PrismaClient, agent: NewAgent, number: NewAgentNumber): Promise<string | null> {
-  try {
-    return await db.$transaction(async (tx) => {
-      const { id } = await named('agents.insert', () => tx.agent.create({ data: agent, select: { id: true } }));
-      let phoneId: string;
-      if (number.existingId) {
-        const moved = await named('agents.takeNumber', () =>
-          tx.phoneNumber.updateMany({
-            where: { id: number.existingId!, OR: [{ agentId: null }, { agent: { isActive: false } }] },
-            data: { agentId: id, isPrimary: true, label: number.label },
-          }),
-        );
-        if (moved.count === 0) throw new NumberTaken();
-        // The archived agent the number leaves keeps no primary number (a number is one agent's primary).
-        await named('agents.dropPrimaryNumber', () =>
-          tx.agent.updateMany({ where: { phoneNumberId: number.existingId }, data: { phoneNumberId: null } }),
-        );
-        phoneId = number.existingId;
-      } else {
-        const phone = await named('agents.insertNumber', () =>
-          tx.phoneNumber.create({
-            data: { userId: agent.userId, agentId: id, number: number.number, label: number.label, isPrimary: true },
-            select: { id: true },
-          }),
-        );
-        phoneId = phone.id;
-      }
-      await named('agents.setPrimaryNumber', () => tx.agent.update({ where: { id }, data: { phoneNumberId: phoneId }, select: { id: true } }));
-      return id;
-    });
-  } catch (error) {
-    if (error instanceof NumberTaken) return null;
-    // Another agent created at the same moment inserted the number first.
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return null;
-    throw error;
-  }
+export async function insertAgentRow(tx: SqlSession, agent: NewAgent): Promise<void> {
+  const json = (value: unknown) => JSON.stringify(value);
+  await tx.run(insertAgentStatement, [
+    ...[agent.id, agent.user_id, agent.template_id, agent.name, agent.response_engine_type, agent.system_prompt],
+    ...[json(agent.agent_variables), json(agent.agent_profile), json(agent.agent_config)],
+  ]);
+}
+
+// The number moves only from no agent or an archived one; the archived agent keeps no primary number.
+const takeNumberStatement = statement(
+  'agents.take_number',
+  `UPDATE phone_numbers p SET agent_id = $2::uuid, is_primary = true, label = $3
+   WHERE p.id = $1::uuid AND (p.agent_id IS NULL OR EXISTS (SELECT 1 FROM agents a WHERE a.id = p.agent_id AND NOT a.is_active))
+   RETURNING p.id`,
+);
+const dropPrimaryStatement = statement(
+  'agents.drop_primary_number',
+  'UPDATE agents SET phone_number_id = NULL, updated_at = now() WHERE phone_number_id = $1::uuid',
+);
+
+/** Gives the user's existing number row to the new agent; false when an active agent holds it. */
+export async function takeNumber(tx: SqlSession, numberId: string, agentId: string, label: string): Promise<boolean> {
+  if ((await tx.run(takeNumberStatement, [numberId, agentId, label])).length === 0) return false;
+  await tx.run(dropPrimaryStatement, [numberId]);
+  return true;
+}
+
+const insertNumberStatement = statement(
+  'agents.insert_number',
+  `INSERT INTO phone_numbers (id, user_id, agent_id, number, label, is_primary) VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, true)`,
+);
+
+export async function insertNumber(tx: SqlSession, row: { id: string; user_id: string; agent_id: string; number: string; label: string }): Promise<void> {
+  await tx.run(insertNumberStatement, [row.id, row.user_id, row.agent_id, row.number, row.label]);
+}
+
+const setPrimaryStatement = statement(
+  'agents.set_primary_number',
+  'UPDATE agents SET phone_number_id = $2::uuid, updated_at = now() WHERE id = $1::uuid',
+);
+
+export async function setPrimaryNumber(tx: SqlSession, agentId: string, numberId: string): Promise<void> {
+  await tx.run(setPrimaryStatement, [agentId, numberId]);
 }
 
 const archiveStatement = statement<{ id: string }>(
