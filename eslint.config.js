@@ -15,7 +15,7 @@ const PRISMA_MODELS = readFileSync(fileURLToPath(import.meta.resolve('./prisma/s
 
 const databaseCalls = [
   {
-    selector: "CallExpression[callee.property.name=/^\\$(queryRaw|queryRawUnsafe|executeRaw|executeRawUnsafe|transaction)$/]",
+    selector: 'CallExpression[callee.property.name=/^\\$(queryRaw|queryRawUnsafe|executeRaw|executeRawUnsafe|transaction)$/]',
     message: 'Only a store may send SQL or open a transaction: add a function to the domain store.',
   },
   {
@@ -23,11 +23,12 @@ const databaseCalls = [
     message: 'Only a store may use the Prisma client: add a function to the domain store.',
   },
   {
-    selector: "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(run|query|copyInto)$/][callee.object.property.name='sql']",
+    selector:
+      "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(run|query|copyInto)$/][callee.object.property.name='sql']",
     message: 'Only a store may run SQL: add a function to the domain store.',
   },
   {
-    selector: "CallExpression[callee.name=/^(statement|dynamicStatement)$/]",
+    selector: 'CallExpression[callee.name=/^(statement|dynamicStatement)$/]',
     message: 'Statements are declared in a store.',
   },
 ];
@@ -40,7 +41,10 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-empty-object-type': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       'no-empty': ['error', { allowEmptyCatch: true }],
       // A test's fake often reads (in a closure) the object it is handed to, declared before it.

@@ -13,7 +13,18 @@ import { idleDialer } from '../src/services/dialer/control.js';
 import { enrollContacts } from '../src/services/campaigns/store.js';
 import { inProcessEventBus } from '../src/services/events.js';
 import { defaultSettings } from '../src/services/settings.js';
-import { BENCH_SECRET, buildOnce, cpuMsOf, machineCpuMs, median, postgresCpuBetween, postgresCpuMs, profileArgs, round, withDatabase } from './support.js';
+import {
+  BENCH_SECRET,
+  buildOnce,
+  cpuMsOf,
+  machineCpuMs,
+  median,
+  postgresCpuBetween,
+  postgresCpuMs,
+  profileArgs,
+  round,
+  withDatabase,
+} from './support.js';
 import { notify } from '../src/db/notifications.js';
 
 // Issue 5: a 10,000-contact campaign at concurrent_calls 100 on the instant simulator, on PostgreSQL:
@@ -38,7 +49,11 @@ async function campaignFor(db: Database, env: ServiceEnv): Promise<string> {
   });
   const rows = Array.from({ length: CONTACTS }, (_, i) => ({ Name: `Person ${i}`, Phone: `+1415${2_000_000 + i}` }));
   const { groupId } = await importContacts(ctx, { group_name: 'Bench', csv_data: rows });
-  await grantCredits(serviceContext(env, { id: randomUUID(), isAdmin: true }), { user_id: userId, kind: 'top_up', amount_cents: 1_000_000_000 });
+  await grantCredits(serviceContext(env, { id: randomUUID(), isAdmin: true }), {
+    user_id: userId,
+    kind: 'top_up',
+    amount_cents: 1_000_000_000,
+  });
   const campaign = await db.prisma.campaign.create({
     data: {
       userId,
@@ -68,7 +83,15 @@ async function startWorker(url: string): Promise<ChildProcess> {
   await buildOnce();
   const child = spawn(process.execPath, [...profileArgs, ...workerArgs], {
     cwd: root,
-    env: { PATH: process.env.PATH, NODE_ENV: 'production', JWT_SECRET: BENCH_SECRET, DATABASE_URL: url, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', SIM_TIME_SCALE: '0', DIALER_SWEEP_SECONDS: '1' },
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      JWT_SECRET: BENCH_SECRET,
+      DATABASE_URL: url,
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      SIM_TIME_SCALE: '0',
+      DIALER_SWEEP_SECONDS: '1',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
@@ -167,47 +190,61 @@ async function target(url: string): Promise<Target> {
   await db.migrate();
   await seedAgentTemplates(db.prisma);
   const log = pino({ level: 'warn' });
-  return { db, url, env: { db: db.prisma, sql: db.sql, clock: systemClock, log, settings: defaultSettings, dialer: idleDialer, events: inProcessEventBus(log) } };
+  return {
+    db,
+    url,
+    env: {
+      db: db.prisma,
+      sql: db.sql,
+      clock: systemClock,
+      log,
+      settings: defaultSettings,
+      dialer: idleDialer,
+      events: inProcessEventBus(log),
+    },
+  };
 }
 
 export async function benchDialer() {
-  return withDatabase((url) => withDatabase(async (otherUrl) => {
-    const targets = [await target(url), await target(otherUrl)];
-    try {
-      const one: Run[] = [];
-      const two: Run[] = [];
-      // What two workers do when they share nothing but the machine: one campaign each, on a database
-      // each. Their speedup over one worker is as far as sharing a campaign could bring two workers here.
-      const apart: Run[] = [];
-      for (let i = 0; i < RUNS; i += 1) {
-        one.push(await run(targets.slice(0, 1), 1));
-        two.push(await run(targets.slice(0, 1), 2));
-        apart.push(await run(targets, 1));
+  return withDatabase((url) =>
+    withDatabase(async (otherUrl) => {
+      const targets = [await target(url), await target(otherUrl)];
+      try {
+        const one: Run[] = [];
+        const two: Run[] = [];
+        // What two workers do when they share nothing but the machine: one campaign each, on a database
+        // each. Their speedup over one worker is as far as sharing a campaign could bring two workers here.
+        const apart: Run[] = [];
+        for (let i = 0; i < RUNS; i += 1) {
+          one.push(await run(targets.slice(0, 1), 1));
+          two.push(await run(targets.slice(0, 1), 2));
+          apart.push(await run(targets, 1));
+        }
+        const rate = (runs: Run[]) => median(runs.map((r) => r.attemptsPerSec));
+        const all = (runs: Run[]) => runs.map((r) => round(r.attemptsPerSec, 0)).join(' ');
+        const cores = (runs: Run[]) =>
+          `workers ${round(median(runs.map((r) => r.workerCores)), 2)}, postgres ${round(median(runs.map((r) => r.postgresCores)), 2)}, machine ${round(median(runs.map((r) => r.machineCores)), 2)}`;
+        return {
+          name: 'dialer (instant simulator, PostgreSQL)',
+          contacts: CONTACTS,
+          concurrentCalls: 100,
+          runs: RUNS,
+          oneWorkerAttemptsPerSec: round(rate(one), 0),
+          twoWorkersAttemptsPerSec: round(rate(two), 0),
+          speedup: round(rate(two) / rate(one), 2),
+          twoApartAttemptsPerSec: round(rate(apart), 0),
+          apartSpeedup: round(rate(apart) / rate(one), 2),
+          allOne: all(one),
+          allTwo: all(two),
+          allApart: all(apart),
+          oneWorkerCpuCores: cores(one),
+          twoWorkersCpuCores: cores(two),
+          twoApartCpuCores: cores(apart),
+          targets: { perWorker: 1000, speedup: 1.7 },
+        };
+      } finally {
+        for (const { db } of targets) await db.close();
       }
-      const rate = (runs: Run[]) => median(runs.map((r) => r.attemptsPerSec));
-      const all = (runs: Run[]) => runs.map((r) => round(r.attemptsPerSec, 0)).join(' ');
-      const cores = (runs: Run[]) =>
-        `workers ${round(median(runs.map((r) => r.workerCores)), 2)}, postgres ${round(median(runs.map((r) => r.postgresCores)), 2)}, machine ${round(median(runs.map((r) => r.machineCores)), 2)}`;
-      return {
-        name: 'dialer (instant simulator, PostgreSQL)',
-        contacts: CONTACTS,
-        concurrentCalls: 100,
-        runs: RUNS,
-        oneWorkerAttemptsPerSec: round(rate(one), 0),
-        twoWorkersAttemptsPerSec: round(rate(two), 0),
-        speedup: round(rate(two) / rate(one), 2),
-        twoApartAttemptsPerSec: round(rate(apart), 0),
-        apartSpeedup: round(rate(apart) / rate(one), 2),
-        allOne: all(one),
-        allTwo: all(two),
-        allApart: all(apart),
-        oneWorkerCpuCores: cores(one),
-        twoWorkersCpuCores: cores(two),
-        twoApartCpuCores: cores(apart),
-        targets: { perWorker: 1000, speedup: 1.7 },
-      };
-    } finally {
-      for (const { db } of targets) await db.close();
-    }
-  }));
+    }),
+  );
 }

@@ -19,10 +19,41 @@ const CONTACTS = 200;
 const CAMPAIGNS = Number(process.env.BENCH_LOAD_CAMPAIGNS ?? 25);
 const NEIGHBOURS = 5;
 
-const NESTED = /* GraphQL */ `query Nested($first: Int!) {
-  campaigns(first: $first) { edges { node { id name status concurrentCalls startedAt
-    agent { id name isActive }
-    contactGroup { id name total contacts(first: 20) { edges { node { id name phoneNumber status } } } } } } } }`;
+const NESTED = /* GraphQL */ `
+  query Nested($first: Int!) {
+    campaigns(first: $first) {
+      edges {
+        node {
+          id
+          name
+          status
+          concurrentCalls
+          startedAt
+          agent {
+            id
+            name
+            isActive
+          }
+          contactGroup {
+            id
+            name
+            total
+            contacts(first: 20) {
+              edges {
+                node {
+                  id
+                  name
+                  phoneNumber
+                  status
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+`;
 
 interface Scenario {
   name: string;
@@ -59,18 +90,31 @@ const phone = () => `+1415${String(2_000_000 + (phoneSeq += 1)).padStart(7, '0')
 /** One customer's agents, groups and campaigns, created the way a client creates them. */
 export async function seedCustomer(server: Server, token: string) {
   const { data } = await call(server, token, 'POST', '/graphql', { query: '{ agentTemplates { id templateKey } }' });
-  const template = data.agentTemplates.find((t: { templateKey: string }) => t.templateKey === 'appointment_setter') ?? data.agentTemplates[0];
+  const template =
+    data.agentTemplates.find((t: { templateKey: string }) => t.templateKey === 'appointment_setter') ?? data.agentTemplates[0];
   const agents: string[] = [];
   for (let i = 0; i < AGENTS; i += 1) {
     const created = await call(server, token, 'POST', '/graphql', {
       query: 'mutation($input: CreateAgentInput!) { createAgent(input: $input) { id } }',
-      variables: { input: { templateId: template.id, name: `Agent ${i}`, phoneNumber: phone(), variables: { agent_name: 'Sam', company_name: 'Acme Dental' } } },
+      variables: {
+        input: {
+          templateId: template.id,
+          name: `Agent ${i}`,
+          phoneNumber: phone(),
+          variables: { agent_name: 'Sam', company_name: 'Acme Dental' },
+        },
+      },
     });
     agents.push(created.data.createAgent.id);
   }
   const groups: string[] = [];
   for (let g = 0; g < GROUPS; g += 1) {
-    const csvData = Array.from({ length: CONTACTS }, (_, i) => ({ 'First Name': `Person ${i}`, 'Last Name': `Group ${g}`, Phone: phone(), Company: `Company ${i % 17}` }));
+    const csvData = Array.from({ length: CONTACTS }, (_, i) => ({
+      'First Name': `Person ${i}`,
+      'Last Name': `Group ${g}`,
+      Phone: phone(),
+      Company: `Company ${i % 17}`,
+    }));
     const imported = await call(server, token, 'POST', '/api/v1/contacts/import/', { groupName: `Group ${g}`, csvData });
     groups.push(imported.groupId);
   }
@@ -109,7 +153,8 @@ async function load(server: Server, token: string, scenario: Scenario, seconds: 
     connections: CONNECTIONS,
     duration: seconds,
   });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${scenario.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${scenario.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
   return result;
 }
 
@@ -125,7 +170,10 @@ export async function benchLoad() {
 
       // The nested query's statement count at two page sizes: the same count means no N+1.
       const small = scenarios(5)[2]!;
-      const nestedStatements = { 5: await statementsPerRequest(server, token, small), [CAMPAIGNS]: await statementsPerRequest(server, token, scenarios(CAMPAIGNS)[2]!) };
+      const nestedStatements = {
+        5: await statementsPerRequest(server, token, small),
+        [CAMPAIGNS]: await statementsPerRequest(server, token, scenarios(CAMPAIGNS)[2]!),
+      };
 
       const rows = [];
       for (const scenario of scenarios(CAMPAIGNS)) {

@@ -33,10 +33,11 @@ export async function seedReport(databaseUrl: string, contacts: number): Promise
        SELECT $1, $2, id, 'Bench agent', response_engine_type, 'Hello', now() FROM agent_templates ORDER BY template_key LIMIT 1`,
       [agentId, userId],
     );
-    await client.query(
-      `INSERT INTO contact_groups (id, user_id, name, total, updated_at) VALUES ($1, $2, 'Bench group', $3, now())`,
-      [groupId, userId, contacts],
-    );
+    await client.query(`INSERT INTO contact_groups (id, user_id, name, total, updated_at) VALUES ($1, $2, 'Bench group', $3, now())`, [
+      groupId,
+      userId,
+      contacts,
+    ]);
     await client.query(
       `INSERT INTO campaigns (id, user_id, agent_id, contact_group_id, name, status, started_at, updated_at)
        VALUES ($1, $2, $3, $4, 'Bench campaign', 'running', $5, now())`,

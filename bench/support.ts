@@ -45,7 +45,9 @@ let built: Promise<void> | undefined;
 /** `npm run build`, once per benchmark run; tsc's incremental build makes it quick when dist/ is current. */
 export function buildOnce(): Promise<void> {
   built ??= new Promise((resolve, reject) => {
-    execFile('npm', ['run', 'build'], { cwd: root }, (error, stdout) => (error ? reject(new Error(`npm run build failed:\n${stdout}`)) : resolve()));
+    execFile('npm', ['run', 'build'], { cwd: root }, (error, stdout) =>
+      error ? reject(new Error(`npm run build failed:\n${stdout}`)) : resolve(),
+    );
   });
   return built;
 }
@@ -115,7 +117,12 @@ export async function cpuMsOf(pid: number): Promise<number> {
 /** CPU time the whole machine has spent busy so far (every process, every core), in ms. */
 export async function machineCpuMs(): Promise<number> {
   // The first line of /proc/stat sums all cores, in ticks of 10 ms: user nice system idle iowait irq softirq steal.
-  const [user, nice, system, , , irq, softirq, steal] = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = (await readFile('/proc/stat', 'utf8'))
+    .split('\n')[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
   return (user! + nice! + system! + irq! + softirq! + steal!) * 10;
 }
 

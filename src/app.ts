@@ -70,15 +70,9 @@ export function createApp(deps: AppDeps): Hono {
     if (outgoing && response.headers.get('content-type')?.startsWith('text/event-stream')) markEventStream(outgoing);
     return response;
   });
-  app.post(
-    '/webhooks/stripe',
-    stripeWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, secret: deps.stripeWebhookSecret }),
-  );
+  app.post('/webhooks/stripe', stripeWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, secret: deps.stripeWebhookSecret }));
   // A long call's events carry its whole transcript, word by word: they get the import body limit.
-  app.post(
-    '/webhooks/retell',
-    retellWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxImportBodyBytes, retell: deps.retellWebhook }),
-  );
+  app.post('/webhooks/retell', retellWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxImportBodyBytes, retell: deps.retellWebhook }));
   app.route('/', createRestApp(deps));
   app.notFound(() => json(404, { detail: 'Not found.' }));
   app.onError((error, c) => {

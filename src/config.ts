@@ -23,7 +23,12 @@ const integer = (min: number, max: number) =>
     .string()
     .regex(/^\d+$/, { error: `must be a whole number from ${min} to ${max}` })
     .transform(Number)
-    .pipe(z.number().min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` }));
+    .pipe(
+      z
+        .number()
+        .min(min, { error: `must be at least ${min}` })
+        .max(max, { error: `must be at most ${max}` }),
+    );
 
 /** `600/60`: 600 requests per 60 seconds; `off`: no limit. */
 const rate = (fallback: string) =>
@@ -42,7 +47,10 @@ const corsOrigins = z.string().transform((value, ctx): CorsOrigins => {
   if (value.trim() === '*') return '*';
   const origins = value.split(',').map((origin) => origin.trim());
   if (!origins.every(isOrigin)) {
-    ctx.addIssue({ code: 'custom', message: 'must be * or origins separated by commas, each like https://app.example.com (no path, no trailing slash)' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be * or origins separated by commas, each like https://app.example.com (no path, no trailing slash)',
+    });
     return z.NEVER;
   }
   return origins;
@@ -76,7 +84,9 @@ const envSchema = z
     CORS_ORIGINS: corsOrigins.optional(),
     SEED_DEMO: boolean.optional(),
     LOG_LEVEL: z
-      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be fatal, error, warn, info, debug, trace or silent' })
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+        error: 'must be fatal, error, warn, info, debug, trace or silent',
+      })
       .default('info'),
     MAX_BODY_BYTES: integer(1024, 1024 * 1024 * 1024).default(1024 * 1024),
     MAX_IMPORT_BODY_BYTES: integer(1024, 1024 * 1024 * 1024).default(64 * 1024 * 1024),
@@ -95,13 +105,25 @@ const envSchema = z
     DIALER_HOLD_MINUTES: integer(1, 240).default(5),
     DIALER_SWEEP_SECONDS: integer(1, 3_600).default(15),
     RETELL_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.retellai.com'),
-    RETELL_API_KEY: z.string().regex(/^\S{8,}$/, { error: 'must be a Retell API key (8+ characters, no spaces)' }).optional(),
-    RETELL_WEBHOOK_KEY: z.string().regex(/^\S{8,}$/, { error: 'must be the Retell API key that signs webhooks (8+ characters, no spaces)' }).optional(),
+    RETELL_API_KEY: z
+      .string()
+      .regex(/^\S{8,}$/, { error: 'must be a Retell API key (8+ characters, no spaces)' })
+      .optional(),
+    RETELL_WEBHOOK_KEY: z
+      .string()
+      .regex(/^\S{8,}$/, { error: 'must be the Retell API key that signs webhooks (8+ characters, no spaces)' })
+      .optional(),
     RETELL_TIMEOUT_SECONDS: integer(1, 120).default(10),
     RETELL_WEBHOOK_TOLERANCE_SECONDS: integer(1, 3_600).default(300),
     RETELL_ANALYSIS_WAIT_SECONDS: integer(0, 3_600).default(300),
-    STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\S+$/, { error: 'must be a Stripe signing secret (whsec_...)' }).optional(),
-    REDIS_URL: z.string().regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' }).optional(),
+    STRIPE_WEBHOOK_SECRET: z
+      .string()
+      .regex(/^whsec_\S+$/, { error: 'must be a Stripe signing secret (whsec_...)' })
+      .optional(),
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' })
+      .optional(),
     REDIS_PREFIX: z
       .string()
       .regex(/^[A-Za-z0-9_.:-]{1,64}$/, { error: 'must be 1 to 64 letters, digits, ".", "_", ":" or "-"' })
@@ -110,7 +132,10 @@ const envSchema = z
     RATE_LIMIT_IMPORT: rate('10/60'),
     RATE_LIMIT_DISPATCH: rate('30/60'),
     SHUTDOWN_TIMEOUT_SECONDS: integer(1, 600).default(10),
-    METRICS_TOKEN: z.string().regex(/^\S{16,}$/, { error: 'must be at least 16 characters, without spaces' }).optional(),
+    METRICS_TOKEN: z
+      .string()
+      .regex(/^\S{16,}$/, { error: 'must be at least 16 characters, without spaces' })
+      .optional(),
   })
   .superRefine((env, ctx) => {
     if (env.TELEPHONY_PROVIDER === 'retell') {
@@ -215,7 +240,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     settings: { importMaxRows: env.IMPORT_MAX_ROWS, callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE },
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
     retellWebhook: env.RETELL_WEBHOOK_KEY
-      ? { key: env.RETELL_WEBHOOK_KEY, toleranceSeconds: env.RETELL_WEBHOOK_TOLERANCE_SECONDS, analysisWaitSeconds: env.RETELL_ANALYSIS_WAIT_SECONDS }
+      ? {
+          key: env.RETELL_WEBHOOK_KEY,
+          toleranceSeconds: env.RETELL_WEBHOOK_TOLERANCE_SECONDS,
+          analysisWaitSeconds: env.RETELL_ANALYSIS_WAIT_SECONDS,
+        }
       : undefined,
     runDialer: env.DIALER === 'on',
     dialer: {

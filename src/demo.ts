@@ -13,7 +13,14 @@ export const DEMO_USER_ID = '5eed0000-0000-4000-8000-000000000001';
 const DEMO_CONTACTS = [
   { first_name: 'Ada', last_name: 'Lovelace', phone_number: '(415) 555-2671', email: 'ada@example.com', company: 'Analytical Engines' },
   { first_name: 'Grace', last_name: 'Hopper', phone_number: '+1 212 555 0143', email: 'grace@example.com', company: 'Compilers Inc' },
-  { first_name: 'Alan', last_name: 'Turing', phone_number: '+44 20 7946 0958', email: 'alan@example.co.uk', company: 'Bletchley Labs', timezone: 'Europe/London' },
+  {
+    first_name: 'Alan',
+    last_name: 'Turing',
+    phone_number: '+44 20 7946 0958',
+    email: 'alan@example.co.uk',
+    company: 'Bletchley Labs',
+    timezone: 'Europe/London',
+  },
   { first_name: 'Katherine', last_name: 'Johnson', phone_number: '757.555.0199', email: 'katherine@example.com', company: 'Orbital' },
   { first_name: 'Edsger', last_name: 'Dijkstra', phone_number: 'not a number', email: 'edsger@example.nl', company: 'Shortest Path BV' },
 ];
@@ -50,7 +57,12 @@ export async function seedDemo(env: ServiceEnv): Promise<boolean> {
     timezone: 'America/Los_Angeles',
     concurrent_calls: 2,
     max_retry_days: 2,
-    schedule_config: { max_attempts: 3, max_attempts_per_day: 2, retry_interval_minutes: 60, retry_on: ['no_answer', 'busy', 'failed', 'voicemail'] },
+    schedule_config: {
+      max_attempts: 3,
+      max_attempts_per_day: 2,
+      retry_interval_minutes: 60,
+      retry_on: ['no_answer', 'busy', 'failed', 'voicemail'],
+    },
   });
   await grantCredits(admin, { user_id: DEMO_USER_ID, kind: 'included_grant', amount_cents: 1_000n });
   await grantCredits(admin, { user_id: DEMO_USER_ID, kind: 'top_up', amount_cents: 5_000n, description: 'Demo top-up' });

@@ -136,7 +136,11 @@ describe('createAgent', () => {
     await app.gql('mutation($id: UUID!) { archiveAgent(id: $id) { id } }', { id: first.id }, token);
     const second = await createAgent(app, token, { name: 'Second', phoneNumber: first.phoneNumbers[0]!.number });
     expect(second.phoneNumbers).toEqual([expect.objectContaining({ number: first.phoneNumbers[0]!.number, isPrimary: true })]);
-    const archived = await app.gql('query($id: UUID!) { agent(id: $id) { status primaryPhoneNumber { number } phoneNumbers { number } } }', { id: first.id }, token);
+    const archived = await app.gql(
+      'query($id: UUID!) { agent(id: $id) { status primaryPhoneNumber { number } phoneNumbers { number } } }',
+      { id: first.id },
+      token,
+    );
     expect(archived.data.agent).toEqual({ status: 'archived', primaryPhoneNumber: null, phoneNumbers: [] });
   });
 
@@ -149,7 +153,10 @@ describe('createAgent', () => {
     const results = await Promise.all(Array.from({ length: 4 }, () => app.gql(CREATE_AGENT, { input }, token)));
     expect(results.filter((result) => !result.errors)).toHaveLength(1);
     for (const result of results.filter((r) => r.errors)) {
-      expect(result.errors![0]!.extensions).toEqual({ code: 'BAD_USER_INPUT', fieldErrors: { phoneNumber: ['This number already belongs to another active agent.'] } });
+      expect(result.errors![0]!.extensions).toEqual({
+        code: 'BAD_USER_INPUT',
+        fieldErrors: { phoneNumber: ['This number already belongs to another active agent.'] },
+      });
     }
     expect(await rowCounts()).toEqual({ agents: before.agents + 1, phoneNumbers: before.phoneNumbers + 1 });
   });

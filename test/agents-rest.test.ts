@@ -11,13 +11,38 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
 const TEMPLATE_FIELDS = [
-  'id', 'name', 'description', 'template_key', 'system_prompt_template', 'placeholder_schema',
-  'agent_profile_defaults', 'llm_runtime_defaults', 'response_engine_type', 'is_active', 'created_at', 'updated_at',
+  'id',
+  'name',
+  'description',
+  'template_key',
+  'system_prompt_template',
+  'placeholder_schema',
+  'agent_profile_defaults',
+  'llm_runtime_defaults',
+  'response_engine_type',
+  'is_active',
+  'created_at',
+  'updated_at',
 ];
 const AGENT_FIELDS = [
-  'id', 'user_id', 'template_id', 'name', 'created_at', 'updated_at', 'agent_templates', 'phone_numbers', 'campaigns',
-  'status', 'is_active', 'phone_number_id', 'response_engine_type', 'llm_websocket_url', 'agent_config',
-  'agent_profile', 'agent_variables', 'llm_runtime_overrides',
+  'id',
+  'user_id',
+  'template_id',
+  'name',
+  'created_at',
+  'updated_at',
+  'agent_templates',
+  'phone_numbers',
+  'campaigns',
+  'status',
+  'is_active',
+  'phone_number_id',
+  'response_engine_type',
+  'llm_websocket_url',
+  'agent_config',
+  'agent_profile',
+  'agent_variables',
+  'llm_runtime_overrides',
 ];
 
 function expectTemplateShape(t: any) {
@@ -43,7 +68,8 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const expectMatchesOpenApi = (path: string, method: string, status: number, body: unknown) => checker.expectMatches(path, method, status, body);
+const expectMatchesOpenApi = (path: string, method: string, status: number, body: unknown) =>
+  checker.expectMatches(path, method, status, body);
 
 describe('GET /api/v1/agents/templates/', () => {
   it('lists the seeded templates in the 2.5 shape', async () => {
@@ -52,7 +78,11 @@ describe('GET /api/v1/agents/templates/', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('application/json');
     expect(res.json.map((t: any) => t.template_key).sort()).toEqual([
-      'appointment_reminder', 'appointment_setter', 'customer_survey', 'lead_qualifier', 'payment_reminder',
+      'appointment_reminder',
+      'appointment_setter',
+      'customer_survey',
+      'lead_qualifier',
+      'payment_reminder',
     ]);
     res.json.forEach(expectTemplateShape);
     expectMatchesOpenApi('/api/v1/agents/templates/', 'get', 200, res.json);
@@ -173,7 +203,12 @@ describe('the OpenAPI document', () => {
     expect(openapi.info.version).toBe('1.0.0');
     expect(openapi.components.securitySchemes.bearerAuth).toEqual({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
     expect(Object.keys(openapi.paths)).toEqual(
-      expect.arrayContaining(['/api/v1/agents/templates/', '/api/v1/agents/templates/{id}/', '/api/v1/agents/active/', '/api/v1/agents/{id}/']),
+      expect.arrayContaining([
+        '/api/v1/agents/templates/',
+        '/api/v1/agents/templates/{id}/',
+        '/api/v1/agents/active/',
+        '/api/v1/agents/{id}/',
+      ]),
     );
     expect(openapi.paths['/api/v1/agents/{id}/'].delete.responses['204']).toBeDefined();
     expect(openapi.components.schemas.Agent.required).toEqual(expect.arrayContaining(AGENT_FIELDS));

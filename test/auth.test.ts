@@ -71,10 +71,7 @@ describe('with a shared secret (HS256)', () => {
 
   it('an RS256 token where HS256 is configured', async () => {
     const { privateKey } = await generateKeyPair('RS256');
-    const token = await new SignJWT({ sub: randomUUID() })
-      .setProtectedHeader({ alg: 'RS256' })
-      .setExpirationTime('1h')
-      .sign(privateKey);
+    const token = await new SignJWT({ sub: randomUUID() }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime('1h').sign(privateKey);
     await expectRejected(app, `Bearer ${token}`, NOT_VALID);
   });
 

@@ -60,7 +60,9 @@ describe('holdForCall', () => {
     await grant(userId, 'included_grant', 100);
     await holdForCall(billing(), { userId, campaignId, callAttemptId: attemptIds[0]!, estimateCents: 250n });
 
-    const refused = await holdForCall(billing(), { userId, campaignId, callAttemptId: attemptIds[1]!, estimateCents: 151n }).catch((e) => e);
+    const refused = await holdForCall(billing(), { userId, campaignId, callAttemptId: attemptIds[1]!, estimateCents: 151n }).catch(
+      (e) => e,
+    );
     expect(refused).toBeInstanceOf(ConflictError);
     expect(refused).toMatchObject({
       reason: 'insufficient_credits',
@@ -93,8 +95,12 @@ describe('holdForCall', () => {
     const { campaignId, attemptIds } = await insertCallAttempts(app, userId, 1);
     const other = await insertCallAttempts(app, randomUUID(), 1);
     await grant(userId, 'top_up', 500);
-    await expect(holdForCall(billing(), { userId, campaignId, callAttemptId: other.attemptIds[0]!, estimateCents: 10n })).rejects.toBeInstanceOf(NotFoundError);
-    await expect(holdForCall(billing(), { userId, campaignId: other.campaignId, callAttemptId: attemptIds[0]!, estimateCents: 10n })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      holdForCall(billing(), { userId, campaignId, callAttemptId: other.attemptIds[0]!, estimateCents: 10n }),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      holdForCall(billing(), { userId, campaignId: other.campaignId, callAttemptId: attemptIds[0]!, estimateCents: 10n }),
+    ).rejects.toBeInstanceOf(NotFoundError);
     const invalid = await holdForCall(billing(), { userId, campaignId, callAttemptId: attemptIds[0]!, estimateCents: 0n }).catch((e) => e);
     expect(invalid).toBeInstanceOf(ValidationError);
     expect(invalid.fieldErrors).toEqual({ estimateCents: ['Ensure this value is greater than or equal to 1.'] });
@@ -196,7 +202,9 @@ describe('under concurrency', () => {
     await grant(userId, 'top_up', 5000);
     await grant(userId, 'included_grant', 1500);
 
-    await Promise.all(attemptIds.map((callAttemptId) => holdForCall(billing(), { userId, campaignId, callAttemptId, estimateCents: 120n })));
+    await Promise.all(
+      attemptIds.map((callAttemptId) => holdForCall(billing(), { userId, campaignId, callAttemptId, estimateCents: 120n })),
+    );
     expect(await account(userId)).toMatchObject({ heldCents: 6000n });
 
     // Durations 60..109 s at a cent a second: 4225 cents in all.

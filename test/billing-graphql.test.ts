@@ -16,7 +16,17 @@ afterAll(() => app.close());
 
 const GRANT = /* GraphQL */ `
   mutation Grant($input: GrantCreditsInput!) {
-    grantCredits(input: $input) { id kind amountCents balanceAfterCents includedAfterCents description receipt { url } }
+    grantCredits(input: $input) {
+      id
+      kind
+      amountCents
+      balanceAfterCents
+      includedAfterCents
+      description
+      receipt {
+        url
+      }
+    }
   }
 `;
 const BALANCE = '{ creditBalance { balanceCents includedRemainingCents heldCents effectiveBalanceCents } }';
@@ -24,8 +34,23 @@ const TRANSACTIONS = /* GraphQL */ `
   query Transactions($first: Int, $after: String, $kinds: [CreditTransactionKind!], $from: DateTime, $to: DateTime) {
     creditTransactions(first: $first, after: $after, kinds: $kinds, from: $from, to: $to) {
       totalCount
-      pageInfo { hasNextPage endCursor }
-      edges { node { id kind amountCents createdAt receipt { url receiptUrl invoiceUrl } } }
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      edges {
+        node {
+          id
+          kind
+          amountCents
+          createdAt
+          receipt {
+            url
+            receiptUrl
+            invoiceUrl
+          }
+        }
+      }
     }
   }
 `;
@@ -57,7 +82,12 @@ describe('creditBalance', () => {
     const { campaignId, attemptIds } = await insertCallAttempts(app, id, 1);
     await holdForCall(ledgerContext(app), { userId: id, campaignId, callAttemptId: attemptIds[0]!, estimateCents: 600n });
     const result = await app.gql(BALANCE, {}, token);
-    expect(result.data.creditBalance).toEqual({ balanceCents: 1000, includedRemainingCents: 400, heldCents: 600, effectiveBalanceCents: 800 });
+    expect(result.data.creditBalance).toEqual({
+      balanceCents: 1000,
+      includedRemainingCents: 400,
+      heldCents: 600,
+      effectiveBalanceCents: 800,
+    });
   });
 });
 
@@ -65,13 +95,25 @@ describe('grantCredits', () => {
   it('lets an administrator top up, grant plan credits and adjust, each one ledger entry', async () => {
     const { id } = await customer();
     expect(await grant(id, 'top_up', 2000)).toMatchObject({
-      kind: 'top_up', amountCents: 2000, balanceAfterCents: 2000, includedAfterCents: 0, description: 'Credit top-up', receipt: null,
+      kind: 'top_up',
+      amountCents: 2000,
+      balanceAfterCents: 2000,
+      includedAfterCents: 0,
+      description: 'Credit top-up',
+      receipt: null,
     });
     expect(await grant(id, 'included_grant', '500', 'Pro plan, March')).toMatchObject({
-      kind: 'included_grant', amountCents: 500, balanceAfterCents: 2000, includedAfterCents: 500, description: 'Pro plan, March',
+      kind: 'included_grant',
+      amountCents: 500,
+      balanceAfterCents: 2000,
+      includedAfterCents: 500,
+      description: 'Pro plan, March',
     });
     expect(await grant(id, 'adjustment', -2000, 'Refunded by bank')).toMatchObject({
-      kind: 'adjustment', amountCents: -2000, balanceAfterCents: 0, includedAfterCents: 500,
+      kind: 'adjustment',
+      amountCents: -2000,
+      balanceAfterCents: 0,
+      includedAfterCents: 500,
     });
     const { ledgerSum, account } = await ledgerAndAccount(app, id);
     expect(account).toMatchObject({ balanceCents: 0n, includedRemainingCents: 500n });
@@ -112,18 +154,34 @@ describe('grantCredits', () => {
   });
 
   const badGrants: [string, (userId: string) => Record<string, unknown>, Record<string, string[]>][] = [
-    ['a zero top-up', (userId) => ({ userId, kind: 'top_up', amountCents: 0 }), { amountCents: ['Ensure this value is greater than or equal to 1.'] }],
-    ['a negative plan grant', (userId) => ({ userId, kind: 'included_grant', amountCents: -5 }), { amountCents: ['Ensure this value is greater than or equal to 1.'] }],
-    ['a zero adjustment', (userId) => ({ userId, kind: 'adjustment', amountCents: 0 }), { amountCents: ['An adjustment may not be zero.'] }],
+    [
+      'a zero top-up',
+      (userId) => ({ userId, kind: 'top_up', amountCents: 0 }),
+      { amountCents: ['Ensure this value is greater than or equal to 1.'] },
+    ],
+    [
+      'a negative plan grant',
+      (userId) => ({ userId, kind: 'included_grant', amountCents: -5 }),
+      { amountCents: ['Ensure this value is greater than or equal to 1.'] },
+    ],
+    [
+      'a zero adjustment',
+      (userId) => ({ userId, kind: 'adjustment', amountCents: 0 }),
+      { amountCents: ['An adjustment may not be zero.'] },
+    ],
     [
       'an adjustment below the purchased balance',
       (userId) => ({ userId, kind: 'adjustment', amountCents: -301 }),
       { amountCents: ['This would take the purchased balance below zero; it is 300 cents.'] },
     ],
     ['an unknown user', () => ({ userId: randomUUID(), kind: 'top_up', amountCents: 10 }), { userId: ['No user has this id.'] }],
-    ['a description over 500 characters', (userId) => ({ userId, kind: 'top_up', amountCents: 10, description: 'x'.repeat(501) }), {
-      description: ['Ensure this field has no more than 500 characters.'],
-    }],
+    [
+      'a description over 500 characters',
+      (userId) => ({ userId, kind: 'top_up', amountCents: 10, description: 'x'.repeat(501) }),
+      {
+        description: ['Ensure this field has no more than 500 characters.'],
+      },
+    ],
   ];
 
   for (const [label, input, fieldErrors] of badGrants) {
@@ -163,8 +221,13 @@ describe('creditTransactions', () => {
     await settleCall(billing, { callAttemptId: attemptIds[0]!, durationSeconds: 30 });
     await app.prisma.creditTransaction.create({
       data: {
-        userId: id, kind: 'top_up', amountCents: 0n, balanceAfterCents: 970n, includedAfterCents: 0n,
-        invoiceUrl: 'https://invoice.stripe.com/i/abc', createdAt: new Date(Date.now() + 60_000),
+        userId: id,
+        kind: 'top_up',
+        amountCents: 0n,
+        balanceAfterCents: 970n,
+        includedAfterCents: 0n,
+        invoiceUrl: 'https://invoice.stripe.com/i/abc',
+        createdAt: new Date(Date.now() + 60_000),
       },
     });
     await grant((await customer()).id, 'top_up', 1);
@@ -180,12 +243,20 @@ describe('creditTransactions', () => {
     expect(result.data.creditTransactions.totalCount).toBe(3);
     expect(result.data.creditTransactions.edges.map((e: any) => e.node)).toEqual([
       {
-        kind: 'top_up', amountCents: 0, balanceAfterCents: 970, callAttemptId: null, campaign: null,
+        kind: 'top_up',
+        amountCents: 0,
+        balanceAfterCents: 970,
+        callAttemptId: null,
+        campaign: null,
         receipt: { url: 'https://invoice.stripe.com/i/abc', receiptUrl: null, invoiceUrl: 'https://invoice.stripe.com/i/abc' },
       },
       {
-        kind: 'call_charge', amountCents: -30, balanceAfterCents: 970, callAttemptId: attemptIds[0],
-        campaign: { id: campaignId, name: 'Billing run' }, receipt: null,
+        kind: 'call_charge',
+        amountCents: -30,
+        balanceAfterCents: 970,
+        callAttemptId: attemptIds[0],
+        campaign: { id: campaignId, name: 'Billing run' },
+        receipt: null,
       },
       { kind: 'top_up', amountCents: 1000, balanceAfterCents: 1000, callAttemptId: null, campaign: null, receipt: null },
     ]);

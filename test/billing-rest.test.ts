@@ -11,8 +11,17 @@ import { openApiChecker, type OpenApiChecker } from './support/openapi.js';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const TRANSACTION_FIELDS = [
-  'id', 'kind', 'amount_cents', 'balance_after_cents', 'included_after_cents', 'description', 'campaign_id',
-  'call_attempt_id', 'receipt_url', 'invoice_url', 'created_at',
+  'id',
+  'kind',
+  'amount_cents',
+  'balance_after_cents',
+  'included_after_cents',
+  'description',
+  'campaign_id',
+  'call_attempt_id',
+  'receipt_url',
+  'invoice_url',
+  'created_at',
 ];
 
 let app: TestApp;
@@ -106,17 +115,39 @@ describe('GET /api/v1/billing/transactions/', () => {
       expect(t.created_at).toMatch(ISO);
     }
     expect(included).toMatchObject({
-      kind: 'included_grant', amount_cents: 300, balance_after_cents: 0, included_after_cents: 300, description: 'Starter plan',
-      campaign_id: null, call_attempt_id: null, receipt_url: null, invoice_url: null,
+      kind: 'included_grant',
+      amount_cents: 300,
+      balance_after_cents: 0,
+      included_after_cents: 300,
+      description: 'Starter plan',
+      campaign_id: null,
+      call_attempt_id: null,
+      receipt_url: null,
+      invoice_url: null,
     });
-    expect(topUp).toMatchObject({ kind: 'top_up', amount_cents: 1000, balance_after_cents: 1000, included_after_cents: 300, description: 'Credit top-up' });
-    expect(adjustment).toMatchObject({ kind: 'adjustment', amount_cents: -250, balance_after_cents: 750, included_after_cents: 300, description: 'Duplicate top-up' });
+    expect(topUp).toMatchObject({
+      kind: 'top_up',
+      amount_cents: 1000,
+      balance_after_cents: 1000,
+      included_after_cents: 300,
+      description: 'Credit top-up',
+    });
+    expect(adjustment).toMatchObject({
+      kind: 'adjustment',
+      amount_cents: -250,
+      balance_after_cents: 750,
+      included_after_cents: 300,
+      description: 'Duplicate top-up',
+    });
     expectMatchesOpenApi('/api/v1/billing/transactions/', 200, res.json);
   });
 
   it('pages with limit and offset: has_more exact at the boundary, empty past the end', async () => {
     const { id, token } = await customer();
-    const rows = await insertTransactions(id, Array.from({ length: 5 }, () => ({})));
+    const rows = await insertTransactions(
+      id,
+      Array.from({ length: 5 }, () => ({})),
+    );
     const newestFirst = rows.map((r) => r.id).reverse();
     const page = async (query: string) => (await app.request('GET', `/api/v1/billing/transactions/?${query}`, { token })).json;
 
@@ -133,7 +164,10 @@ describe('GET /api/v1/billing/transactions/', () => {
 
   it('counts a limit above 500 as 500', async () => {
     const { id, token } = await customer();
-    await insertTransactions(id, Array.from({ length: 501 }, () => ({})));
+    await insertTransactions(
+      id,
+      Array.from({ length: 501 }, () => ({})),
+    );
     const res = await app.request('GET', '/api/v1/billing/transactions/?limit=100000', { token });
     expect(res.status).toBe(200);
     expect(res.json.transactions).toHaveLength(500);

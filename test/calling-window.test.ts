@@ -39,20 +39,28 @@ describe('retry policy', () => {
   const first = new Date('2026-11-02T09:00:00Z');
 
   it('retries a retryable outcome after the interval, and stops at the limits', () => {
-    expect(decide('completed', { attempts: 1, attemptsToday: 1, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({ outcome: 'reached' });
+    expect(decide('completed', { attempts: 1, attemptsToday: 1, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({
+      outcome: 'reached',
+    });
     expect(decide('no_answer', { attempts: 1, attemptsToday: 1, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({
       retryAt: new Date('2026-11-02T11:00:00Z'),
       readyAt: new Date('2026-11-02T11:00:00Z'),
     });
-    expect(decide('failed', { attempts: 1, attemptsToday: 1, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({ outcome: 'not_reached' });
-    expect(decide('busy', { attempts: 3, attemptsToday: 1, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({ outcome: 'not_reached' });
+    expect(decide('failed', { attempts: 1, attemptsToday: 1, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({
+      outcome: 'not_reached',
+    });
+    expect(decide('busy', { attempts: 3, attemptsToday: 1, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({
+      outcome: 'not_reached',
+    });
   });
 
   it('moves to the next day when today’s attempts are used, within max_retry_days', () => {
     const next = decide('busy', { attempts: 2, attemptsToday: 2, firstAttemptAt: first }, policy, now, 'UTC', window);
     expect(next).toEqual({ retryAt: new Date('2026-11-03T00:00:00Z'), readyAt: new Date('2026-11-03T00:00:00Z') });
     const sameDayOnly = policyOf({ max_attempts: 5, max_attempts_per_day: 2, retry_on: ['busy'] }, 0);
-    expect(decide('busy', { attempts: 2, attemptsToday: 2, firstAttemptAt: first }, sameDayOnly, now, 'UTC', window)).toEqual({ outcome: 'not_reached' });
+    expect(decide('busy', { attempts: 2, attemptsToday: 2, firstAttemptAt: first }, sameDayOnly, now, 'UTC', window)).toEqual({
+      outcome: 'not_reached',
+    });
   });
 
   it('keeps apart when the policy allows a retry and when the calling window lets it happen', () => {
@@ -72,7 +80,11 @@ describe('a campaign outside its window', () => {
       const clock = new ManualClock(new Date('2026-11-03T02:00:00Z'));
       const env = dialerEnv(app, clock);
       let dialer: ReturnType<typeof manualDialer>;
-      const telephony = new RecordingTelephony(clock, () => ({ status: 'completed', durationSeconds: 5 }), () => (r) => dialer.dialer.report(r));
+      const telephony = new RecordingTelephony(
+        clock,
+        () => ({ status: 'completed', durationSeconds: 5 }),
+        () => (r) => dialer.dialer.report(r),
+      );
       dialer = manualDialer(env, telephony);
       const setup = await runningCampaign(app, env, {
         rows: [
@@ -80,7 +92,11 @@ describe('a campaign outside its window', () => {
           { Phone: '+442079460958', 'Time Zone': 'Europe/London' },
           { Phone: '+12125550199' },
         ],
-        campaign: { timezone: 'America/New_York', callingHours: { start: '09:00', end: '17:00' }, activeDays: ['mon', 'tue', 'wed', 'thu', 'fri'] },
+        campaign: {
+          timezone: 'America/New_York',
+          callingHours: { start: '09:00', end: '17:00' },
+          activeDays: ['mon', 'tue', 'wed', 'thu', 'fri'],
+        },
       });
       await dialer.run(setup.campaignId);
       expect(telephony.placed).toEqual([]);

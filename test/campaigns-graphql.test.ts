@@ -103,23 +103,32 @@ describe('createCampaign', () => {
       [{ name: 'n'.repeat(256) }, { name: ['Ensure this field has no more than 255 characters.'] }],
       [{ timezone: 'T'.repeat(65) }, { timezone: ['Ensure this field has no more than 64 characters.'] }],
       [{ timezone: 'Atlantis/Capital' }, { timezone: ['Unknown time zone: use an IANA name such as America/New_York.'] }],
-      [{ concurrentCalls: 0, maxRetryDays: 366 }, {
-        concurrentCalls: ['Ensure this value is greater than or equal to 1.'],
-        maxRetryDays: ['Ensure this value is less than or equal to 365.'],
-      }],
+      [
+        { concurrentCalls: 0, maxRetryDays: 366 },
+        {
+          concurrentCalls: ['Ensure this value is greater than or equal to 1.'],
+          maxRetryDays: ['Ensure this value is less than or equal to 365.'],
+        },
+      ],
       [{ callingHours: { start: '18:00', end: '08:00' } }, { 'callingHours.end': ['Must be later than start.'] }],
       [{ activeDays: [] }, { activeDays: ['This list may not be empty.'] }],
-      [{ scheduleConfig: { maxAttempts: 11, maxAttemptsPerDay: 0, retryIntervalMinutes: 10_081 } }, {
-        'scheduleConfig.maxAttempts': ['Ensure this value is less than or equal to 10.'],
-        'scheduleConfig.maxAttemptsPerDay': ['Ensure this value is greater than or equal to 1.'],
-        'scheduleConfig.retryIntervalMinutes': ['Ensure this value is less than or equal to 10080.'],
-      }],
+      [
+        { scheduleConfig: { maxAttempts: 11, maxAttemptsPerDay: 0, retryIntervalMinutes: 10_081 } },
+        {
+          'scheduleConfig.maxAttempts': ['Ensure this value is less than or equal to 10.'],
+          'scheduleConfig.maxAttemptsPerDay': ['Ensure this value is greater than or equal to 1.'],
+          'scheduleConfig.retryIntervalMinutes': ['Ensure this value is less than or equal to 10080.'],
+        },
+      ],
       [{ status: 'running' }, { status: ['"running" is not a valid choice.'] }],
       [{ status: 'scheduled', startedAt: '2020-01-01T00:00:00Z' }, { startedAt: ['Must be in the future.'] }],
-      [{ agentId: stranger.agent.id, contactGroupId: stranger.groupId }, {
-        agentId: ['No agent with this id.'],
-        contactGroupId: ['No contact group with this id.'],
-      }],
+      [
+        { agentId: stranger.agent.id, contactGroupId: stranger.groupId },
+        {
+          agentId: ['No agent with this id.'],
+          contactGroupId: ['No contact group with this id.'],
+        },
+      ],
     ];
     for (const [input, fieldErrors] of cases) {
       const result = await create(who, input);
@@ -135,10 +144,14 @@ describe('updateCampaign', () => {
     const id = (await createCampaign(app, who, { started_at: future(), concurrent_calls: 2 })).id;
     const otherGroup = await importGroup(app, who.token, contactRows(3), 'More leads');
     const otherAgent = await createAgent(app, who.token, { name: 'Evening shift' });
-    const result = await app.gql(UPDATE, {
-      id,
-      input: { name: 'Renamed', contactGroupId: otherGroup, agentId: otherAgent.id, activeDays: ['sun'], startedAt: null },
-    }, who.token);
+    const result = await app.gql(
+      UPDATE,
+      {
+        id,
+        input: { name: 'Renamed', contactGroupId: otherGroup, agentId: otherAgent.id, activeDays: ['sun'], startedAt: null },
+      },
+      who.token,
+    );
     expect(result.errors).toBeUndefined();
     expect(result.data.updateCampaign).toMatchObject({
       name: 'Renamed',
@@ -177,7 +190,10 @@ describe('updateCampaign', () => {
     for (const [input, fieldErrors] of [
       [{ name: '' }, { name: ['This field may not be blank.'] }],
       [{ concurrentCalls: 1001 }, { concurrentCalls: ['Ensure this value is less than or equal to 1000.'] }],
-      [{ scheduleConfig: { maxAttempts: 2, maxAttemptsPerDay: 3 } }, { 'scheduleConfig.maxAttemptsPerDay': ['Must not be more than max_attempts.'] }],
+      [
+        { scheduleConfig: { maxAttempts: 2, maxAttemptsPerDay: 3 } },
+        { 'scheduleConfig.maxAttemptsPerDay': ['Must not be more than max_attempts.'] },
+      ],
       [{ agentId: retired.id }, { agentId: ['The agent "Retired" is archived; choose an active agent.'] }],
       [{ startedAt: '2020-01-01T00:00:00Z' }, { startedAt: ['Must be in the future.'] }],
     ] as const) {
@@ -238,17 +254,20 @@ describe('the state machine', () => {
     expect(await statusOf(id)).toBe('paused');
   });
 
-  it.each(['draft', 'scheduled', 'running', 'paused'] as const)('cancels a %s campaign; contacts still waiting are not called', async (status) => {
-    const who = await customer(app);
-    const id = await campaignIn(who, status);
-    const result = await app.gql(transition('cancelCampaign'), { id }, who.token);
-    expect(result.data.cancelCampaign).toEqual({ id, status: 'cancelled', pausedReason: null });
-    const waiting = await app.prisma.campaignContact.count({ where: { campaignId: id, state: { not: 'done' } } });
-    expect(waiting).toBe(0);
-    const read = await app.gql(CAMPAIGN, { id }, who.token);
-    const enrolled = status === 'running' || status === 'paused' ? 2 : 0;
-    expect(read.data.campaign.progress).toMatchObject({ total: enrolled, done: enrolled, cancelled: enrolled });
-  });
+  it.each(['draft', 'scheduled', 'running', 'paused'] as const)(
+    'cancels a %s campaign; contacts still waiting are not called',
+    async (status) => {
+      const who = await customer(app);
+      const id = await campaignIn(who, status);
+      const result = await app.gql(transition('cancelCampaign'), { id }, who.token);
+      expect(result.data.cancelCampaign).toEqual({ id, status: 'cancelled', pausedReason: null });
+      const waiting = await app.prisma.campaignContact.count({ where: { campaignId: id, state: { not: 'done' } } });
+      expect(waiting).toBe(0);
+      const read = await app.gql(CAMPAIGN, { id }, who.token);
+      const enrolled = status === 'running' || status === 'paused' ? 2 : 0;
+      expect(read.data.campaign.progress).toMatchObject({ total: enrolled, done: enrolled, cancelled: enrolled });
+    },
+  );
 
   it('cancelling twice changes nothing; a completed campaign cannot be cancelled', async () => {
     const who = await customer(app);
@@ -280,7 +299,12 @@ describe('dispatchCampaign', () => {
     const who = await customer(app);
     const { id } = await createCampaign(app, who, { started_at: future() });
     const result = await app.gql(DISPATCH, { id }, who.token);
-    expect(result.data.dispatchCampaign).toMatchObject({ success: true, status: 'scheduled', scheduled: true, campaign: { status: 'scheduled' } });
+    expect(result.data.dispatchCampaign).toMatchObject({
+      success: true,
+      status: 'scheduled',
+      scheduled: true,
+      campaign: { status: 'scheduled' },
+    });
   });
 
   it('gives every refusal reason as a CONFLICT error', async () => {
@@ -343,7 +367,15 @@ describe('reads', () => {
     await app.prisma.campaignContact.update({ where: { id: rows[2]!.id }, data: { state: 'done', outcome: 'not_reached' } });
     const result = await app.gql(CAMPAIGN, { id }, who.token);
     expect(result.data.campaign.progress).toEqual({
-      total: 5, pending: 1, dialing: 1, done: 3, reached: 1, notReached: 1, doNotCall: 0, invalid: 1, cancelled: 0,
+      total: 5,
+      pending: 1,
+      dialing: 1,
+      done: 3,
+      reached: 1,
+      notReached: 1,
+      doNotCall: 0,
+      invalid: 1,
+      cancelled: 0,
     });
   });
 

@@ -13,12 +13,36 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
 /** The response columns of 2.2, plus the nested objects. */
 const CAMPAIGN_FIELDS = [
-  'id', 'name', 'description', 'status', 'paused_reason', 'agent_id', 'contact_group_id', 'concurrent_calls',
-  'max_retry_days', 'calling_hours', 'schedule_config', 'active_days', 'field_mappings', 'selected_contact_fields',
-  'timezone', 'call_insights', 'post_call_analyzers', 'started_at', 'completed_at', 'created_at', 'updated_at',
-  'user_agents', 'contact_groups',
+  'id',
+  'name',
+  'description',
+  'status',
+  'paused_reason',
+  'agent_id',
+  'contact_group_id',
+  'concurrent_calls',
+  'max_retry_days',
+  'calling_hours',
+  'schedule_config',
+  'active_days',
+  'field_mappings',
+  'selected_contact_fields',
+  'timezone',
+  'call_insights',
+  'post_call_analyzers',
+  'started_at',
+  'completed_at',
+  'created_at',
+  'updated_at',
+  'user_agents',
+  'contact_groups',
 ];
-const DEFAULT_SCHEDULE = { max_attempts: 3, max_attempts_per_day: 2, retry_interval_minutes: 60, retry_on: ['no_answer', 'busy', 'failed', 'voicemail'] };
+const DEFAULT_SCHEDULE = {
+  max_attempts: 3,
+  max_attempts_per_day: 2,
+  retry_interval_minutes: 60,
+  retry_on: ['no_answer', 'busy', 'failed', 'voicemail'],
+};
 
 const woken: string[] = [];
 let wakeFails = false;
@@ -41,7 +65,8 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const expectMatchesOpenApi = (path: string, method: string, status: number, body: unknown) => checker.expectMatches(path, method, status, body);
+const expectMatchesOpenApi = (path: string, method: string, status: number, body: unknown) =>
+  checker.expectMatches(path, method, status, body);
 
 const post = (who: Customer, body: Record<string, unknown>) =>
   app.request('POST', '/api/v1/contacts/contacts/', {
@@ -182,9 +207,15 @@ describe('POST /api/v1/contacts/contacts/ (create a campaign)', () => {
         contact_group_total: 2,
         started_at: null,
         ...Object.fromEntries(
-          ['calling_hours', 'active_days', 'schedule_config', 'field_mappings', 'selected_contact_fields', 'call_insights', 'post_call_analyzers'].map(
-            (key) => [key, JSON.parse(fields[key]!)],
-          ),
+          [
+            'calling_hours',
+            'active_days',
+            'schedule_config',
+            'field_mappings',
+            'selected_contact_fields',
+            'call_insights',
+            'post_call_analyzers',
+          ].map((key) => [key, JSON.parse(fields[key]!)]),
         ),
       },
     });
@@ -216,7 +247,12 @@ describe('POST /api/v1/contacts/contacts/ (create a campaign)', () => {
     const res = await app.request('POST', '/api/v1/contacts/contacts/', {
       token: who.token,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      raw: new URLSearchParams({ name: 'One day', agent_id: who.agent.id, contact_group_id: who.groupId, active_days: 'Friday' }).toString(),
+      raw: new URLSearchParams({
+        name: 'One day',
+        agent_id: who.agent.id,
+        contact_group_id: who.groupId,
+        active_days: 'Friday',
+      }).toString(),
     });
     expect(res.status).toBe(201);
     expect(res.json.active_days).toEqual(['fri']);
@@ -231,7 +267,8 @@ describe('POST /api/v1/contacts/contacts/ (create a campaign)', () => {
       contact_group_total: 2,
     });
     expect(res.status, res.text).toBe(201);
-    for (const key of ['agent_name', 'agent_phone_number', 'contact_group_name', 'contact_group_total']) expect(res.json).not.toHaveProperty(key);
+    for (const key of ['agent_name', 'agent_phone_number', 'contact_group_name', 'contact_group_total'])
+      expect(res.json).not.toHaveProperty(key);
   });
 
   it('ignores completed_at and the other read-only fields', async () => {
@@ -271,49 +308,121 @@ describe('bad input to create: field errors, nothing written', () => {
     ['status over 32', () => ({ status: 's'.repeat(33) }), { status: ['Ensure this field has no more than 32 characters.'] }],
     ['status not creatable', () => ({ status: 'running' }), { status: ['"running" is not a valid choice.'] }],
     ['timezone over 64', () => ({ timezone: 'Z'.repeat(65) }), { timezone: ['Ensure this field has no more than 64 characters.'] }],
-    ['timezone unknown', () => ({ timezone: 'Mars/Olympus_Mons' }), { timezone: ['Unknown time zone: use an IANA name such as America/New_York.'] }],
-    ['agent_name over 255', () => ({ agent_name: 'a'.repeat(256) }), { agent_name: ['Ensure this field has no more than 255 characters.'] }],
-    ['agent_phone_number over 64', () => ({ agent_phone_number: '1'.repeat(65) }), { agent_phone_number: ['Ensure this field has no more than 64 characters.'] }],
-    ['contact_group_name over 255', () => ({ contact_group_name: 'g'.repeat(256) }), { contact_group_name: ['Ensure this field has no more than 255 characters.'] }],
+    [
+      'timezone unknown',
+      () => ({ timezone: 'Mars/Olympus_Mons' }),
+      { timezone: ['Unknown time zone: use an IANA name such as America/New_York.'] },
+    ],
+    [
+      'agent_name over 255',
+      () => ({ agent_name: 'a'.repeat(256) }),
+      { agent_name: ['Ensure this field has no more than 255 characters.'] },
+    ],
+    [
+      'agent_phone_number over 64',
+      () => ({ agent_phone_number: '1'.repeat(65) }),
+      { agent_phone_number: ['Ensure this field has no more than 64 characters.'] },
+    ],
+    [
+      'contact_group_name over 255',
+      () => ({ contact_group_name: 'g'.repeat(256) }),
+      { contact_group_name: ['Ensure this field has no more than 255 characters.'] },
+    ],
     ['concurrent_calls not an integer', () => ({ concurrent_calls: 1.5 }), { concurrent_calls: [INT] }],
     ['concurrent_calls text', () => ({ concurrent_calls: 'many' }), { concurrent_calls: [INT] }],
     ['concurrent_calls 0', () => ({ concurrent_calls: 0 }), { concurrent_calls: ['Ensure this value is greater than or equal to 1.'] }],
-    ['concurrent_calls 1001', () => ({ concurrent_calls: 1001 }), { concurrent_calls: ['Ensure this value is less than or equal to 1000.'] }],
+    [
+      'concurrent_calls 1001',
+      () => ({ concurrent_calls: 1001 }),
+      { concurrent_calls: ['Ensure this value is less than or equal to 1000.'] },
+    ],
     ['max_retry_days -1', () => ({ max_retry_days: -1 }), { max_retry_days: ['Ensure this value is greater than or equal to 0.'] }],
     ['max_retry_days 366', () => ({ max_retry_days: 366 }), { max_retry_days: ['Ensure this value is less than or equal to 365.'] }],
     ['max_retry_days a list', () => ({ max_retry_days: [1] }), { max_retry_days: [INT] }],
     ['contact_group_total text', () => ({ contact_group_total: 'two' }), { contact_group_total: [INT] }],
-    ['calling_hours not an object', () => ({ calling_hours: 'nine to five' }), { calling_hours: ['Expected a dictionary of items but got type "str".'] }],
-    ['calling_hours bad clock', () => ({ calling_hours: { start: '9am', end: '24:01' } }), {
-      'calling_hours.start': ['Use HH:MM (24-hour clock), from 00:00 to 23:59.'],
-      'calling_hours.end': ['Use HH:MM (24-hour clock), from 00:00 to 24:00.'],
-    }],
-    ['calling_hours start 24:00', () => ({ calling_hours: { start: '24:00', end: '24:00' } }), { 'calling_hours.start': ['Use HH:MM (24-hour clock), from 00:00 to 23:59.'] }],
+    [
+      'calling_hours not an object',
+      () => ({ calling_hours: 'nine to five' }),
+      { calling_hours: ['Expected a dictionary of items but got type "str".'] },
+    ],
+    [
+      'calling_hours bad clock',
+      () => ({ calling_hours: { start: '9am', end: '24:01' } }),
+      {
+        'calling_hours.start': ['Use HH:MM (24-hour clock), from 00:00 to 23:59.'],
+        'calling_hours.end': ['Use HH:MM (24-hour clock), from 00:00 to 24:00.'],
+      },
+    ],
+    [
+      'calling_hours start 24:00',
+      () => ({ calling_hours: { start: '24:00', end: '24:00' } }),
+      { 'calling_hours.start': ['Use HH:MM (24-hour clock), from 00:00 to 23:59.'] },
+    ],
     ['calling_hours end missing', () => ({ calling_hours: { start: '09:00' } }), { 'calling_hours.end': ['This field is required.'] }],
-    ['calling_hours backwards', () => ({ calling_hours: { start: '17:00', end: '09:00' } }), { 'calling_hours.end': ['Must be later than start.'] }],
+    [
+      'calling_hours backwards',
+      () => ({ calling_hours: { start: '17:00', end: '09:00' } }),
+      { 'calling_hours.end': ['Must be later than start.'] },
+    ],
     ['active_days empty', () => ({ active_days: [] }), { active_days: ['This list may not be empty.'] }],
     ['active_days not a list', () => ({ active_days: { mon: true } }), { active_days: ['Expected a list of items but got type "dict".'] }],
-    ['active_days unknown day', () => ({ active_days: ['mon', 'funday', 8, 0] }), {
-      'active_days.1': ['Use a day name (mon or monday, any case) or an ISO day number from 1 (Monday) to 7 (Sunday).'],
-      'active_days.2': ['Use a day name (mon or monday, any case) or an ISO day number from 1 (Monday) to 7 (Sunday).'],
-      'active_days.3': ['Use a day name (mon or monday, any case) or an ISO day number from 1 (Monday) to 7 (Sunday).'],
-    }],
-    ['schedule_config not an object', () => ({ schedule_config: [3] }), { schedule_config: ['Expected a dictionary of items but got type "list".'] }],
-    ['schedule_config out of range', () => ({ schedule_config: { max_attempts: 11, retry_interval_minutes: 0 } }), {
-      'schedule_config.max_attempts': ['Ensure this value is less than or equal to 10.'],
-      'schedule_config.retry_interval_minutes': ['Ensure this value is greater than or equal to 1.'],
-    }],
-    ['schedule_config wrong types', () => ({ schedule_config: { max_attempts: 'three', retry_on: 'busy' } }), {
-      'schedule_config.max_attempts': [INT],
-      'schedule_config.retry_on': ['Expected a list of items but got type "str".'],
-    }],
-    ['schedule_config per day above max', () => ({ schedule_config: { max_attempts: 2, max_attempts_per_day: 3 } }), {
-      'schedule_config.max_attempts_per_day': ['Must not be more than max_attempts.'],
-    }],
-    ['schedule_config unknown status', () => ({ schedule_config: { retry_on: ['busy', 'hung_up'] } }), { 'schedule_config.retry_on.1': ['"hung_up" is not a valid choice.'] }],
-    ['field_mappings a list', () => ({ field_mappings: ['x'] }), { field_mappings: ['Expected a dictionary of items but got type "list".'] }],
-    ['post_call_analyzers not objects', () => ({ post_call_analyzers: ['x'] }), { 'post_call_analyzers.0': ['Expected a dictionary of items but got type "str".'] }],
-    ['started_at malformed', () => ({ started_at: 'tomorrow' }), { started_at: ['Datetime has wrong format. Use ISO 8601, e.g. 2026-01-31T09:00:00Z.'] }],
+    [
+      'active_days unknown day',
+      () => ({ active_days: ['mon', 'funday', 8, 0] }),
+      {
+        'active_days.1': ['Use a day name (mon or monday, any case) or an ISO day number from 1 (Monday) to 7 (Sunday).'],
+        'active_days.2': ['Use a day name (mon or monday, any case) or an ISO day number from 1 (Monday) to 7 (Sunday).'],
+        'active_days.3': ['Use a day name (mon or monday, any case) or an ISO day number from 1 (Monday) to 7 (Sunday).'],
+      },
+    ],
+    [
+      'schedule_config not an object',
+      () => ({ schedule_config: [3] }),
+      { schedule_config: ['Expected a dictionary of items but got type "list".'] },
+    ],
+    [
+      'schedule_config out of range',
+      () => ({ schedule_config: { max_attempts: 11, retry_interval_minutes: 0 } }),
+      {
+        'schedule_config.max_attempts': ['Ensure this value is less than or equal to 10.'],
+        'schedule_config.retry_interval_minutes': ['Ensure this value is greater than or equal to 1.'],
+      },
+    ],
+    [
+      'schedule_config wrong types',
+      () => ({ schedule_config: { max_attempts: 'three', retry_on: 'busy' } }),
+      {
+        'schedule_config.max_attempts': [INT],
+        'schedule_config.retry_on': ['Expected a list of items but got type "str".'],
+      },
+    ],
+    [
+      'schedule_config per day above max',
+      () => ({ schedule_config: { max_attempts: 2, max_attempts_per_day: 3 } }),
+      {
+        'schedule_config.max_attempts_per_day': ['Must not be more than max_attempts.'],
+      },
+    ],
+    [
+      'schedule_config unknown status',
+      () => ({ schedule_config: { retry_on: ['busy', 'hung_up'] } }),
+      { 'schedule_config.retry_on.1': ['"hung_up" is not a valid choice.'] },
+    ],
+    [
+      'field_mappings a list',
+      () => ({ field_mappings: ['x'] }),
+      { field_mappings: ['Expected a dictionary of items but got type "list".'] },
+    ],
+    [
+      'post_call_analyzers not objects',
+      () => ({ post_call_analyzers: ['x'] }),
+      { 'post_call_analyzers.0': ['Expected a dictionary of items but got type "str".'] },
+    ],
+    [
+      'started_at malformed',
+      () => ({ started_at: 'tomorrow' }),
+      { started_at: ['Datetime has wrong format. Use ISO 8601, e.g. 2026-01-31T09:00:00Z.'] },
+    ],
     ['started_at in the past', () => ({ started_at: '2020-01-01T00:00:00Z' }), { started_at: ['Must be in the future.'] }],
     ['scheduled without a start', () => ({ status: 'scheduled' }), { started_at: ['A scheduled campaign needs a start time.'] }],
     ['agent_id not a uuid', () => ({ agent_id: 'agent-1' }), { agent_id: ['Must be a valid UUID.'] }],
@@ -321,13 +430,33 @@ describe('bad input to create: field errors, nothing written', () => {
     ['an unknown agent', () => ({ agent_id: randomUUID() }), { agent_id: ['No agent with this id.'] }],
     ['an archived agent', () => ({ agent_id: archivedAgent }), { agent_id: ['The agent "Retired" is archived; choose an active agent.'] }],
     ['another user’s group', () => ({ contact_group_id: stranger.groupId }), { contact_group_id: ['No contact group with this id.'] }],
-    ['agent_name that does not match', () => ({ agent_name: 'Back office' }), { agent_name: ['Does not match the agent\'s name ("Front desk").'] }],
-    ['agent_phone_number of another agent', () => ({ agent_phone_number: stranger.agent.phoneNumbers[0]!.number }), {
-      agent_phone_number: ["Is not one of the agent's phone numbers."],
-    }],
-    ['agent_phone_number unreadable', () => ({ agent_phone_number: 'call me' }), { agent_phone_number: ['Enter a valid phone number, e.g. +14155552671.'] }],
-    ['contact_group_name that does not match', () => ({ contact_group_name: 'Prospects' }), { contact_group_name: ['Does not match the contact group\'s name ("Leads").'] }],
-    ['contact_group_total that does not match', () => ({ contact_group_total: 3 }), { contact_group_total: ["Does not match the contact group's total (2)."] }],
+    [
+      'agent_name that does not match',
+      () => ({ agent_name: 'Back office' }),
+      { agent_name: ['Does not match the agent\'s name ("Front desk").'] },
+    ],
+    [
+      'agent_phone_number of another agent',
+      () => ({ agent_phone_number: stranger.agent.phoneNumbers[0]!.number }),
+      {
+        agent_phone_number: ["Is not one of the agent's phone numbers."],
+      },
+    ],
+    [
+      'agent_phone_number unreadable',
+      () => ({ agent_phone_number: 'call me' }),
+      { agent_phone_number: ['Enter a valid phone number, e.g. +14155552671.'] },
+    ],
+    [
+      'contact_group_name that does not match',
+      () => ({ contact_group_name: 'Prospects' }),
+      { contact_group_name: ['Does not match the contact group\'s name ("Leads").'] },
+    ],
+    [
+      'contact_group_total that does not match',
+      () => ({ contact_group_total: 3 }),
+      { contact_group_total: ["Does not match the contact group's total (2)."] },
+    ],
   ];
 
   it.each(cases)('%s', async (_label, body, errors) => {
@@ -435,7 +564,10 @@ describe('POST /api/v1/campaigns/{id}/dispatch/', () => {
     expect(stored.startedAt).toBeInstanceOf(Date);
     const enrolled = await app.prisma.campaignContact.findMany({ where: { campaignId: campaign.id } });
     expect(enrolled.map((e) => [e.state, e.outcome]).sort()).toEqual([
-      ['done', 'invalid'], ['pending', null], ['pending', null], ['pending', null],
+      ['done', 'invalid'],
+      ['pending', null],
+      ['pending', null],
+      ['pending', null],
     ]);
     expect(woken).toContain(campaign.id);
   });
@@ -609,7 +741,13 @@ describe('dispatch racing other writes (real concurrency on PostgreSQL)', () => 
       ]);
       // Either the dispatch went first (running, so the group stays) or the delete did (draft gone too).
       const outcome = [dispatched.status, deleted.status];
-      expect([[202, 409], [404, 204]], JSON.stringify(outcome)).toContainEqual(outcome);
+      expect(
+        [
+          [202, 409],
+          [404, 204],
+        ],
+        JSON.stringify(outcome),
+      ).toContainEqual(outcome);
       const stored = await app.prisma.campaign.findUnique({ where: { id: campaign.id } });
       expect(stored?.status ?? 'deleted').toBe(deleted.status === 204 ? 'deleted' : 'running');
     }
@@ -627,7 +765,10 @@ describe('dispatch racing other writes (real concurrency on PostgreSQL)', () => 
 describe('the OpenAPI document', () => {
   it('describes the four campaign operations', () => {
     expect(openapi.paths['/api/v1/contacts/contacts/'].post.responses['201']).toBeDefined();
-    expect(openapi.paths['/api/v1/campaigns/'].get.parameters.map((p: any) => [p.name, p.required])).toEqual([['limit', false], ['offset', false]]);
+    expect(openapi.paths['/api/v1/campaigns/'].get.parameters.map((p: any) => [p.name, p.required])).toEqual([
+      ['limit', false],
+      ['offset', false],
+    ]);
     expect(openapi.paths['/api/v1/campaigns/{id}/'].get.responses['200']).toBeDefined();
     expect(openapi.paths['/api/v1/campaigns/{id}/dispatch/'].post.responses['409']).toBeDefined();
     expect(openapi.components.schemas.Campaign.required).toEqual(expect.arrayContaining(CAMPAIGN_FIELDS));

@@ -58,5 +58,4 @@ describe('ChangeFeed', () => {
     expect(await feed.next()).toEqual({ done: true, value: undefined });
     expect(closed).toBe(1);
   });
-
 });

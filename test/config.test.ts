@@ -53,7 +53,9 @@ describe('configuration', () => {
     const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) });
     expect(config.graphql).toEqual({ introspection: false, graphiql: false });
     expect(config.seedDemo).toBe(false);
-    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), GRAPHQL_INTROSPECTION: 'true' }).graphql.introspection).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), GRAPHQL_INTROSPECTION: 'true' }).graphql.introspection).toBe(
+      true,
+    );
   });
 
   it('allows browsers from any origin in development, from none in production unless listed', () => {
@@ -67,7 +69,14 @@ describe('configuration', () => {
     ]);
     expect(loadConfig({ ...production, CORS_ORIGINS: '*' }).corsOrigins).toBe('*');
     expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com' }).corsOrigins).toEqual(['https://app.example.com']);
-    for (const bad of ['https://app.example.com/', 'app.example.com', 'https://App.example.com', 'https://app.example.com,*', 'ftp://files.example.com', 'https://u:p@app.example.com']) {
+    for (const bad of [
+      'https://app.example.com/',
+      'app.example.com',
+      'https://App.example.com',
+      'https://app.example.com,*',
+      'ftp://files.example.com',
+      'https://u:p@app.example.com',
+    ]) {
       expect(problems({ CORS_ORIGINS: bad })).toEqual([
         `CORS_ORIGINS must be * or origins separated by commas, each like https://app.example.com (no path, no trailing slash) (got ${JSON.stringify(bad)})`,
       ]);
@@ -111,13 +120,24 @@ describe('configuration', () => {
     });
     expect(defaults.redisUrl).toBeUndefined();
     expect(defaults.redisPrefix).toBe('callflow');
-    const configured = loadConfig({ RATE_LIMIT: 'off', RATE_LIMIT_IMPORT: '5/3600', REDIS_URL: 'redis://:pw@cache:6379/2', REDIS_PREFIX: 'staging:callflow' });
+    const configured = loadConfig({
+      RATE_LIMIT: 'off',
+      RATE_LIMIT_IMPORT: '5/3600',
+      REDIS_URL: 'redis://:pw@cache:6379/2',
+      REDIS_PREFIX: 'staging:callflow',
+    });
     expect(configured.rateLimits.requests).toBeNull();
     expect(configured.rateLimits.import).toEqual({ points: 5, durationSeconds: 3600 });
     expect(configured.redisUrl).toBe('redis://:pw@cache:6379/2');
     expect(configured.redisPrefix).toBe('staging:callflow');
     expect(
-      problems({ RATE_LIMIT: 'fast', RATE_LIMIT_DISPATCH: '0/60', REDIS_URL: 'http://:pw@cache', REDIS_PREFIX: 'a b', DATABASE_URL: 'mysql://u:pw@h' }),
+      problems({
+        RATE_LIMIT: 'fast',
+        RATE_LIMIT_DISPATCH: '0/60',
+        REDIS_URL: 'http://:pw@cache',
+        REDIS_PREFIX: 'a b',
+        DATABASE_URL: 'mysql://u:pw@h',
+      }),
     ).toEqual([
       'DATABASE_URL must be a postgres:// or postgresql:// connection string',
       'REDIS_URL must be a redis:// or rediss:// URL',
@@ -137,7 +157,12 @@ describe('configuration', () => {
   it('dials through Retell with an API key and a webhook key, never echoing either', () => {
     const keys = { RETELL_API_KEY: 'key_api_0123456789', RETELL_WEBHOOK_KEY: 'key_webhook_0123456789' };
     const config = loadConfig({ TELEPHONY_PROVIDER: 'retell', ...keys });
-    expect(config.dialer.telephony).toEqual({ provider: 'retell', baseUrl: 'https://api.retellai.com', apiKey: keys.RETELL_API_KEY, timeoutSeconds: 10 });
+    expect(config.dialer.telephony).toEqual({
+      provider: 'retell',
+      baseUrl: 'https://api.retellai.com',
+      apiKey: keys.RETELL_API_KEY,
+      timeoutSeconds: 10,
+    });
     expect(config.retellWebhook).toEqual({ key: keys.RETELL_WEBHOOK_KEY, toleranceSeconds: 300, analysisWaitSeconds: 300 });
     // A real call may last an hour: its lease covers that unless set.
     expect(config.dialer.dialer.leaseSeconds).toBe(3_900);
@@ -148,7 +173,12 @@ describe('configuration', () => {
       'RETELL_WEBHOOK_KEY is required with TELEPHONY_PROVIDER=retell',
     ]);
     expect(problems({ TELEPHONY_PROVIDER: 'twilio' })).toEqual(['TELEPHONY_PROVIDER must be simulated or retell (got "twilio")']);
-    const found = problems({ TELEPHONY_PROVIDER: 'retell', RETELL_API_KEY: 'has space', RETELL_WEBHOOK_KEY: 'short', RETELL_BASE_URL: 'ftp://x' });
+    const found = problems({
+      TELEPHONY_PROVIDER: 'retell',
+      RETELL_API_KEY: 'has space',
+      RETELL_WEBHOOK_KEY: 'short',
+      RETELL_BASE_URL: 'ftp://x',
+    });
     expect(found).toEqual([
       'RETELL_BASE_URL must be an http(s) URL (got "ftp://x")',
       'RETELL_API_KEY must be a Retell API key (8+ characters, no spaces)',
@@ -157,7 +187,13 @@ describe('configuration', () => {
   });
 
   it('refuses Retell in production over plain http, where the API key would travel in clear', () => {
-    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), TELEPHONY_PROVIDER: 'retell', RETELL_API_KEY: 'key_api_0123456789', RETELL_WEBHOOK_KEY: 'key_webhook_0123456789' };
+    const production = {
+      NODE_ENV: 'production',
+      JWT_SECRET: 'x'.repeat(32),
+      TELEPHONY_PROVIDER: 'retell',
+      RETELL_API_KEY: 'key_api_0123456789',
+      RETELL_WEBHOOK_KEY: 'key_webhook_0123456789',
+    };
     expect(problems(production)).toEqual([]);
     expect(problems({ ...production, RETELL_BASE_URL: 'http://retell.internal' })).toEqual([
       'RETELL_BASE_URL must be an https URL in production (it carries the API key) (got "http://retell.internal")',

@@ -5,8 +5,18 @@ import { startTestApp, type TestApp } from './support/app.js';
 // POST /api/v1/contacts/import/ and the importContacts mutation: one import engine behind both.
 
 const CONTACT_FIELDS = [
-  'id', 'address', 'contact_group_id', 'custom_fields', 'email', 'first_name', 'last_name', 'phone_number',
-  'phone_numbers', 'csv_headers', 'data', 'status',
+  'id',
+  'address',
+  'contact_group_id',
+  'custom_fields',
+  'email',
+  'first_name',
+  'last_name',
+  'phone_number',
+  'phone_numbers',
+  'csv_headers',
+  'data',
+  'status',
 ].sort();
 
 // A spreadsheet export as people send them: BOM, CRLF, semicolons, odd header spellings, quoted fields
@@ -45,7 +55,11 @@ const importFile = (fields: Record<string, string>, file?: Parameters<typeof mul
   app.request('POST', '/api/v1/contacts/import/', { token: as, raw: multipart(fields, file) });
 
 async function contactsOf(groupId: string) {
-  const rows = await app.prisma.contact.findMany({ where: { groupId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], select: { id: true } });
+  const rows = await app.prisma.contact.findMany({
+    where: { groupId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    select: { id: true },
+  });
   return Promise.all(rows.map(async ({ id }) => (await app.request('GET', `/api/v1/contacts/contacts/${id}/`, { token })).json));
 }
 
@@ -58,7 +72,10 @@ describe('a messy CSV file', () => {
   let result: any;
   let contacts: any[];
   beforeAll(async () => {
-    const res = await importFile({ groupName: 'Messy leads', description: 'From the trade show' }, { name: 'leads.csv', content: MESSY_CSV });
+    const res = await importFile(
+      { groupName: 'Messy leads', description: 'From the trade show' },
+      { name: 'leads.csv', content: MESSY_CSV },
+    );
     expect(res.status).toBe(201);
     result = res.json;
     contacts = await contactsOf(result.groupId);
@@ -122,13 +139,22 @@ describe('a messy CSV file', () => {
 });
 
 describe('delimiters', () => {
-  for (const [label, sep] of [['tab', '\t'], ['comma', ','], ['semicolon', ';']] as const) {
+  for (const [label, sep] of [
+    ['tab', '\t'],
+    ['comma', ','],
+    ['semicolon', ';'],
+  ] as const) {
     it(`detects ${label}-separated files`, async () => {
       const csv = [['Name', 'Phone', 'City'].join(sep), ['Kim Lee', '(415) 555-0142', 'Oakland'].join(sep)].join('\n');
       const res = await importFile({ groupName: label }, { name: 'x.csv', content: csv });
       expect(res.status).toBe(201);
       const [contact] = await contactsOf(res.json.groupId);
-      expect(contact).toMatchObject({ first_name: 'Kim', last_name: 'Lee', phone_number: '+14155550142', custom_fields: { City: 'Oakland' } });
+      expect(contact).toMatchObject({
+        first_name: 'Kim',
+        last_name: 'Lee',
+        phone_number: '+14155550142',
+        custom_fields: { City: 'Oakland' },
+      });
     });
   }
 });
@@ -209,9 +235,7 @@ describe('the same import over JSON, urlencoded and multipart', () => {
     expect(results[2]).toEqual(results[0]);
 
     const shapes = await Promise.all(
-      [viaJson, viaForm, viaFile].map(async (r) =>
-        (await contactsOf(r.json.groupId)).map(({ id, contact_group_id, ...c }) => c),
-      ),
+      [viaJson, viaForm, viaFile].map(async (r) => (await contactsOf(r.json.groupId)).map(({ id, contact_group_id, ...c }) => c)),
     );
     expect(shapes[1]).toEqual(shapes[0]);
     expect(shapes[2]).toEqual(shapes[0]);
@@ -220,21 +244,133 @@ describe('the same import over JSON, urlencoded and multipart', () => {
 
 describe('bad input gets a 4xx with field errors and writes nothing', () => {
   const cases: [string, () => Promise<{ status: number; json: any }>, number, Record<string, string[]> | RegExp][] = [
-    ['missing groupName', () => app.request('POST', '/api/v1/contacts/import/', { token, body: { csvData: [{ Phone: '+14155550142' }] } }), 400, { groupName: ['This field is required.'] }],
-    ['csvData that is not a list', () => app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'g', csvData: { Phone: '1' } } }), 400, { csvData: ['Expected a list of items but got type "dict".'] }],
-    ['rows that are not objects', () => app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'g', csvData: [{ Phone: '+14155550142' }, 'x', [1]] } }), 400, /csvData\.1/],
-    ['no rows', () => app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'g', csvData: [] } }), 400, { csvData: ['There are no rows to import.'] }],
-    ['no phone column', () => app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'g', csvData: [{ Name: 'x' }] } }), 400, /csvData/],
-    ['no data at all', () => app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'g' } }), 400, { csvData: ['This field is required.'] }],
-    ['more rows than the limit', () => app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'g', csvData: Array.from({ length: 21 }, (_, i) => ({ Phone: `+1415555${String(1000 + i)}` })) } }), 400, { csvData: ['Ensure this import has no more than 20 rows.'] }],
-    ['a file over the row limit', () => importFile({ groupName: 'g' }, { name: 'big.csv', content: `Phone\n${Array.from({ length: 25 }, (_, i) => `+1415555${1000 + i}`).join('\n')}\n` }), 400, { file: ['Ensure this import has no more than 20 rows.'] }],
-    ['a body over the size limit', () => app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'g', csvData: Array.from({ length: 15 }, () => ({ Phone: '+14155550142', Notes: 'x'.repeat(5000) })) } }), 413, /./],
-    ['a file that is not CSV', () => importFile({ groupName: 'g' }, { name: 'photo.png', content: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]), type: 'image/png' }), 400, /file/],
-    ['an Excel workbook', () => importFile({ groupName: 'g' }, { name: 'x.xlsx', content: 'PK\u0003\u0004 rest of a zip', type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' }), 400, /file/],
-    ['an empty file', () => importFile({ groupName: 'g' }, { name: 'empty.csv', content: '' }), 400, { file: ['The submitted file is empty.'] }],
-    ['both rows and a file', () => importFile({ groupName: 'g', csvData: '[{"Phone":"+14155550142"}]' }, { name: 'x.csv', content: 'Phone\n+14155550143\n' }), 400, { non_field_errors: ['Send either csvData or a file, not both.'] }],
-    ['a group name over 255 characters', () => app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'x'.repeat(256), csvData: [{ Phone: '+14155550142' }] } }), 400, { groupName: ['Ensure this field has no more than 255 characters.'] }],
-    ['malformed csvData JSON in a form', () => app.request('POST', '/api/v1/contacts/import/', { token, raw: new URLSearchParams({ groupName: 'g', csvData: '[{"Phone": ' }) }), 400, { csvData: ['Value must be valid JSON.'] }],
+    [
+      'missing groupName',
+      () => app.request('POST', '/api/v1/contacts/import/', { token, body: { csvData: [{ Phone: '+14155550142' }] } }),
+      400,
+      { groupName: ['This field is required.'] },
+    ],
+    [
+      'csvData that is not a list',
+      () => app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'g', csvData: { Phone: '1' } } }),
+      400,
+      { csvData: ['Expected a list of items but got type "dict".'] },
+    ],
+    [
+      'rows that are not objects',
+      () =>
+        app.request('POST', '/api/v1/contacts/import/', {
+          token,
+          body: { groupName: 'g', csvData: [{ Phone: '+14155550142' }, 'x', [1]] },
+        }),
+      400,
+      /csvData\.1/,
+    ],
+    [
+      'no rows',
+      () => app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'g', csvData: [] } }),
+      400,
+      { csvData: ['There are no rows to import.'] },
+    ],
+    [
+      'no phone column',
+      () => app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'g', csvData: [{ Name: 'x' }] } }),
+      400,
+      /csvData/,
+    ],
+    [
+      'no data at all',
+      () => app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'g' } }),
+      400,
+      { csvData: ['This field is required.'] },
+    ],
+    [
+      'more rows than the limit',
+      () =>
+        app.request('POST', '/api/v1/contacts/import/', {
+          token,
+          body: { groupName: 'g', csvData: Array.from({ length: 21 }, (_, i) => ({ Phone: `+1415555${String(1000 + i)}` })) },
+        }),
+      400,
+      { csvData: ['Ensure this import has no more than 20 rows.'] },
+    ],
+    [
+      'a file over the row limit',
+      () =>
+        importFile(
+          { groupName: 'g' },
+          { name: 'big.csv', content: `Phone\n${Array.from({ length: 25 }, (_, i) => `+1415555${1000 + i}`).join('\n')}\n` },
+        ),
+      400,
+      { file: ['Ensure this import has no more than 20 rows.'] },
+    ],
+    [
+      'a body over the size limit',
+      () =>
+        app.request('POST', '/api/v1/contacts/import/', {
+          token,
+          body: { groupName: 'g', csvData: Array.from({ length: 15 }, () => ({ Phone: '+14155550142', Notes: 'x'.repeat(5000) })) },
+        }),
+      413,
+      /./,
+    ],
+    [
+      'a file that is not CSV',
+      () =>
+        importFile(
+          { groupName: 'g' },
+          {
+            name: 'photo.png',
+            content: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]),
+            type: 'image/png',
+          },
+        ),
+      400,
+      /file/,
+    ],
+    [
+      'an Excel workbook',
+      () =>
+        importFile(
+          { groupName: 'g' },
+          {
+            name: 'x.xlsx',
+            content: 'PK\u0003\u0004 rest of a zip',
+            type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+          },
+        ),
+      400,
+      /file/,
+    ],
+    [
+      'an empty file',
+      () => importFile({ groupName: 'g' }, { name: 'empty.csv', content: '' }),
+      400,
+      { file: ['The submitted file is empty.'] },
+    ],
+    [
+      'both rows and a file',
+      () => importFile({ groupName: 'g', csvData: '[{"Phone":"+14155550142"}]' }, { name: 'x.csv', content: 'Phone\n+14155550143\n' }),
+      400,
+      { non_field_errors: ['Send either csvData or a file, not both.'] },
+    ],
+    [
+      'a group name over 255 characters',
+      () =>
+        app.request('POST', '/api/v1/contacts/import/', {
+          token,
+          body: { groupName: 'x'.repeat(256), csvData: [{ Phone: '+14155550142' }] },
+        }),
+      400,
+      { groupName: ['Ensure this field has no more than 255 characters.'] },
+    ],
+    [
+      'malformed csvData JSON in a form',
+      () =>
+        app.request('POST', '/api/v1/contacts/import/', { token, raw: new URLSearchParams({ groupName: 'g', csvData: '[{"Phone": ' }) }),
+      400,
+      { csvData: ['Value must be valid JSON.'] },
+    ],
   ];
 
   for (const [label, send, status, expected] of cases) {
@@ -256,7 +392,10 @@ describe('bad input gets a 4xx with field errors and writes nothing', () => {
     });
     expect(rest.status).toBe(400);
     expect(rest.json).toEqual({ 'csvData.0.Notes': ['Null characters are not allowed.'] });
-    const file = await importFile({ groupName: 'g' }, { name: 'x.csv', content: `Phone,Notes\n${'+14155550142,fine\n'.repeat(1000)}+14155550143,bad\u0000\n` });
+    const file = await importFile(
+      { groupName: 'g' },
+      { name: 'x.csv', content: `Phone,Notes\n${'+14155550142,fine\n'.repeat(1000)}+14155550143,bad\u0000\n` },
+    );
     expect(file.status).toBe(400);
     expect(file.json.file).toHaveLength(1);
     const graphql = await app.gql(
@@ -264,7 +403,10 @@ describe('bad input gets a 4xx with field errors and writes nothing', () => {
       { n: 'a\u0000b' },
       token,
     );
-    expect(graphql.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fieldErrors: { n: ['Null characters are not allowed.'] } });
+    expect(graphql.errors![0]!.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      fieldErrors: { n: ['Null characters are not allowed.'] },
+    });
     expect(await counts()).toEqual(before);
   });
 });

@@ -104,7 +104,11 @@ describe('PATCH /api/v1/contacts/groups/{id}/', () => {
   it('merges into the target’s contact when the target group already has the number', async () => {
     await patch(groupB, { phone_number: '+14155550160', data: { Note: 'also in B' } });
     const res = await patch(groupA, { phone_number: '+14155550160', contact_group_id: groupB });
-    expect(res.json).toMatchObject({ contact_group_id: groupB, first_name: 'Ann', custom_fields: { Company: 'Acme Corp', Note: 'also in B' } });
+    expect(res.json).toMatchObject({
+      contact_group_id: groupB,
+      first_name: 'Ann',
+      custom_fields: { Company: 'Acme Corp', Note: 'also in B' },
+    });
     expect(await total(groupA)).toBe(0);
     expect(await total(groupB)).toBe(3);
   });
@@ -112,7 +116,10 @@ describe('PATCH /api/v1/contacts/groups/{id}/', () => {
   it('marks a number on the do-not-call list, and an unreadable one invalid', async () => {
     await app.gql('mutation { addDoNotCall(input: { phoneNumber: "+1 415 555 0199" }) { id } }', {}, token);
     expect((await patch(groupA, { phone_number: '415-555-0199' })).json.status).toBe('do_not_call');
-    expect((await patch(groupA, { phone_number: 'call me maybe' })).json).toMatchObject({ status: 'invalid', phone_number: 'call me maybe' });
+    expect((await patch(groupA, { phone_number: 'call me maybe' })).json).toMatchObject({
+      status: 'invalid',
+      phone_number: 'call me maybe',
+    });
   });
 
   it('refuses bad bodies with field errors and changes nothing', async () => {
@@ -171,9 +178,10 @@ describe('a contact belongs to its group’s user', () => {
     const group = await importGroup(await app.token(owner), 'mine', [{ Phone: '+14155550194' }]);
     await app.prisma.user.create({ data: { id: stranger } });
     await expect(
-      testSql(app.sql).query('INSERT INTO contacts (id, user_id, contact_group_id, phone_number, updated_at) VALUES ($1, $2, $3, $4, now())', [
-        randomUUID(), stranger, group, '+14155550195',
-      ]),
+      testSql(app.sql).query(
+        'INSERT INTO contacts (id, user_id, contact_group_id, phone_number, updated_at) VALUES ($1, $2, $3, $4, now())',
+        [randomUUID(), stranger, group, '+14155550195'],
+      ),
     ).rejects.toThrow(/contacts_contact_group_id_user_id_fkey/);
     expect(await app.prisma.contact.count({ where: { groupId: group } })).toBe(1);
   });
@@ -196,7 +204,10 @@ describe('another user’s groups and contacts do not exist for you', () => {
 
     expect((await app.request('GET', `/api/v1/contacts/contacts/${contact}/`, { token: stranger })).status).toBe(404);
     expect((await app.request('DELETE', `/api/v1/contacts/contacts/${contact}/`, { token: stranger })).status).toBe(404);
-    const patched = await app.request('PATCH', `/api/v1/contacts/groups/${group}/`, { token: stranger, body: { phone_number: '+14155550194' } });
+    const patched = await app.request('PATCH', `/api/v1/contacts/groups/${group}/`, {
+      token: stranger,
+      body: { phone_number: '+14155550194' },
+    });
     expect(patched.status).toBe(404);
     expect(patched.json).toEqual({ detail: 'Not found.' });
     expect((await app.request('DELETE', `/api/v1/contacts/groups/${group}/`, { token: stranger })).status).toBe(404);
@@ -279,7 +290,11 @@ describe('GraphQL contacts', () => {
       token,
     );
     expect(result.data.updateContactGroup).toEqual({ name: 'Renamed', description: 'New' });
-    const blank = await app.gql('mutation($id: UUID!) { updateContactGroup(id: $id, input: { name: " " }) { name } }', { id: group }, token);
+    const blank = await app.gql(
+      'mutation($id: UUID!) { updateContactGroup(id: $id, input: { name: " " }) { name } }',
+      { id: group },
+      token,
+    );
     expect(blank.errors![0]!.extensions!.fieldErrors).toEqual({ name: ['This field may not be blank.'] });
   });
 
@@ -354,7 +369,10 @@ describe('the do-not-call list', () => {
     const owner = randomUUID();
     const token = await app.token(owner);
     await app.gql('mutation { addDoNotCall(input: { phoneNumber: "+14155550140" }) { id } }', {}, token);
-    const res = await app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'x', csvData: [{ Phone: '415-555-0140' }] } });
+    const res = await app.request('POST', '/api/v1/contacts/import/', {
+      token,
+      body: { groupName: 'x', csvData: [{ Phone: '415-555-0140' }] },
+    });
     expect(res.json.totalDoNotCall).toBe(1);
     expect(insertCampaign).toBeDefined();
   });

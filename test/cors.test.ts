@@ -49,7 +49,11 @@ describe('with any origin allowed (the development default)', () => {
   });
 
   it('answers preflights on both surfaces with the methods and headers the API takes', async () => {
-    for (const [path, method] of [['/graphql', 'POST'], ['/api/v1/campaigns/', 'GET'], ['/api/v1/contacts/groups/5eed0000-0000-4000-8000-000000000001/', 'PATCH']]) {
+    for (const [path, method] of [
+      ['/graphql', 'POST'],
+      ['/api/v1/campaigns/', 'GET'],
+      ['/api/v1/contacts/groups/5eed0000-0000-4000-8000-000000000001/', 'PATCH'],
+    ]) {
       const res = await preflight(any, path!, EVIL_ORIGIN, method);
       expect(res.status).toBe(204);
       expect(Object.fromEntries([...res.headers].filter(([name]) => name.startsWith('access-control-')))).toEqual({

@@ -30,7 +30,11 @@ function person() {
 type Person = ReturnType<typeof person>;
 
 const others = (offset: number, count: number) =>
-  Array.from({ length: count }, (_, i) => ({ 'First Name': `Other${offset + i}`, 'Last Name': 'Caller', Phone: `+1628${3_000_000 + offset + i}` }));
+  Array.from({ length: count }, (_, i) => ({
+    'First Name': `Other${offset + i}`,
+    'Last Name': 'Caller',
+    Phone: `+1628${3_000_000 + offset + i}`,
+  }));
 
 /** What the telephony reports: the person talks, books and is recorded; the others get a mix. */
 function outcomeFor(target: Person) {
@@ -47,7 +51,8 @@ function outcomeFor(target: Person) {
         appointment: { scheduledAt: new Date('2026-12-01T15:00:00Z'), notes: `${target.first} prefers mornings` },
       };
     }
-    if (index % 3 === 0) return { status: 'completed' as const, durationSeconds: 40 + index, sentiment: 'neutral' as const, summary: 'Talked.' };
+    if (index % 3 === 0)
+      return { status: 'completed' as const, durationSeconds: 40 + index, sentiment: 'neutral' as const, summary: 'Talked.' };
     if (index % 3 === 1) return { status: 'voicemail' as const, durationSeconds: 20 };
     return { status: 'no_answer' as const, durationSeconds: 0 };
   };
@@ -73,8 +78,15 @@ async function finishedCampaigns(target: Person) {
   const secondGroup = await importGroup(main.token, others(serial * 100 + 50, 8));
   const second = await app.prisma.campaign.create({
     data: {
-      userId: main.userId, agentId: main.agent.id, contactGroupId: secondGroup, name: 'Second', status: 'running', startedAt: clock.now(),
-      concurrentCalls: 10, callingHours: { start: '00:00', end: '24:00' }, activeDays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+      userId: main.userId,
+      agentId: main.agent.id,
+      contactGroupId: secondGroup,
+      name: 'Second',
+      status: 'running',
+      startedAt: clock.now(),
+      concurrentCalls: 10,
+      callingHours: { start: '00:00', end: '24:00' },
+      activeDays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
       scheduleConfig: once.scheduleConfig,
     },
   });
@@ -100,13 +112,52 @@ const REPORT = /* GraphQL */ `
       report(limit: 500) {
         totalContactOutcomes
         metrics {
-          contacts { total callable attempted reached pending }
-          calls { total completed noAnswer voicemail busy failed inProgress queued ringing canceled }
-          successRate averageDurationSeconds totalDurationSeconds totalCostCents appointmentsBooked
-          sentiment { positive neutral negative unknown }
+          contacts {
+            total
+            callable
+            attempted
+            reached
+            pending
+          }
+          calls {
+            total
+            completed
+            noAnswer
+            voicemail
+            busy
+            failed
+            inProgress
+            queued
+            ringing
+            canceled
+          }
+          successRate
+          averageDurationSeconds
+          totalDurationSeconds
+          totalCostCents
+          appointmentsBooked
+          sentiment {
+            positive
+            neutral
+            negative
+            unknown
+          }
         }
-        contactOutcomes { contactId contactStatus attempts lastStatus lastCallAt outcome }
-        recentSuccessfulCalls { id status durationSeconds costCents sentiment }
+        contactOutcomes {
+          contactId
+          contactStatus
+          attempts
+          lastStatus
+          lastCallAt
+          outcome
+        }
+        recentSuccessfulCalls {
+          id
+          status
+          durationSeconds
+          costCents
+          sentiment
+        }
       }
     }
   }
@@ -140,8 +191,24 @@ async function snapshot(token: string, campaignIds: string[]) {
   const appointments = await get('/api/v1/appointments/?limit=500');
   return {
     reports,
-    history: history.map((c: any) => [c.id, c.contactId, c.campaignId, c.campaignName, c.callStatus, c.durationSeconds, c.sentiment, c.createdAt]),
-    ledger: transactions.transactions.map((t: any) => [t.id, t.kind, t.amount_cents, t.campaign_id, t.call_attempt_id, t.balance_after_cents]),
+    history: history.map((c: any) => [
+      c.id,
+      c.contactId,
+      c.campaignId,
+      c.campaignName,
+      c.callStatus,
+      c.durationSeconds,
+      c.sentiment,
+      c.createdAt,
+    ]),
+    ledger: transactions.transactions.map((t: any) => [
+      t.id,
+      t.kind,
+      t.amount_cents,
+      t.campaign_id,
+      t.call_attempt_id,
+      t.balance_after_cents,
+    ]),
     ledgerSum: transactions.transactions.reduce((sum: number, t: any) => sum + t.amount_cents, 0),
     credits: await get('/api/v1/billing/credits/'),
     appointments: appointments.map((a: any) => [a.id, a.status, a.contact_id, a.campaign_id, a.scheduled_at]),
@@ -236,7 +303,12 @@ describe('deleting a contact that campaigns called', () => {
     const theirs = calls.data.campaign.attempts.edges.map((e: any) => e.node).filter((a: any) => a.contact.id === setup.contactId);
     expect(theirs).toHaveLength(1);
     expect(theirs[0]).toMatchObject({
-      toNumber: null, summary: null, transcript: null, recordingUrl: null, analysis: {}, status: 'completed',
+      toNumber: null,
+      summary: null,
+      transcript: null,
+      recordingUrl: null,
+      analysis: {},
+      status: 'completed',
       contact: { name: '', phoneNumber: null, firstName: null, email: null },
       appointments: [{ status: 'scheduled' }],
     });
@@ -263,7 +335,11 @@ describe('deleting a contact that campaigns called', () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
     let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(clock, () => ({ status: 'completed', durationSeconds: 30 }), () => (result) => dialer.dialer.report(result));
+    const telephony = new RecordingTelephony(
+      clock,
+      () => ({ status: 'completed', durationSeconds: 30 }),
+      () => (result) => dialer.dialer.report(result),
+    );
     telephony.auto = false;
     dialer = manualDialer(env, telephony);
     const setup = await runningCampaign(app, env, { rows: [{ Name: 'On the line', Phone: '+16285551234' }] });
@@ -339,11 +415,21 @@ describe('deleting a group that campaigns called', () => {
       { id: setup.groupId },
       setup.token,
     );
-    expect(res.data.deleteContactGroup).toEqual({ id: setup.groupId, outcome: 'archived', erasedContacts: 20, deletedContacts: 1, deletedCampaigns: 1 });
+    expect(res.data.deleteContactGroup).toEqual({
+      id: setup.groupId,
+      outcome: 'archived',
+      erasedContacts: 20,
+      deletedContacts: 1,
+      deletedCampaigns: 1,
+    });
     expect(await snapshot(setup.token, setup.campaignIds)).toEqual(before);
     expect(await app.prisma.campaign.count({ where: { id: draft.id } })).toBe(0);
     expect(await app.prisma.contact.count({ where: { id: late.json.id } })).toBe(0);
-    const read = await app.gql('query($id: UUID!) { campaign(id: $id) { contactGroup { id archivedAt total } } }', { id: setup.campaignId }, setup.token);
+    const read = await app.gql(
+      'query($id: UUID!) { campaign(id: $id) { contactGroup { id archivedAt total } } }',
+      { id: setup.campaignId },
+      setup.token,
+    );
     expect(read.data.campaign.contactGroup).toMatchObject({ id: setup.groupId, total: 0, archivedAt: expect.any(String) });
   });
 
@@ -351,7 +437,9 @@ describe('deleting a group that campaigns called', () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const setup = await runningCampaign(app, dialerEnv(app, clock), { rows: [{ Name: 'Draft only', Phone: '+16285554321' }] });
     const groupId = await importGroup(setup.token, [{ Name: 'Nobody called', Phone: '+16285554322' }]);
-    const draft = await app.prisma.campaign.create({ data: { userId: setup.userId, agentId: setup.agent.id, contactGroupId: groupId, name: 'Draft' } });
+    const draft = await app.prisma.campaign.create({
+      data: { userId: setup.userId, agentId: setup.agent.id, contactGroupId: groupId, name: 'Draft' },
+    });
     const res = await app.gql(
       'mutation($id: UUID!) { deleteContactGroup(id: $id) { outcome erasedContacts deletedContacts deletedCampaigns } }',
       { id: groupId },

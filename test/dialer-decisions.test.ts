@@ -69,7 +69,11 @@ describe('a tick’s claim', () => {
   });
 
   it('sets aside uncallable contacts for good and waiting ones until their window opens', () => {
-    const business = campaign({ timezone: 'America/New_York', callingHours: { start: '09:00', end: '17:00' }, activeDays: ['mon', 'tue', 'wed', 'thu', 'fri'] });
+    const business = campaign({
+      timezone: 'America/New_York',
+      callingHours: { start: '09:00', end: '17:00' },
+      activeDays: ['mon', 'tue', 'wed', 'thu', 'fri'],
+    });
     const plan = planClaim(
       business,
       idle,
@@ -208,9 +212,16 @@ describe('a finished call', () => {
     const dnc = endingOf(finished(), result({ status: 'completed', durationSeconds: 30, doNotCall: true }), now);
     expect(dnc.contact).toMatchObject({ state: 'done', outcome: 'do_not_call' });
     expect(dnc.blocked).toEqual({ userId: 'user', phoneNumber: '+14155550142' });
-    expect(endingOf(finished(), result({ status: 'failed', invalidDestination: true }), now).contact).toMatchObject({ state: 'done', outcome: 'invalid' });
+    expect(endingOf(finished(), result({ status: 'failed', invalidDestination: true }), now).contact).toMatchObject({
+      state: 'done',
+      outcome: 'invalid',
+    });
     const scheduledAt = new Date('2026-12-01T15:00:00Z');
-    const booked = endingOf(finished({ contactTimezone: 'Europe/Paris' }), result({ status: 'completed', durationSeconds: 90, appointment: { scheduledAt, notes: 'Check-up' } }), now);
+    const booked = endingOf(
+      finished({ contactTimezone: 'Europe/Paris' }),
+      result({ status: 'completed', durationSeconds: 90, appointment: { scheduledAt, notes: 'Check-up' } }),
+      now,
+    );
     expect(booked.appointment).toEqual({
       userId: 'user',
       contactId: 'c1',
@@ -229,7 +240,15 @@ describe('a finished call', () => {
       ['a2', 120n],
       ['a3', 0n],
     ]);
-    expect(costCorrections(prices, new Map([['a1', 60n], ['a2', 45n]]))).toEqual([{ id: 'a2', costCents: 45n }]);
+    expect(
+      costCorrections(
+        prices,
+        new Map([
+          ['a1', 60n],
+          ['a2', 45n],
+        ]),
+      ),
+    ).toEqual([{ id: 'a2', costCents: 45n }]);
     expect(costCorrections(new Map([['a4', 30n]]), new Map())).toEqual([{ id: 'a4', costCents: 0n }]);
   });
 });

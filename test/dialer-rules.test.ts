@@ -27,8 +27,15 @@ async function secondCampaign(env: ServiceEnv, setup: Awaited<ReturnType<typeof 
   const imported = await importContacts(setup.ctx, { group_name: `Also ${randomUUID()}`, csv_data: rows });
   const campaign = await app.prisma.campaign.create({
     data: {
-      userId: setup.userId, agentId: setup.agent.id, contactGroupId: imported.groupId, name: 'Second', status: 'running',
-      startedAt: env.clock.now(), concurrentCalls: 10, timezone: 'UTC', ...ALL_DAY,
+      userId: setup.userId,
+      agentId: setup.agent.id,
+      contactGroupId: imported.groupId,
+      name: 'Second',
+      status: 'running',
+      startedAt: env.clock.now(),
+      concurrentCalls: 10,
+      timezone: 'UTC',
+      ...ALL_DAY,
     },
   });
   await enrollContacts(app.sql, campaign.id, env.clock.now());
@@ -40,7 +47,11 @@ describe('one person, one call', () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
     let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(clock, () => ({ status: 'no_answer', durationSeconds: 0 }), () => (r) => dialer.dialer.report(r));
+    const telephony = new RecordingTelephony(
+      clock,
+      () => ({ status: 'no_answer', durationSeconds: 0 }),
+      () => (r) => dialer.dialer.report(r),
+    );
     telephony.auto = false;
     dialer = manualDialer(env, telephony);
     const shared = '+14155550142';
@@ -102,7 +113,13 @@ describe('one person, one call', () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const setup = await runningCampaign(app, dialerEnv(app, clock), { rows: [{ Phone: '+14155550150' }] });
     const contact = await app.prisma.contact.findFirstOrThrow({ where: { groupId: setup.groupId } });
-    const attempt = { userId: setup.userId, campaignId: setup.campaignId, contactId: contact.id, toNumber: '+14155550150', status: 'ringing' as const };
+    const attempt = {
+      userId: setup.userId,
+      campaignId: setup.campaignId,
+      contactId: contact.id,
+      toNumber: '+14155550150',
+      status: 'ringing' as const,
+    };
     await app.prisma.callAttempt.create({ data: { ...attempt, attemptNumber: 1 } });
     await expect(app.prisma.callAttempt.create({ data: { ...attempt, attemptNumber: 2 } })).rejects.toThrow();
     await app.prisma.callAttempt.create({ data: { ...attempt, attemptNumber: 3, status: 'no_answer' } });
@@ -115,7 +132,11 @@ describe('a new calling window', () => {
     const clock = new ManualClock(new Date('2026-11-02T12:00:00Z'));
     const env = dialerEnv(app, clock);
     let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(clock, () => ({ status: 'completed', durationSeconds: 10 }), () => (r) => dialer.dialer.report(r));
+    const telephony = new RecordingTelephony(
+      clock,
+      () => ({ status: 'completed', durationSeconds: 10 }),
+      () => (r) => dialer.dialer.report(r),
+    );
     dialer = manualDialer(env, telephony);
     const setup = await runningCampaign(app, env, {
       rows: [{ Phone: '+14155550160' }, { Phone: '+14155550161' }],
@@ -138,7 +159,11 @@ describe('a new calling window', () => {
     const clock = new ManualClock(new Date('2026-11-07T10:00:00Z'));
     const env = dialerEnv(app, clock);
     let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(clock, () => ({ status: 'no_answer', durationSeconds: 0 }), () => (r) => dialer.dialer.report(r));
+    const telephony = new RecordingTelephony(
+      clock,
+      () => ({ status: 'no_answer', durationSeconds: 0 }),
+      () => (r) => dialer.dialer.report(r),
+    );
     dialer = manualDialer(env, telephony);
     const setup = await runningCampaign(app, env, {
       rows: [{ Phone: '+14155550170' }],
@@ -173,11 +198,19 @@ describe('pausing for credits', () => {
     // Two workers on one campaign: the first holds every credit for its calls, whose results it has
     // heard but not written yet.
     let first: ReturnType<typeof manualDialer>;
-    const calls = new RecordingTelephony(clock, () => ({ status: 'completed', durationSeconds: 5 }), () => (r) => first.dialer.report(r));
+    const calls = new RecordingTelephony(
+      clock,
+      () => ({ status: 'completed', durationSeconds: 5 }),
+      () => (r) => first.dialer.report(r),
+    );
     first = manualDialer(base, calls, { holdMinutes: 1 });
     const write = holdWrites(first.dialer);
     // 60 cents a minute, one minute held per call: 4 calls' worth.
-    const setup = await runningCampaign(app, base, { rows: Array.from({ length: 8 }, (_, i) => ({ Phone: `+1415${3_200_000 + i}` })), creditsCents: 240, campaign: ALL_DAY });
+    const setup = await runningCampaign(app, base, {
+      rows: Array.from({ length: 8 }, (_, i) => ({ Phone: `+1415${3_200_000 + i}` })),
+      creditsCents: 240,
+      campaign: ALL_DAY,
+    });
     await first.dialer.tick(setup.campaignId);
     expect(calls.placed).toHaveLength(4);
 
@@ -194,7 +227,7 @@ describe('pausing for credits', () => {
     // Named statements (a store's) and unnamed text alike.
     const sql = {
       ...base.sql,
-      run: async <R,>(statement: Statement<R>, values?: readonly unknown[]) => {
+      run: async <R>(statement: Statement<R>, values?: readonly unknown[]) => {
         const rows = await base.sql.run(statement, values);
         await afterRead(statement.text);
         return rows;
@@ -202,7 +235,11 @@ describe('pausing for credits', () => {
       transaction: base.sql.transaction.bind(base.sql),
     };
     let second: ReturnType<typeof manualDialer>;
-    const more = new RecordingTelephony(clock, () => ({ status: 'completed', durationSeconds: 5 }), () => (r) => second.dialer.report(r));
+    const more = new RecordingTelephony(
+      clock,
+      () => ({ status: 'completed', durationSeconds: 5 }),
+      () => (r) => second.dialer.report(r),
+    );
     second = manualDialer({ ...base, sql }, more, { holdMinutes: 1 });
     await second.run(setup.campaignId);
 

@@ -46,7 +46,10 @@ describe('on the job engine, in process', () => {
       sweepSeconds: 1,
     });
     try {
-      const setup = await runningCampaign(app, env, { rows: numbers(60, 3_000_000), campaign: { concurrentCalls: 8, scheduleConfig: { max_attempts: 2, max_attempts_per_day: 2, retry_interval_minutes: 1 } } });
+      const setup = await runningCampaign(app, env, {
+        rows: numbers(60, 3_000_000),
+        campaign: { concurrentCalls: 8, scheduleConfig: { max_attempts: 2, max_attempts_per_day: 2, retry_interval_minutes: 1 } },
+      });
       await runtime.control.wake(setup.campaignId);
       // Retries wait a minute; everything else must be done within seconds.
       await waitFor(async () => {
@@ -115,9 +118,10 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('two worker processes
     const first = worker(url);
     worker(url);
     // The workers' sweeps find the running campaign; kill one once calls are under way.
-    await waitFor(async () => ((await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId } })) > 60 ? true : undefined), 60_000).catch(
-      () => undefined,
-    );
+    await waitFor(
+      async () => ((await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId } })) > 60 ? true : undefined),
+      60_000,
+    ).catch(() => undefined);
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     worker(url);
@@ -137,13 +141,18 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('two worker processes
     });
     const url = await databaseUrl();
     const first = worker(url);
-    await waitFor(async () => ((await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId } })) > 60 ? true : undefined), 60_000);
+    await waitFor(
+      async () => ((await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId } })) > 60 ? true : undefined),
+      60_000,
+    );
     const exited = new Promise<number | null>((resolve) => first.once('exit', resolve));
     first.kill('SIGTERM');
     expect(await exited).toBe(0);
 
     // Nothing it started was left to a lease: every call it placed has ended and been applied.
-    const unfinished = await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId, status: { in: ['queued', 'ringing', 'in_progress'] } } });
+    const unfinished = await app.prisma.callAttempt.count({
+      where: { campaignId: setup.campaignId, status: { in: ['queued', 'ringing', 'in_progress'] } },
+    });
     expect(unfinished).toBe(0);
     expect(await app.prisma.campaignContact.count({ where: { campaignId: setup.campaignId, state: 'dialing' } })).toBe(0);
     const before = await app.prisma.campaignContact.count({ where: { campaignId: setup.campaignId, state: 'pending' } });

@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Statement } from '../src/db/sql.js';
 import type { CallResult, PlaceCall } from '../src/services/dialer/telephony.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { dialerEnv, holdWrites, ledgerMatchesAccount, manualDialer, ManualClock, RecordingTelephony, runningCampaign } from './support/dialer.js';
+import {
+  dialerEnv,
+  holdWrites,
+  ledgerMatchesAccount,
+  manualDialer,
+  ManualClock,
+  RecordingTelephony,
+  runningCampaign,
+} from './support/dialer.js';
 import { testSql } from './support/sql.js';
 
 // The dialer against a real database, driven by a clock the test moves, with a telephony fake that
@@ -158,7 +166,11 @@ describe('credits running out mid-campaign', () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
     let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(clock, () => ({ status: 'completed', durationSeconds: 120, sentiment: 'neutral' }), () => (r) => dialer.dialer.report(r));
+    const telephony = new RecordingTelephony(
+      clock,
+      () => ({ status: 'completed', durationSeconds: 120, sentiment: 'neutral' }),
+      () => (r) => dialer.dialer.report(r),
+    );
     dialer = manualDialer(env, telephony, { holdMinutes: 5 });
     // 60 cents a minute: a hold is 300 cents; 1,000 cents hold three calls at once, and pay for eight.
     const setup = await runningCampaign(app, env, {
@@ -190,13 +202,20 @@ describe('an agent archived while its campaign starts', () => {
   it('pauses the campaign with agent_archived at the first tick, before any call', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    const telephony = new RecordingTelephony(clock, () => ({ status: 'completed', durationSeconds: 10 }), () => (r) => dialer.dialer.report(r));
+    const telephony = new RecordingTelephony(
+      clock,
+      () => ({ status: 'completed', durationSeconds: 10 }),
+      () => (r) => dialer.dialer.report(r),
+    );
     const dialer = manualDialer(env, telephony);
     const setup = await runningCampaign(app, env, { rows: [{ Phone: number(8_001) }] });
     // What a dispatch that read the agent just before the archive committed leaves behind.
     await app.prisma.agent.update({ where: { id: setup.agent.id }, data: { isActive: false, status: 'archived' } });
     await dialer.run(setup.campaignId);
-    expect(await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).toMatchObject({ status: 'paused', pausedReason: 'agent_archived' });
+    expect(await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).toMatchObject({
+      status: 'paused',
+      pausedReason: 'agent_archived',
+    });
     expect(telephony.placed).toEqual([]);
   });
 });
@@ -214,7 +233,10 @@ describe('a call that ended in one worker', () => {
     secondPhone.auto = false;
     first = manualDialer(env, firstPhone);
     second = manualDialer(env, secondPhone);
-    const setup = await runningCampaign(app, env, { rows: Array.from({ length: 6 }, (_, i) => ({ Phone: number(6_100 + i) })), campaign: { concurrentCalls: 2 } });
+    const setup = await runningCampaign(app, env, {
+      rows: Array.from({ length: 6 }, (_, i) => ({ Phone: number(6_100 + i) })),
+      campaign: { concurrentCalls: 2 },
+    });
     // The first worker hears its calls end, but writes nothing until the test says so.
     const write = holdWrites(first.dialer);
     const marked = async () => {
@@ -260,17 +282,25 @@ describe('a call that ended in one worker', () => {
 });
 
 describe('a call whose result came in but is not written yet', () => {
-  it('leaves its slot to this dialer at once, up to a campaign\'s worth of such calls', async () => {
+  it("leaves its slot to this dialer at once, up to a campaign's worth of such calls", async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
     let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(clock, () => ({ status: 'completed', durationSeconds: 30 }), () => (r) => dialer.dialer.report(r));
+    const telephony = new RecordingTelephony(
+      clock,
+      () => ({ status: 'completed', durationSeconds: 30 }),
+      () => (r) => dialer.dialer.report(r),
+    );
     telephony.auto = false;
     dialer = manualDialer(env, telephony);
-    const setup = await runningCampaign(app, env, { rows: Array.from({ length: 7 }, (_, i) => ({ Phone: number(6_000 + i) })), campaign: { concurrentCalls: 2 } });
+    const setup = await runningCampaign(app, env, {
+      rows: Array.from({ length: 7 }, (_, i) => ({ Phone: number(6_000 + i) })),
+      campaign: { concurrentCalls: 2 },
+    });
     // Results reach the dialer, but nothing is written until the test says so.
     const write = holdWrites(dialer.dialer);
-    const unfinished = () => app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId, status: { in: ['queued', 'ringing', 'in_progress'] } } });
+    const unfinished = () =>
+      app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId, status: { in: ['queued', 'ringing', 'in_progress'] } } });
 
     await dialer.dialer.tick(setup.campaignId);
     expect(telephony.placed).toHaveLength(2);
@@ -303,7 +333,7 @@ describe('a call whose result came in but is not written yet', () => {
   });
 });
 
-describe('a balance spent elsewhere between a tick\'s read and its holds', () => {
+describe("a balance spent elsewhere between a tick's read and its holds", () => {
   it('puts the claimed calls back unplaced, holds nothing, and pauses the campaign at the next tick', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const base = dialerEnv(app, clock);
@@ -318,7 +348,7 @@ describe('a balance spent elsewhere between a tick\'s read and its holds', () =>
     // Named statements (a store's) and unnamed text alike.
     const sql = {
       ...base.sql,
-      run: async <R,>(statement: Statement<R>, values?: readonly unknown[]) => {
+      run: async <R>(statement: Statement<R>, values?: readonly unknown[]) => {
         await beforeHolds(statement.text);
         return base.sql.run(statement, values);
       },
@@ -326,7 +356,11 @@ describe('a balance spent elsewhere between a tick\'s read and its holds', () =>
     };
     const env = { ...base, sql };
     let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(clock, () => ({ status: 'completed', durationSeconds: 30 }), () => (r) => dialer.dialer.report(r));
+    const telephony = new RecordingTelephony(
+      clock,
+      () => ({ status: 'completed', durationSeconds: 30 }),
+      () => (r) => dialer.dialer.report(r),
+    );
     dialer = manualDialer(env, telephony);
     const setup = await runningCampaign(app, env, { rows: [{ Phone: number(7_001) }, { Phone: number(7_002) }], creditsCents: 10_000 });
 
@@ -335,11 +369,17 @@ describe('a balance spent elsewhere between a tick\'s read and its holds', () =>
     expect(await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId } })).toBe(0);
     expect(await app.prisma.creditHold.count({ where: { userId: setup.userId } })).toBe(0);
     const contacts = await app.prisma.campaignContact.findMany({ where: { campaignId: setup.campaignId } });
-    expect(contacts.map((c) => [c.state, c.attempts, c.firstAttemptAt])).toEqual([['pending', 0, null], ['pending', 0, null]]);
+    expect(contacts.map((c) => [c.state, c.attempts, c.firstAttemptAt])).toEqual([
+      ['pending', 0, null],
+      ['pending', 0, null],
+    ]);
 
     await dialer.run(setup.campaignId);
     expect(telephony.placed).toEqual([]);
-    expect(await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).toMatchObject({ status: 'paused', pausedReason: 'insufficient_credits' });
+    expect(await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).toMatchObject({
+      status: 'paused',
+      pausedReason: 'insufficient_credits',
+    });
   });
 });
 
@@ -349,9 +389,16 @@ describe('calls that never report back', () => {
     const env = dialerEnv(app, clock);
     let dialer: ReturnType<typeof manualDialer>;
     let silent = true;
-    const telephony = new RecordingTelephony(clock, () => (silent ? null : { status: 'completed', durationSeconds: 10 }), () => (r) => dialer.dialer.report(r));
+    const telephony = new RecordingTelephony(
+      clock,
+      () => (silent ? null : { status: 'completed', durationSeconds: 10 }),
+      () => (r) => dialer.dialer.report(r),
+    );
     dialer = manualDialer(env, telephony, { leaseSeconds: 60 });
-    const setup = await runningCampaign(app, env, { rows: [{ Phone: number(9_001) }, { Phone: number(9_002) }], campaign: { concurrentCalls: 1 } });
+    const setup = await runningCampaign(app, env, {
+      rows: [{ Phone: number(9_001) }, { Phone: number(9_002) }],
+      campaign: { concurrentCalls: 1 },
+    });
     await dialer.run(setup.campaignId);
     expect(telephony.placed).toHaveLength(1);
     await dialer.run(setup.campaignId);
@@ -375,9 +422,16 @@ describe('the circuit breaker', () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
     let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(clock, () => ({ status: 'failed', durationSeconds: 0 }), () => (r) => dialer.dialer.report(r));
+    const telephony = new RecordingTelephony(
+      clock,
+      () => ({ status: 'failed', durationSeconds: 0 }),
+      () => (r) => dialer.dialer.report(r),
+    );
     dialer = manualDialer(env, telephony);
-    const setup = await runningCampaign(app, env, { rows: Array.from({ length: 100 }, (_, i) => ({ Phone: number(10_000 + i) })), campaign: { concurrentCalls: 5 } });
+    const setup = await runningCampaign(app, env, {
+      rows: Array.from({ length: 100 }, (_, i) => ({ Phone: number(10_000 + i) })),
+      campaign: { concurrentCalls: 5 },
+    });
     await dialer.run(setup.campaignId);
     const campaign = await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } });
     expect(campaign).toMatchObject({ status: 'paused', pausedReason: 'high_failure_rate' });

@@ -118,7 +118,11 @@ describe('over HTTP', () => {
       ['{ campaigns }', {}, ['Field "campaigns" of type [hidden] must have a selection of subfields.']],
       ['{ campaign { id } }', {}, ['Field "campaign" argument "id" of type [hidden] is required, but it was not provided.']],
       ['query ($s: [CampaignStatu!]) { campaigns(statuses: $s) { totalCount } }', {}, ['Unknown type "CampaignStatu".']],
-      ['query ($id: String!) { campaign(id: $id) { id } }', {}, ['Variable "$id" of type "String!" used in position expecting type [hidden].']],
+      [
+        'query ($id: String!) { campaign(id: $id) { id } }',
+        {},
+        ['Variable "$id" of type "String!" used in position expecting type [hidden].'],
+      ],
       [
         'query ($s: [CampaignStatus!]) { campaigns(statuses: $s) { totalCount } }',
         { s: ['runing'] },
@@ -143,7 +147,12 @@ describe('over HTTP', () => {
 
   it("with introspection off, suggests nothing in a subscription's variable errors either", async () => {
     const query = 'subscription ($id: UUID!, $s: [CallStatus!]) { campaignUpdated(id: $id) { attempts(statuses: $s) { totalCount } } }';
-    const subscription = await subscribe(locked.url, query, { id: '5eed0000-0000-4000-8000-00000000000b', s: ['bussy'] }, await locked.token());
+    const subscription = await subscribe(
+      locked.url,
+      query,
+      { id: '5eed0000-0000-4000-8000-00000000000b', s: ['bussy'] },
+      await locked.token(),
+    );
     await subscription.ended;
     expect(subscription.results.flatMap((r) => r.errors ?? []).map((e) => e.message)).toEqual([
       'Variable "$s" got invalid value "bussy" at "s[0]"; Value "bussy" does not exist in "CallStatus" enum.',
@@ -152,7 +161,9 @@ describe('over HTTP', () => {
 
   it('with introspection on, keeps the suggestions that help a developer', async () => {
     const result = await app.gql('{ campaigns(statuses: [runing]) { totalCount } }', {}, await app.token());
-    expect(result.errors?.[0]?.message).toBe('Value "runing" does not exist in "CampaignStatus" enum. Did you mean the enum value "running"?');
+    expect(result.errors?.[0]?.message).toBe(
+      'Value "runing" does not exist in "CampaignStatus" enum. Did you mean the enum value "running"?',
+    );
   });
 
   it('serves GraphiQL with every asset inline, so it loads with no network', async () => {

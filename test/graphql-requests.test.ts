@@ -45,7 +45,11 @@ describe('POST bodies', () => {
   for (const [contentType, raw] of refused) {
     it(`refuses ${contentType} with a 415 and runs nothing`, async () => {
       const before = await written();
-      const res = await app.request('POST', '/graphql', { token, raw, headers: { 'content-type': contentType, 'x-graphql-yoga-csrf': '1' } });
+      const res = await app.request('POST', '/graphql', {
+        token,
+        raw,
+        headers: { 'content-type': contentType, 'x-graphql-yoga-csrf': '1' },
+      });
       expect(res.status).toBe(415);
       expect(res.json).toEqual({
         errors: [
@@ -100,7 +104,10 @@ describe('CSRF prevention', () => {
 
   it('never runs a mutation sent with GET', async () => {
     const before = await written();
-    const res = await app.request('GET', `/graphql?query=${encodeURIComponent(MUTATION)}`, { token, headers: { 'x-graphql-yoga-csrf': '1' } });
+    const res = await app.request('GET', `/graphql?query=${encodeURIComponent(MUTATION)}`, {
+      token,
+      headers: { 'x-graphql-yoga-csrf': '1' },
+    });
     expect(res.status).toBe(405);
     expect(await written()).toEqual(before);
   });

@@ -48,22 +48,34 @@ describe('JSON nested too deep', () => {
     for (const route of bodyRoutes) {
       // A run of 16+ digits sends the body through the lossless parser, which recurses.
       for (const body of [`{"x":${deepList(10_000)}}`, `{"n":12345678901234567,"x":${deepList(10_000)}}`]) {
-        const res = await refused(() => app.request(route.method, pathOf(route.path), { token: alice.token, raw: body, headers: { 'content-type': 'application/json' } }));
+        const res = await refused(() =>
+          app.request(route.method, pathOf(route.path), { token: alice.token, raw: body, headers: { 'content-type': 'application/json' } }),
+        );
         expect([route.operationId, res.status, res.json]).toEqual([route.operationId, 400, { non_field_errors: [TOO_DEEP_MESSAGE] }]);
       }
     }
   });
 
   it(`allows ${MAX_INPUT_DEPTH} levels, counting the body, and refuses one more in a stored JSON field`, async () => {
-    const body = (insights: unknown) => ({ name: 'Deep', agent_id: alice.agent.id, contact_group_id: alice.groupId, call_insights: insights });
+    const body = (insights: unknown) => ({
+      name: 'Deep',
+      agent_id: alice.agent.id,
+      contact_group_id: alice.groupId,
+      call_insights: insights,
+    });
     const ok = await app.request('POST', '/api/v1/contacts/contacts/', { token: alice.token, body: body(deepObject(MAX_INPUT_DEPTH - 1)) });
     expect(ok.status).toBe(201);
     // Brackets inside strings, escaped quotes included, are text, not nesting.
     const text = `\\"${'['.repeat(100)}"\\${'{'.repeat(100)}`;
-    const quoted = await app.request('POST', '/api/v1/contacts/contacts/', { token: alice.token, body: { ...body({ note: text }), description: text } });
+    const quoted = await app.request('POST', '/api/v1/contacts/contacts/', {
+      token: alice.token,
+      body: { ...body({ note: text }), description: text },
+    });
     expect([quoted.status, quoted.json.description]).toEqual([201, text]);
     for (const depth of [MAX_INPUT_DEPTH, 3_000]) {
-      const res = await refused(() => app.request('POST', '/api/v1/contacts/contacts/', { token: alice.token, body: body(deepObject(depth)) }));
+      const res = await refused(() =>
+        app.request('POST', '/api/v1/contacts/contacts/', { token: alice.token, body: body(deepObject(depth)) }),
+      );
       expect(res.status).toBe(400);
       expect(res.json).toEqual({ non_field_errors: [TOO_DEEP_MESSAGE] });
     }
@@ -105,7 +117,11 @@ describe('JSON nested too deep', () => {
 
     const literal = `{a:`.repeat(40) + '1' + '}'.repeat(40);
     const inline = await refused(() =>
-      app.gql(`mutation($id: UUID!) { updateCampaign(id: $id, input: { callInsights: ${literal} }) { id } }`, { id: campaignId }, alice.token),
+      app.gql(
+        `mutation($id: UUID!) { updateCampaign(id: $id, input: { callInsights: ${literal} }) { id } }`,
+        { id: campaignId },
+        alice.token,
+      ),
     );
     expect(inline.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT' });
     expect(inline.errors![0]!.message).toContain(TOO_DEEP_MESSAGE);
@@ -128,11 +144,23 @@ describe('GraphQL documents nested too deep', () => {
 
   it('and brackets in strings, block strings and comments do not count', async () => {
     const brackets = '['.repeat(100);
-    const commented = await app.gql(`query {\n # ${brackets}\n creditBalance { heldCents } # "${brackets}\n campaigns(first: 1) { totalCount }\n}`, {}, alice.token);
+    const commented = await app.gql(
+      `query {\n # ${brackets}\n creditBalance { heldCents } # "${brackets}\n campaigns(first: 1) { totalCount }\n}`,
+      {},
+      alice.token,
+    );
     expect(commented.errors).toBeUndefined();
-    const literal = await app.gql(`mutation { addDoNotCall(input: { phoneNumber: "+14155550177", reason: "${brackets}" }) { reason } }`, {}, alice.token);
+    const literal = await app.gql(
+      `mutation { addDoNotCall(input: { phoneNumber: "+14155550177", reason: "${brackets}" }) { reason } }`,
+      {},
+      alice.token,
+    );
     expect(literal.data.addDoNotCall.reason).toBe(brackets);
-    const block = await app.gql(`mutation { addDoNotCall(input: { phoneNumber: "+14155550178", reason: """${brackets} \\""" ${brackets}""" }) { reason } }`, {}, alice.token);
+    const block = await app.gql(
+      `mutation { addDoNotCall(input: { phoneNumber: "+14155550178", reason: """${brackets} \\""" ${brackets}""" }) { reason } }`,
+      {},
+      alice.token,
+    );
     expect(block.errors).toBeUndefined();
   });
 });
@@ -156,7 +184,11 @@ describe('multipart/form-data without a boundary', () => {
 
   it('and a multipart body that does not match its boundary is a 400 too', async () => {
     const res = await refused(() =>
-      app.request('POST', '/api/v1/contacts/import/', { token: alice.token, raw: 'no parts', headers: { 'content-type': 'multipart/form-data; boundary=abc' } }),
+      app.request('POST', '/api/v1/contacts/import/', {
+        token: alice.token,
+        raw: 'no parts',
+        headers: { 'content-type': 'multipart/form-data; boundary=abc' },
+      }),
     );
     expect(res.status).toBe(400);
     expect(res.json.detail).toMatch(/^Multipart form parse error - /);
@@ -165,7 +197,11 @@ describe('multipart/form-data without a boundary', () => {
 
 describe('lone UTF-16 surrogates', () => {
   const patch = (body: string) =>
-    app.request('PATCH', `/api/v1/contacts/groups/${alice.groupId}/`, { token: alice.token, raw: body, headers: { 'content-type': 'application/json' } });
+    app.request('PATCH', `/api/v1/contacts/groups/${alice.groupId}/`, {
+      token: alice.token,
+      raw: body,
+      headers: { 'content-type': 'application/json' },
+    });
 
   it('are refused by v1 PATCH group, in a value, a key or the number', async () => {
     for (const [body, field] of [
@@ -202,13 +238,17 @@ describe('lone UTF-16 surrogates', () => {
 
   it('are refused by the GraphQL lexer in document string literals, escaped or not', async () => {
     for (const literal of ['"\ud800"', '"\\ud800"', '"""\ud800"""', '"\\u{D800}"']) {
-      const res = await refused(() => app.gql(`mutation { addDoNotCall(input: { phoneNumber: "+14155550100", reason: ${literal} }) { id } }`, {}, alice.token));
+      const res = await refused(() =>
+        app.gql(`mutation { addDoNotCall(input: { phoneNumber: "+14155550100", reason: ${literal} }) { id } }`, {}, alice.token),
+      );
       expect(res.errors![0]!.extensions!.code).toBe('GRAPHQL_PARSE_FAILED');
     }
   });
 
   it('and an escaped NUL in a document string literal is refused like one in a variable', async () => {
-    const res = await refused(() => app.gql('mutation { addDoNotCall(input: { phoneNumber: "+14155550100", reason: "a\\u0000b" }) { id } }', {}, alice.token));
+    const res = await refused(() =>
+      app.gql('mutation { addDoNotCall(input: { phoneNumber: "+14155550100", reason: "a\\u0000b" }) { id } }', {}, alice.token),
+    );
     expect(res.errors![0]!).toMatchObject({ message: 'Null characters are not allowed.', extensions: { code: 'BAD_USER_INPUT' } });
   });
 });
@@ -225,7 +265,9 @@ describe('GraphQL requests that are not what their transport says', () => {
   it('variables or extensions that are not JSON are a 400 over GET; a urlencoded body is refused before it is read', async () => {
     const query = encodeURIComponent('{ creditBalance { heldCents } }');
     for (const param of ['variables', 'extensions']) {
-      const get = await refused(() => app.request('GET', `/graphql?query=${query}&${param}=notjson`, { token: alice.token, headers: CSRF }));
+      const get = await refused(() =>
+        app.request('GET', `/graphql?query=${query}&${param}=notjson`, { token: alice.token, headers: CSRF }),
+      );
       expect([get.status, get.json.errors[0].extensions.code]).toEqual([400, 'BAD_REQUEST']);
       const form = await refused(() => gqlRaw(`query=${query}&${param}=%7B`, 'application/x-www-form-urlencoded'));
       expect([form.status, form.json.errors[0].extensions.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
@@ -255,7 +297,9 @@ describe('GraphQL requests that are not what their transport says', () => {
       const res = await refused(() => app.gql(IMPORT, { input: { groupName: 'Plain', file } }, alice.token));
       expect(res.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
     }
-    const literal = await refused(() => app.gql('mutation { importContacts(input: { groupName: "L", file: "x" }) { success } }', {}, alice.token));
+    const literal = await refused(() =>
+      app.gql('mutation { importContacts(input: { groupName: "L", file: "x" }) { success } }', {}, alice.token),
+    );
     expect(literal.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
   });
 });
@@ -296,11 +340,19 @@ describe('date-times PostgreSQL cannot store', () => {
     );
     expect([v1.status, v1.json]).toEqual([400, { started_at: [INSTANT_RANGE_MESSAGE] }]);
     const graphql = await refused(() =>
-      app.gql('mutation($id: UUID!, $at: DateTime) { updateCampaign(id: $id, input: { startedAt: $at }) { id } }', { id: campaignId, at: '9999-12-31T23:59:59-23:59' }, alice.token),
+      app.gql(
+        'mutation($id: UUID!, $at: DateTime) { updateCampaign(id: $id, input: { startedAt: $at }) { id } }',
+        { id: campaignId, at: '9999-12-31T23:59:59-23:59' },
+        alice.token,
+      ),
     );
     expect(graphql.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
     const appointment = await refused(() =>
-      app.gql('mutation($id: UUID!) { updateAppointment(id: $id, input: { scheduledAt: "9999-12-31T23:59:59-12:00" }) { id } }', { id: randomUUID() }, alice.token),
+      app.gql(
+        'mutation($id: UUID!) { updateAppointment(id: $id, input: { scheduledAt: "9999-12-31T23:59:59-12:00" }) { id } }',
+        { id: randomUUID() },
+        alice.token,
+      ),
     );
     expect(appointment.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
   });
@@ -316,13 +368,20 @@ describe('list arguments beyond PostgreSQL bind parameters', () => {
       ['query($v: [Sentiment!]) { callAttempts(sentiments: $v) { totalCount } }', { v: many(['positive']) }],
       ['query($v: [CreditTransactionKind!]) { creditTransactions(kinds: $v) { totalCount } }', { v: many(['top_up']) }],
       ['query($v: [String!]) { appointments(statuses: $v) { totalCount } }', { v: many(['scheduled', 'cancelled']) }],
-      ['query($id: UUID!, $v: [CallStatus!]) { campaign(id: $id) { attempts(statuses: $v) { totalCount } } }', { id: campaignId, v: many(['failed']) }],
+      [
+        'query($id: UUID!, $v: [CallStatus!]) { campaign(id: $id) { attempts(statuses: $v) { totalCount } } }',
+        { id: campaignId, v: many(['failed']) },
+      ],
     ];
     for (const [query, variables] of cases) {
       const res = await app.gql(query, variables, alice.token);
       expect([query, res.errors]).toEqual([query, undefined]);
     }
-    const campaigns = await app.gql('query($v: [CampaignStatus!]) { campaigns(statuses: $v) { totalCount } }', { v: many(['draft']) }, alice.token);
+    const campaigns = await app.gql(
+      'query($v: [CampaignStatus!]) { campaigns(statuses: $v) { totalCount } }',
+      { v: many(['draft']) },
+      alice.token,
+    );
     expect(campaigns.data.campaigns.totalCount).toBeGreaterThan(0);
   });
 });

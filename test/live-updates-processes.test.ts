@@ -95,7 +95,9 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('two server processes
     expect(campaignIn(campaign.results).at(-1)).toMatchObject({ id, status: 'completed', progress: { total: 6, done: 6 } });
     const dialed = await app.prisma.callAttempt.findMany({ where: { campaignId: id } });
     expect(dialed).toHaveLength(6);
-    await attempts.until((results) => dialed.every((a) => results.some((r) => r.data?.callAttemptUpdated?.id === a.id && r.data.callAttemptUpdated.status === a.status)));
+    await attempts.until((results) =>
+      dialed.every((a) => results.some((r) => r.data?.callAttemptUpdated?.id === a.id && r.data.callAttemptUpdated.status === a.status)),
+    );
     for (const s of [campaign, attempts]) expect(s.results.filter((r) => r.errors)).toEqual([]);
 
     // A shutdown cuts the streams rather than waiting for them (it would exit 1 at its timeout), and

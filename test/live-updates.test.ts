@@ -45,7 +45,11 @@ beforeAll(async () => {
   const events = counting.events;
   listeners = counting.listeners;
   const env = { db: db.prisma, sql: db.sql, clock: systemClock, log, settings: defaultSettings, dialer: idleDialer, events };
-  dialer = await startDialer(env, db, { telephony: { provider: 'simulated', seed: 'live-updates', timeScale: 0 }, dialer: DEFAULT_DIALER_OPTIONS, sweepSeconds: 1 });
+  dialer = await startDialer(env, db, {
+    telephony: { provider: 'simulated', seed: 'live-updates', timeScale: 0 },
+    dialer: DEFAULT_DIALER_OPTIONS,
+    sweepSeconds: 1,
+  });
   app = await startTestApp({ database: db, events, dialer: dialer.control, log });
 });
 afterAll(async () => {
@@ -69,7 +73,9 @@ const completed = (results: GraphQLResult[]) => campaignsIn(results).some((c) =>
 /** Each of the campaign's attempts has been sent in the state the database holds now. */
 async function sentEveryAttempt(s: LiveSubscription, campaignId: string) {
   const attempts = await app.prisma.callAttempt.findMany({ where: { campaignId } });
-  await s.until((results) => attempts.every((a) => results.some((r) => r.data?.callAttemptUpdated?.id === a.id && r.data.callAttemptUpdated.status === a.status)));
+  await s.until((results) =>
+    attempts.every((a) => results.some((r) => r.data?.callAttemptUpdated?.id === a.id && r.data.callAttemptUpdated.status === a.status)),
+  );
   return attempts;
 }
 
@@ -127,7 +133,10 @@ describe('campaignUpdated and callAttemptUpdated', () => {
   it('follow pause, resume, an archived agent and cancel', async () => {
     // Calling hours that open in an hour or more, so that nobody is called while the states change.
     const hour = new Date().getUTCHours();
-    const window = hour < 20 ? { start: `${String(hour + 2).padStart(2, '0')}:00`, end: `${String(hour + 3).padStart(2, '0')}:00` } : { start: '01:00', end: '02:00' };
+    const window =
+      hour < 20
+        ? { start: `${String(hour + 2).padStart(2, '0')}:00`, end: `${String(hour + 3).padStart(2, '0')}:00` }
+        : { start: '01:00', end: '02:00' };
     const carol = await customer(app, { contacts: 3 });
     const id = (await createCampaign(app, carol, { ...ALWAYS_OPEN, calling_hours: window })).id as string;
     const campaign = await watch(CAMPAIGN_UPDATED, { id }, carol.token);

@@ -12,7 +12,10 @@ import { databaseUrl } from './support/database.js';
 // same `_prisma_migrations` bookkeeping that `prisma migrate deploy` keeps.
 
 async function expectMigratesFromScratch(db: Database) {
-  const folders = (await readdir(migrationsDir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const folders = (await readdir(migrationsDir, { withFileTypes: true }))
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   expect(await db.migrate()).toEqual(folders);
   const rows = await db.prisma.$queryRawUnsafe<{ migration_name: string; finished_at: Date | null }[]>(
     'SELECT migration_name, finished_at FROM _prisma_migrations ORDER BY migration_name',

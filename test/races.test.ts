@@ -16,12 +16,15 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const TIMES = 8;
-const codesOf = (results: { errors?: { extensions?: Record<string, any> }[] }[]) => results.map((r) => r.errors?.[0]?.extensions?.code ?? 'ok');
+const codesOf = (results: { errors?: { extensions?: Record<string, any> }[] }[]) =>
+  results.map((r) => r.errors?.[0]?.extensions?.code ?? 'ok');
 const inParallel = <T>(send: () => Promise<T>) => Promise.all(Array.from({ length: TIMES }, send));
 
 describe('the same change sent several times at once', () => {
   it('adding and removing one do-not-call number', async () => {
-    const add = await inParallel(() => app.gql('mutation { addDoNotCall(input: { phoneNumber: "+14155550188" }) { id } }', {}, alice.token));
+    const add = await inParallel(() =>
+      app.gql('mutation { addDoNotCall(input: { phoneNumber: "+14155550188" }) { id } }', {}, alice.token),
+    );
     expect(codesOf(add).filter((code) => code !== 'ok' && code !== 'CONFLICT')).toEqual([]);
     expect(await app.prisma.doNotCallEntry.count({ where: { userId: alice.id, phoneNumber: '+14155550188' } })).toBe(1);
     const remove = await inParallel(() => app.gql('mutation { removeDoNotCall(phoneNumber: "+14155550188") { id } }', {}, alice.token));
@@ -33,19 +36,29 @@ describe('the same change sent several times at once', () => {
   it('creating a template with one key', async () => {
     const admin = await app.token(randomUUID(), 'admin');
     const input = { name: 'Raced', templateKey: 'raced_template', systemPromptTemplate: 'Hi', placeholderSchema: { type: 'object' } };
-    const results = await inParallel(() => app.gql('mutation($i: CreateAgentTemplateInput!) { createAgentTemplate(input: $i) { id } }', { i: input }, admin));
+    const results = await inParallel(() =>
+      app.gql('mutation($i: CreateAgentTemplateInput!) { createAgentTemplate(input: $i) { id } }', { i: input }, admin),
+    );
     expect(codesOf(results).filter((code) => code === 'ok')).toHaveLength(1);
     expect(codesOf(results).filter((code) => !['ok', 'CONFLICT', 'BAD_USER_INPUT'].includes(code))).toEqual([]);
   });
 
   it('creating one contact by its number, on GraphQL and on v1', async () => {
     const graphql = await inParallel(() =>
-      app.gql('mutation($g: UUID!) { upsertContact(groupId: $g, input: { phoneNumber: "+14155550199" }) { id } }', { g: alice.groupId }, alice.token),
+      app.gql(
+        'mutation($g: UUID!) { upsertContact(groupId: $g, input: { phoneNumber: "+14155550199" }) { id } }',
+        { g: alice.groupId },
+        alice.token,
+      ),
     );
     expect(codesOf(graphql).filter((code) => code !== 'ok' && code !== 'CONFLICT')).toEqual([]);
-    const v1 = await inParallel(() => app.request('PATCH', `/api/v1/contacts/groups/${alice.groupId}/`, { token: alice.token, body: { phone_number: '+14155550177' } }));
+    const v1 = await inParallel(() =>
+      app.request('PATCH', `/api/v1/contacts/groups/${alice.groupId}/`, { token: alice.token, body: { phone_number: '+14155550177' } }),
+    );
     expect(v1.map((res) => res.status).filter((status) => status !== 200 && status !== 409)).toEqual([]);
-    const numbers = (await app.prisma.contact.findMany({ where: { groupId: alice.groupId }, select: { phoneNumber: true } })).map((c) => c.phoneNumber);
+    const numbers = (await app.prisma.contact.findMany({ where: { groupId: alice.groupId }, select: { phoneNumber: true } })).map(
+      (c) => c.phoneNumber,
+    );
     expect(numbers.filter((n) => n === '+14155550199' || n === '+14155550177').sort()).toEqual(['+14155550177', '+14155550199']);
   });
 });

@@ -40,7 +40,11 @@ describe('/readyz', () => {
     const res = await app.request('GET', '/readyz');
     expect(res.status).toBe(503);
     expect(res.json.status).toBe('not ready');
-    expect(res.json.checks.jobEngine).toEqual({ status: 'failing', durationMs: expect.any(Number), error: 'the job engine is not running' });
+    expect(res.json.checks.jobEngine).toEqual({
+      status: 'failing',
+      durationMs: expect.any(Number),
+      error: 'the job engine is not running',
+    });
     expect(res.json.checks.database.status).toBe('ok');
     engineRunning = true;
     expect((await app.request('GET', '/readyz')).status).toBe(200);

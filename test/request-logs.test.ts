@@ -148,7 +148,10 @@ describe('a dispatch’s request id in the dialer’s lines', () => {
   let runtime: DialerRuntime;
 
   beforeAll(async () => {
-    app = await startTestApp({ log, dialer: { wake: (id, cause) => runtime.control.wake(id, cause), report: (result) => runtime.control.report(result) } });
+    app = await startTestApp({
+      log,
+      dialer: { wake: (id, cause) => runtime.control.wake(id, cause), report: (result) => runtime.control.report(result) },
+    });
     runtime = await startDialer({ ...dialerEnv(app, systemClock), log }, app.db, {
       telephony: { provider: 'simulated', seed: 'request-logs', timeScale: 0 },
       dialer: DEFAULT_DIALER_OPTIONS,

@@ -28,11 +28,37 @@ async function ok(query: string, variables: Record<string, unknown> = {}, as = t
 }
 
 const CALLS = /* GraphQL */ `
-  query Calls($first: Int, $campaignId: UUID, $contactId: UUID, $statuses: [CallStatus!], $sentiments: [Sentiment!], $from: DateTime, $to: DateTime) {
-    callAttempts(first: $first, campaignId: $campaignId, contactId: $contactId, statuses: $statuses, sentiments: $sentiments, from: $from, to: $to) {
+  query Calls(
+    $first: Int
+    $campaignId: UUID
+    $contactId: UUID
+    $statuses: [CallStatus!]
+    $sentiments: [Sentiment!]
+    $from: DateTime
+    $to: DateTime
+  ) {
+    callAttempts(
+      first: $first
+      campaignId: $campaignId
+      contactId: $contactId
+      statuses: $statuses
+      sentiments: $sentiments
+      from: $from
+      to: $to
+    ) {
       totalCount
-      pageInfo { hasNextPage endCursor }
-      edges { node { id status sentiment createdAt } }
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      edges {
+        node {
+          id
+          status
+          sentiment
+          createdAt
+        }
+      }
     }
   }
 `;
@@ -127,17 +153,72 @@ describe('callAttempt', () => {
 
 const REPORT = /* GraphQL */ `
   query Report($agentId: UUID!, $limit: Int, $offset: Int) {
-    agent(id: $agentId) { campaigns(first: 10) { edges { node { id report(limit: $limit, offset: $offset) {
-      metrics {
-        contacts { total callable attempted reached pending }
-        calls { total queued ringing inProgress completed noAnswer busy failed voicemail canceled }
-        successRate averageDurationSeconds totalDurationSeconds totalCostCents appointmentsBooked
-        sentiment { positive neutral negative unknown }
+    agent(id: $agentId) {
+      campaigns(first: 10) {
+        edges {
+          node {
+            id
+            report(limit: $limit, offset: $offset) {
+              metrics {
+                contacts {
+                  total
+                  callable
+                  attempted
+                  reached
+                  pending
+                }
+                calls {
+                  total
+                  queued
+                  ringing
+                  inProgress
+                  completed
+                  noAnswer
+                  busy
+                  failed
+                  voicemail
+                  canceled
+                }
+                successRate
+                averageDurationSeconds
+                totalDurationSeconds
+                totalCostCents
+                appointmentsBooked
+                sentiment {
+                  positive
+                  neutral
+                  negative
+                  unknown
+                }
+              }
+              recentSuccessfulCalls {
+                id
+                contact {
+                  name
+                }
+                campaign {
+                  name
+                }
+              }
+              contactOutcomes {
+                contactId
+                contactName
+                phoneNumber
+                contactStatus
+                attempts
+                lastStatus
+                lastCallAt
+                outcome
+              }
+              totalContactOutcomes
+              hasMoreContactOutcomes
+              limit
+              offset
+            }
+          }
+        }
       }
-      recentSuccessfulCalls { id contact { name } campaign { name } }
-      contactOutcomes { contactId contactName phoneNumber contactStatus attempts lastStatus lastCallAt outcome }
-      totalContactOutcomes hasMoreContactOutcomes limit offset
-    } } } } }
+    }
   }
 `;
 
@@ -158,7 +239,12 @@ describe('Campaign.report', () => {
   });
 
   it('agrees with v1’s report of the same campaign, page for page', async () => {
-    for (const [limit, offset] of [[50, 0], [3, 0], [3, 6], [2, 8]] as const) {
+    for (const [limit, offset] of [
+      [50, 0],
+      [3, 0],
+      [3, 6],
+      [2, 8],
+    ] as const) {
       const graph = await report({ limit, offset });
       const rest = (
         await app.request('GET', `/api/v1/campaigns/${mine.spring.campaign.id}/report/?limit=${limit}&offset=${offset}`, { token })
@@ -219,7 +305,25 @@ const APPOINTMENTS = /* GraphQL */ `
   query Appointments($statuses: [String!], $campaignId: UUID, $from: DateTime, $to: DateTime, $orderBy: AppointmentOrder) {
     appointments(first: 20, statuses: $statuses, campaignId: $campaignId, from: $from, to: $to, orderBy: $orderBy) {
       totalCount
-      edges { node { id status scheduledAt timezone contactSnapshot appointmentData contact { name } campaign { name } callAttempt { id } } }
+      edges {
+        node {
+          id
+          status
+          scheduledAt
+          timezone
+          contactSnapshot
+          appointmentData
+          contact {
+            name
+          }
+          campaign {
+            name
+          }
+          callAttempt {
+            id
+          }
+        }
+      }
     }
   }
 `;
@@ -257,7 +361,10 @@ describe('appointments', () => {
 
   it('refuses an unknown status filter as a field error', async () => {
     const result = await app.gql(APPOINTMENTS, { statuses: ['scheduled', 'maybe'] }, token);
-    expect(result.errors![0]!.extensions).toEqual({ code: 'BAD_USER_INPUT', fieldErrors: { 'statuses.1': ['"maybe" is not a valid choice.'] } });
+    expect(result.errors![0]!.extensions).toEqual({
+      code: 'BAD_USER_INPUT',
+      fieldErrors: { 'statuses.1': ['"maybe" is not a valid choice.'] },
+    });
   });
 
   it('answers one appointment, and NOT_FOUND for another user’s', async () => {
@@ -296,17 +403,33 @@ describe('updateAppointment', () => {
     const { ada, edsger } = mine.appointments;
     await expectFieldError(ada.id, { status: 'done' }, { status: ['"done" is not a valid choice.'] });
     await expectFieldError(ada.id, {}, { non_field_errors: ['Provide a status, a new time (scheduledAt), or both.'] });
-    await expectFieldError(ada.id, { status: null, scheduledAt: null }, {
-      non_field_errors: ['Provide a status, a new time (scheduledAt), or both.'],
-    });
-    await expectFieldError(ada.id, { status: 'confirmed', scheduledAt: '2020-01-01T00:00:00Z' }, { scheduledAt: ['Must be in the future.'] });
+    await expectFieldError(
+      ada.id,
+      { status: null, scheduledAt: null },
+      {
+        non_field_errors: ['Provide a status, a new time (scheduledAt), or both.'],
+      },
+    );
+    await expectFieldError(
+      ada.id,
+      { status: 'confirmed', scheduledAt: '2020-01-01T00:00:00Z' },
+      { scheduledAt: ['Must be in the future.'] },
+    );
     // Edsger's appointment was cancelled: a new time needs it scheduled or confirmed again.
-    await expectFieldError(edsger.id, { scheduledAt: future.toISOString() }, {
-      scheduledAt: ['Only a scheduled or confirmed appointment can be given a new time.'],
-    });
-    await expectFieldError(ada.id, { status: 'no_show', scheduledAt: future.toISOString() }, {
-      scheduledAt: ['Only a scheduled or confirmed appointment can be given a new time.'],
-    });
+    await expectFieldError(
+      edsger.id,
+      { scheduledAt: future.toISOString() },
+      {
+        scheduledAt: ['Only a scheduled or confirmed appointment can be given a new time.'],
+      },
+    );
+    await expectFieldError(
+      ada.id,
+      { status: 'no_show', scheduledAt: future.toISOString() },
+      {
+        scheduledAt: ['Only a scheduled or confirmed appointment can be given a new time.'],
+      },
+    );
   });
 
   it('reopens a cancelled appointment at a new time in one call', async () => {

@@ -10,14 +10,38 @@ import { at, seedResults, SPRING, SPRING_METRICS, type Results } from './support
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 const CALL_FIELDS = [
-  'id', 'contactId', 'campaignId', 'contactName', 'phoneNumber', 'campaignName', 'callStatus', 'durationSeconds', 'summary',
-  'sentiment', 'createdAt',
+  'id',
+  'contactId',
+  'campaignId',
+  'contactName',
+  'phoneNumber',
+  'campaignName',
+  'callStatus',
+  'durationSeconds',
+  'summary',
+  'sentiment',
+  'createdAt',
 ];
 const REPORT_FIELDS = [
-  'campaign', 'metrics', 'recentSuccessfulCalls', 'contactOutcomes', 'totalContactOutcomes', 'hasMoreContactOutcomes', 'limit', 'offset',
+  'campaign',
+  'metrics',
+  'recentSuccessfulCalls',
+  'contactOutcomes',
+  'totalContactOutcomes',
+  'hasMoreContactOutcomes',
+  'limit',
+  'offset',
 ];
 const APPOINTMENT_FIELDS = [
-  'id', 'status', 'contact_id', 'campaign_id', 'scheduled_at', 'timezone', 'contacts', 'appointment_data', 'created_at',
+  'id',
+  'status',
+  'contact_id',
+  'campaign_id',
+  'scheduled_at',
+  'timezone',
+  'contacts',
+  'appointment_data',
+  'created_at',
 ];
 
 let app: TestApp;
@@ -93,7 +117,9 @@ describe('GET /api/v1/campaigns/recordings/', () => {
 
   it('refuses bad limit and offset values with field errors', async () => {
     expect((await get('/api/v1/campaigns/recordings/?limit=abc')).json).toEqual({ limit: ['A valid integer is required.'] });
-    expect((await get('/api/v1/campaigns/recordings/?limit=0')).json).toEqual({ limit: ['Ensure this value is greater than or equal to 1.'] });
+    expect((await get('/api/v1/campaigns/recordings/?limit=0')).json).toEqual({
+      limit: ['Ensure this value is greater than or equal to 1.'],
+    });
     const both = await get('/api/v1/campaigns/recordings/?limit=1.5&offset=-1');
     expect(both.status).toBe(400);
     expect(both.json).toEqual({
@@ -165,7 +191,11 @@ describe('GET /api/v1/campaigns/{id}/report/', () => {
     // Ada's call (minute 60) is newer than Edsger's (minute 3); Autumn's call is another campaign's.
     expect(res.json.recentSuccessfulCalls.map((c: any) => c.id)).toEqual([mine.adaCall.id, mine.edsgerCall.id]);
     res.json.recentSuccessfulCalls.forEach(expectCallShape);
-    expect(res.json.recentSuccessfulCalls[1]).toMatchObject({ contactName: 'Edsger Dijkstra', campaignName: 'Spring recall', durationSeconds: 60 });
+    expect(res.json.recentSuccessfulCalls[1]).toMatchObject({
+      contactName: 'Edsger Dijkstra',
+      campaignName: 'Spring recall',
+      durationSeconds: 60,
+    });
     expect(res.json).toMatchObject({ totalContactOutcomes: 8, hasMoreContactOutcomes: false, limit: 50, offset: 0 });
     expectMatchesOpenApi('/api/v1/campaigns/{id}/report/', 200, res.json);
   });
@@ -174,14 +204,86 @@ describe('GET /api/v1/campaigns/{id}/report/', () => {
     const res = await get(reportPath(mine.spring.campaign.id));
     const contacts = mine.spring.contacts;
     expect(res.json.contactOutcomes).toEqual([
-      { contactId: contacts[0]!.id, contactName: 'Ada Lovelace', phoneNumber: '+14155550101', contactStatus: 'active', attempts: 2, lastStatus: 'completed', lastCallAt: at(60).toISOString(), outcome: 'reached' },
-      { contactId: contacts[1]!.id, contactName: 'Alan Turing', phoneNumber: '+14155550102', contactStatus: 'active', attempts: 3, lastStatus: 'no_answer', lastCallAt: at(121).toISOString(), outcome: 'not_reached' },
-      { contactId: contacts[2]!.id, contactName: 'Grace Hopper', phoneNumber: '+14155550103', contactStatus: 'active', attempts: 1, lastStatus: 'failed', lastCallAt: at(2).toISOString(), outcome: 'pending' },
-      { contactId: contacts[3]!.id, contactName: 'Katherine Johnson', phoneNumber: '+14155550104', contactStatus: 'active', attempts: 1, lastStatus: 'in_progress', lastCallAt: at(130).toISOString(), outcome: 'pending' },
-      { contactId: contacts[4]!.id, contactName: 'Edsger Dijkstra', phoneNumber: '+14155550105', contactStatus: 'active', attempts: 1, lastStatus: 'completed', lastCallAt: at(3).toISOString(), outcome: 'reached' },
-      { contactId: contacts[5]!.id, contactName: 'Barbara Liskov', phoneNumber: '+14155550106', contactStatus: 'do_not_call', attempts: 0, lastStatus: null, lastCallAt: null, outcome: 'do_not_call' },
-      { contactId: contacts[6]!.id, contactName: 'Donald Knuth', phoneNumber: '12', contactStatus: 'invalid', attempts: 0, lastStatus: null, lastCallAt: null, outcome: 'pending' },
-      { contactId: contacts[7]!.id, contactName: 'Frances Allen', phoneNumber: '+14155550108', contactStatus: 'active', attempts: 0, lastStatus: null, lastCallAt: null, outcome: 'pending' },
+      {
+        contactId: contacts[0]!.id,
+        contactName: 'Ada Lovelace',
+        phoneNumber: '+14155550101',
+        contactStatus: 'active',
+        attempts: 2,
+        lastStatus: 'completed',
+        lastCallAt: at(60).toISOString(),
+        outcome: 'reached',
+      },
+      {
+        contactId: contacts[1]!.id,
+        contactName: 'Alan Turing',
+        phoneNumber: '+14155550102',
+        contactStatus: 'active',
+        attempts: 3,
+        lastStatus: 'no_answer',
+        lastCallAt: at(121).toISOString(),
+        outcome: 'not_reached',
+      },
+      {
+        contactId: contacts[2]!.id,
+        contactName: 'Grace Hopper',
+        phoneNumber: '+14155550103',
+        contactStatus: 'active',
+        attempts: 1,
+        lastStatus: 'failed',
+        lastCallAt: at(2).toISOString(),
+        outcome: 'pending',
+      },
+      {
+        contactId: contacts[3]!.id,
+        contactName: 'Katherine Johnson',
+        phoneNumber: '+14155550104',
+        contactStatus: 'active',
+        attempts: 1,
+        lastStatus: 'in_progress',
+        lastCallAt: at(130).toISOString(),
+        outcome: 'pending',
+      },
+      {
+        contactId: contacts[4]!.id,
+        contactName: 'Edsger Dijkstra',
+        phoneNumber: '+14155550105',
+        contactStatus: 'active',
+        attempts: 1,
+        lastStatus: 'completed',
+        lastCallAt: at(3).toISOString(),
+        outcome: 'reached',
+      },
+      {
+        contactId: contacts[5]!.id,
+        contactName: 'Barbara Liskov',
+        phoneNumber: '+14155550106',
+        contactStatus: 'do_not_call',
+        attempts: 0,
+        lastStatus: null,
+        lastCallAt: null,
+        outcome: 'do_not_call',
+      },
+      {
+        contactId: contacts[6]!.id,
+        contactName: 'Donald Knuth',
+        phoneNumber: '12',
+        contactStatus: 'invalid',
+        attempts: 0,
+        lastStatus: null,
+        lastCallAt: null,
+        outcome: 'pending',
+      },
+      {
+        contactId: contacts[7]!.id,
+        contactName: 'Frances Allen',
+        phoneNumber: '+14155550108',
+        contactStatus: 'active',
+        attempts: 0,
+        lastStatus: null,
+        lastCallAt: null,
+        outcome: 'pending',
+      },
     ]);
   });
 

@@ -35,20 +35,37 @@ describe('Retell calls as our results', () => {
   it('counts a started second as a whole one, from duration_ms or else the timestamps, and 0 when never connected', () => {
     expect(callResultOf(ATTEMPT, call({ disconnection_reason: 'user_hangup', duration_ms: 10_001 })).durationSeconds).toBe(11);
     expect(callResultOf(ATTEMPT, call({ disconnection_reason: 'user_hangup', duration_ms: 10_000 })).durationSeconds).toBe(10);
-    expect(callResultOf(ATTEMPT, call({ disconnection_reason: 'user_hangup', start_timestamp: 1_000, end_timestamp: 4_500 })).durationSeconds).toBe(4);
-    expect(callResultOf(ATTEMPT, call({ disconnection_reason: 'dial_no_answer', call_status: 'not_connected', duration_ms: 25_000 })).durationSeconds).toBe(0);
+    expect(
+      callResultOf(ATTEMPT, call({ disconnection_reason: 'user_hangup', start_timestamp: 1_000, end_timestamp: 4_500 })).durationSeconds,
+    ).toBe(4);
+    expect(
+      callResultOf(ATTEMPT, call({ disconnection_reason: 'dial_no_answer', call_status: 'not_connected', duration_ms: 25_000 }))
+        .durationSeconds,
+    ).toBe(0);
   });
 
   it('takes summary, sentiment and the analysis; a call the analysis found in voicemail is voicemail', () => {
-    const analysis = { call_summary: 'Left a message.', user_sentiment: 'Neutral', call_successful: false, in_voicemail: true, custom_analysis_data: { x: 1 } };
-    expect(callResultOf(ATTEMPT, call({ disconnection_reason: 'user_hangup', duration_ms: 30_000, call_analysis: analysis }))).toMatchObject({
+    const analysis = {
+      call_summary: 'Left a message.',
+      user_sentiment: 'Neutral',
+      call_successful: false,
+      in_voicemail: true,
+      custom_analysis_data: { x: 1 },
+    };
+    expect(
+      callResultOf(ATTEMPT, call({ disconnection_reason: 'user_hangup', duration_ms: 30_000, call_analysis: analysis })),
+    ).toMatchObject({
       attemptId: ATTEMPT,
       status: 'voicemail',
       summary: 'Left a message.',
       sentiment: 'neutral',
       analysis,
     });
-    for (const [given, ours] of [['Positive', 'positive'], ['Negative', 'negative'], ['Unknown', 'unknown']]) {
+    for (const [given, ours] of [
+      ['Positive', 'positive'],
+      ['Negative', 'negative'],
+      ['Unknown', 'unknown'],
+    ]) {
       expect(callResultOf(ATTEMPT, call({ call_analysis: { user_sentiment: given } })).sentiment).toBe(ours);
     }
     expect(callResultOf(ATTEMPT, call({ disconnection_reason: 'user_hangup' })).sentiment).toBeUndefined();
@@ -57,7 +74,10 @@ describe('Retell calls as our results', () => {
   it('books an appointment from custom_analysis_data.appointment_time only with an explicit offset', () => {
     const booked = (data: Record<string, unknown>, summary = 'Booked.') =>
       callResultOf(ATTEMPT, call({ call_analysis: { call_summary: summary, custom_analysis_data: data } })).appointment;
-    expect(booked({ appointment_time: '2026-12-03T15:30:00-05:00', appointment_notes: 'Cleaning' })).toEqual({ scheduledAt: new Date('2026-12-03T20:30:00Z'), notes: 'Cleaning' });
+    expect(booked({ appointment_time: '2026-12-03T15:30:00-05:00', appointment_notes: 'Cleaning' })).toEqual({
+      scheduledAt: new Date('2026-12-03T20:30:00Z'),
+      notes: 'Cleaning',
+    });
     expect(booked({ appointment_time: '2026-12-03T20:30Z' })).toEqual({ scheduledAt: new Date('2026-12-03T20:30:00Z'), notes: 'Booked.' });
     for (const value of ['2026-12-03T15:30:00', '2026-12-03', 'tomorrow at 3', '2026-13-45T99:00:00Z', 20261203, true]) {
       expect(booked({ appointment_time: value }), String(value)).toBeUndefined();
@@ -65,15 +85,20 @@ describe('Retell calls as our results', () => {
   });
 
   it('puts the number on the do-not-call list when custom_analysis_data.do_not_call is true', () => {
-    const asked = (value: unknown) => callResultOf(ATTEMPT, call({ call_analysis: { custom_analysis_data: { do_not_call: value } } })).doNotCall;
+    const asked = (value: unknown) =>
+      callResultOf(ATTEMPT, call({ call_analysis: { custom_analysis_data: { do_not_call: value } } })).doNotCall;
     expect(asked(true)).toBe(true);
     expect(asked('true')).toBe(true);
     for (const value of [false, 'false', 'yes', 1, null]) expect(asked(value)).toBeUndefined();
   });
 
   it('marks an invalid destination as such, so that the contact is not retried', () => {
-    expect(callResultOf(ATTEMPT, call({ disconnection_reason: 'invalid_destination', call_status: 'not_connected' })).invalidDestination).toBe(true);
-    expect(callResultOf(ATTEMPT, call({ disconnection_reason: 'dial_failed', call_status: 'not_connected' })).invalidDestination).toBeUndefined();
+    expect(
+      callResultOf(ATTEMPT, call({ disconnection_reason: 'invalid_destination', call_status: 'not_connected' })).invalidDestination,
+    ).toBe(true);
+    expect(
+      callResultOf(ATTEMPT, call({ disconnection_reason: 'dial_failed', call_status: 'not_connected' })).invalidDestination,
+    ).toBeUndefined();
   });
 
   it('finds our attempt id in the metadata, and nothing in anything else', () => {

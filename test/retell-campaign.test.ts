@@ -21,7 +21,13 @@ const SCRIPT: Record<string, Script> = {
     kind: 'connected',
     reason: 'user_hangup',
     durationMs: 95_400,
-    analysis: { call_summary: 'Interested; asked for a brochure.', user_sentiment: 'Positive', call_successful: true, in_voicemail: false, custom_analysis_data: {} },
+    analysis: {
+      call_summary: 'Interested; asked for a brochure.',
+      user_sentiment: 'Positive',
+      call_successful: true,
+      in_voicemail: false,
+      custom_analysis_data: {},
+    },
   },
   [number(2)]: {
     kind: 'connected',
@@ -53,11 +59,21 @@ const SCRIPT: Record<string, Script> = {
     kind: 'connected',
     reason: 'user_hangup',
     durationMs: 15_000,
-    analysis: { call_summary: 'Asked not to be called again.', user_sentiment: 'Negative', call_successful: false, custom_analysis_data: { do_not_call: true } },
+    analysis: {
+      call_summary: 'Asked not to be called again.',
+      user_sentiment: 'Negative',
+      call_successful: false,
+      custom_analysis_data: { do_not_call: true },
+    },
   },
   [number(8)]: {
     kind: 'rate_limited_once',
-    then: { kind: 'connected', reason: 'user_hangup', durationMs: 60_000, analysis: { call_summary: 'Will think about it.', user_sentiment: 'Neutral', call_successful: true } },
+    then: {
+      kind: 'connected',
+      reason: 'user_hangup',
+      durationMs: 60_000,
+      analysis: { call_summary: 'Will think about it.', user_sentiment: 'Neutral', call_successful: true },
+    },
   },
   [number(9)]: { kind: 'invalid_number' },
   [number(10)]: { kind: 'not_connected', reason: 'dial_failed' },
@@ -92,7 +108,8 @@ beforeAll(async () => {
   await app.prisma.agent.update({ where: { id: setup.agent.id }, data: { providerAgentId: 'agent_4f2b1c' } });
   await runtime.control.wake(setup.campaignId);
   await waitFor(
-    async () => ((await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).status === 'completed' ? true : undefined),
+    async () =>
+      (await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).status === 'completed' ? true : undefined,
     90_000,
     'the campaign to complete',
   );
@@ -132,17 +149,62 @@ describe('a campaign dialed through the Retell adapter', () => {
   it('recorded each call with the status, duration, summary and sentiment Retell reported', async () => {
     const attempts = await attemptsByNumber();
     const seen = Object.fromEntries(
-      [...attempts].map(([to, a]) => [to, { status: a.status, durationSeconds: a.durationSeconds, sentiment: a.sentiment, summary: a.summary, disconnectReason: a.disconnectReason }]),
+      [...attempts].map(([to, a]) => [
+        to,
+        {
+          status: a.status,
+          durationSeconds: a.durationSeconds,
+          sentiment: a.sentiment,
+          summary: a.summary,
+          disconnectReason: a.disconnectReason,
+        },
+      ]),
     );
     expect(seen).toEqual({
-      [number(1)]: { status: 'completed', durationSeconds: 96, sentiment: 'positive', summary: 'Interested; asked for a brochure.', disconnectReason: 'user_hangup' },
-      [number(2)]: { status: 'completed', durationSeconds: 42, sentiment: 'negative', summary: 'Not interested.', disconnectReason: 'agent_hangup' },
+      [number(1)]: {
+        status: 'completed',
+        durationSeconds: 96,
+        sentiment: 'positive',
+        summary: 'Interested; asked for a brochure.',
+        disconnectReason: 'user_hangup',
+      },
+      [number(2)]: {
+        status: 'completed',
+        durationSeconds: 42,
+        sentiment: 'negative',
+        summary: 'Not interested.',
+        disconnectReason: 'agent_hangup',
+      },
       [number(3)]: { status: 'no_answer', durationSeconds: 0, sentiment: 'unknown', summary: null, disconnectReason: 'dial_no_answer' },
       [number(4)]: { status: 'busy', durationSeconds: 0, sentiment: 'unknown', summary: null, disconnectReason: 'dial_busy' },
-      [number(5)]: { status: 'voicemail', durationSeconds: 21, sentiment: 'unknown', summary: 'Reached voicemail.', disconnectReason: 'voicemail_reached' },
-      [number(6)]: { status: 'completed', durationSeconds: 130, sentiment: 'positive', summary: 'Booked a cleaning.', disconnectReason: 'user_hangup' },
-      [number(7)]: { status: 'completed', durationSeconds: 15, sentiment: 'negative', summary: 'Asked not to be called again.', disconnectReason: 'user_hangup' },
-      [number(8)]: { status: 'completed', durationSeconds: 60, sentiment: 'neutral', summary: 'Will think about it.', disconnectReason: 'user_hangup' },
+      [number(5)]: {
+        status: 'voicemail',
+        durationSeconds: 21,
+        sentiment: 'unknown',
+        summary: 'Reached voicemail.',
+        disconnectReason: 'voicemail_reached',
+      },
+      [number(6)]: {
+        status: 'completed',
+        durationSeconds: 130,
+        sentiment: 'positive',
+        summary: 'Booked a cleaning.',
+        disconnectReason: 'user_hangup',
+      },
+      [number(7)]: {
+        status: 'completed',
+        durationSeconds: 15,
+        sentiment: 'negative',
+        summary: 'Asked not to be called again.',
+        disconnectReason: 'user_hangup',
+      },
+      [number(8)]: {
+        status: 'completed',
+        durationSeconds: 60,
+        sentiment: 'neutral',
+        summary: 'Will think about it.',
+        disconnectReason: 'user_hangup',
+      },
       [number(9)]: { status: 'failed', durationSeconds: 0, sentiment: 'unknown', summary: null, disconnectReason: 'invalid_destination' },
       [number(10)]: { status: 'failed', durationSeconds: 0, sentiment: 'unknown', summary: null, disconnectReason: 'dial_failed' },
     });

@@ -82,7 +82,12 @@ async function dialOne(script: Script = { kind: 'silent' }) {
 }
 
 /** Sends one event of the call as the fake would, then lets the dialer apply what it was handed. */
-async function deliver(event: 'call_started' | 'call_ended' | 'call_analyzed', call: CreatedCall, script: Script, options: Parameters<FakeRetell['send']>[2] = {}) {
+async function deliver(
+  event: 'call_started' | 'call_ended' | 'call_analyzed',
+  call: CreatedCall,
+  script: Script,
+  options: Parameters<FakeRetell['send']>[2] = {},
+) {
   const delivery = await fake.send(event, fake.callObject(call, event, script), options);
   await dialer.dialer.settled();
   return delivery;
@@ -133,7 +138,10 @@ describe('signatures', () => {
     }
     expect(await state(campaignId, userId)).toEqual(before);
     // Within the tolerance, the same event is taken.
-    expect((await deliver('call_ended', call, NO_ANSWER, { timestampMs: now - 290_000 })).body).toEqual({ received: true, result: 'applied' });
+    expect((await deliver('call_ended', call, NO_ANSWER, { timestampMs: now - 290_000 })).body).toEqual({
+      received: true,
+      result: 'applied',
+    });
   });
 
   it('answers 400 to a signed body that is not a Retell event', async () => {
@@ -178,7 +186,12 @@ describe('each delivery applied once', () => {
     const results = [];
     for (let i = 0; i < 3; i += 1) results.push((await deliver('call_ended', call, NO_ANSWER)).body.result);
     expect(results).toEqual(['applied', 'duplicate', 'duplicate']);
-    expect(await attemptOf(campaignId)).toMatchObject({ status: 'no_answer', durationSeconds: 0, disconnectReason: 'dial_no_answer', providerCallId: call.callId });
+    expect(await attemptOf(campaignId)).toMatchObject({
+      status: 'no_answer',
+      durationSeconds: 0,
+      disconnectReason: 'dial_no_answer',
+      providerCallId: call.callId,
+    });
     // Retried later by the campaign's policy, counted as one attempt.
     const [contact] = (await state(campaignId, userId)).contacts;
     expect(contact).toMatchObject({ state: 'pending', attempts: 1, lastStatus: 'no_answer' });
@@ -221,7 +234,11 @@ describe('events in any order', () => {
 
     expect((await deliver('call_ended', call, TALK)).body.result).toBe('applied');
     const waiting = await attemptOf(campaignId);
-    expect(waiting).toMatchObject({ status: 'in_progress', costCents: 0n, pendingResult: expect.objectContaining({ status: 'completed', durationSeconds: 61 }) });
+    expect(waiting).toMatchObject({
+      status: 'in_progress',
+      costCents: 0n,
+      pendingResult: expect.objectContaining({ status: 'completed', durationSeconds: 61 }),
+    });
     expect(waiting.leaseExpiresAt).toEqual(new Date(clock.now().getTime() + ANALYSIS_WAIT_SECONDS * 1000));
 
     expect((await deliver('call_analyzed', call, TALK)).body.result).toBe('applied');
@@ -245,7 +262,9 @@ describe('events in any order', () => {
     const { call, campaignId, userId } = await dialOne();
     expect((await deliver('call_analyzed', call, TALK)).body.result).toBe('applied');
     const applied = await state(campaignId, userId);
-    expect(applied.attempts).toEqual([expect.objectContaining({ status: 'completed', durationSeconds: 61, summary: 'Booked a check-up.' })]);
+    expect(applied.attempts).toEqual([
+      expect.objectContaining({ status: 'completed', durationSeconds: 61, summary: 'Booked a check-up.' }),
+    ]);
     expect(applied.appointments).toHaveLength(1);
 
     expect((await deliver('call_ended', call, TALK)).body.result).toBe('ignored');
@@ -260,7 +279,9 @@ describe('events in any order', () => {
     clock.advance(ANALYSIS_WAIT_SECONDS * 1000 + 1_000);
     await dialer.dialer.sweep();
     const applied = await state(campaignId, userId);
-    expect(applied.attempts).toEqual([expect.objectContaining({ status: 'completed', durationSeconds: 61, costCents: 61n, summary: null, sentiment: 'unknown' })]);
+    expect(applied.attempts).toEqual([
+      expect.objectContaining({ status: 'completed', durationSeconds: 61, costCents: 61n, summary: null, sentiment: 'unknown' }),
+    ]);
     expect(applied.contacts).toEqual([expect.objectContaining({ state: 'done', outcome: 'reached' })]);
 
     expect((await deliver('call_analyzed', call, TALK)).body.result).toBe('ignored');
@@ -276,7 +297,10 @@ describe('events in any order', () => {
     } finally {
       dropReports = false;
     }
-    expect(await attemptOf(campaignId)).toMatchObject({ status: 'ringing', pendingResult: expect.objectContaining({ status: 'completed' }) });
+    expect(await attemptOf(campaignId)).toMatchObject({
+      status: 'ringing',
+      pendingResult: expect.objectContaining({ status: 'completed' }),
+    });
     clock.advance(1_000);
     await dialer.dialer.sweep();
     const after = await state(campaignId, userId);
@@ -291,7 +315,9 @@ describe('refusals when creating the call', () => {
     expect(fake.requests.filter((r) => r.to === phone).map((r) => r.status)).toEqual([429]);
     const refused = await state(campaignId, userId);
     expect(refused.attempts).toEqual([]);
-    expect(refused.contacts).toEqual([expect.objectContaining({ state: 'pending', attempts: 0, firstAttemptAt: null, lastAttemptAt: null })]);
+    expect(refused.contacts).toEqual([
+      expect.objectContaining({ state: 'pending', attempts: 0, firstAttemptAt: null, lastAttemptAt: null }),
+    ]);
     expect(refused.contacts[0]!.nextAttemptAt).toEqual(new Date(clock.now().getTime() + 1_000));
     expect(refused.account!.heldCents).toBe(0n);
 

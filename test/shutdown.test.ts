@@ -45,7 +45,11 @@ function slowImport(url: string, token: string) {
   return { finish: () => req.end(body.slice(half)), response };
 }
 
-const connectionError = (url: string) => fetch(`${url}/healthz`).then(() => 'connected', (error) => error.cause?.code);
+const connectionError = (url: string) =>
+  fetch(`${url}/healthz`).then(
+    () => 'connected',
+    (error) => error.cause?.code,
+  );
 
 describe('npm start on SIGTERM', () => {
   let dataDir: string;
@@ -58,7 +62,14 @@ describe('npm start on SIGTERM', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'callflow-shutdown-'));
     child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: root,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: join(dataDir, 'data'), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DATA_DIR: join(dataDir, 'data'),
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));

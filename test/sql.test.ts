@@ -78,7 +78,12 @@ describe('plain SQL', () => {
     ).rejects.toThrow('gave up half way');
     const rows = await testSql(db.sql).query<{ id: string; note: string | null }>('SELECT id, note FROM copy_probe');
     expect(rows).toHaveLength(2);
-    expect(rows).toEqual(expect.arrayContaining([{ id: kept, note: odd }, { id: empty, note: null }]));
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        { id: kept, note: odd },
+        { id: empty, note: null },
+      ]),
+    );
   });
 
   it('counts its statements together with those Prisma sends', async () => {

@@ -139,7 +139,9 @@ describe('a bad setting', () => {
         (error: { code: number; stderr: string }) => error,
       );
       expect(failed?.code, entry).toBe(1);
-      expect(failed?.stderr).toMatch(/^Invalid configuration:\n {2}- PORT must be a whole number.+\n {2}- LOG_LEVEL must be fatal, error, warn, info, debug, trace or silent \(got "loud"\)$/m);
+      expect(failed?.stderr).toMatch(
+        /^Invalid configuration:\n {2}- PORT must be a whole number.+\n {2}- LOG_LEVEL must be fatal, error, warn, info, debug, trace or silent \(got "loud"\)$/m,
+      );
       expect(failed?.stderr).not.toMatch(/\n\s+at /);
     }
   }, 60_000);

@@ -75,7 +75,12 @@ function paidInvoice(userId: string, overrides: Record<string, unknown> = {}) {
 
 function deliver(
   body: unknown,
-  { secret = SECRET, tamper = false, signature, timestamp }: { secret?: string; tamper?: boolean; signature?: string | null; timestamp?: number } = {},
+  {
+    secret = SECRET,
+    tamper = false,
+    signature,
+    timestamp,
+  }: { secret?: string; tamper?: boolean; signature?: string | null; timestamp?: number } = {},
 ) {
   const payload = JSON.stringify(body, null, 2);
   const header = signature === undefined ? Stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp }) : signature;
@@ -224,7 +229,11 @@ describe('payments that can never be credited', () => {
     expect(warningsAbout(body.id)).toHaveLength(1);
   });
 
-  for (const [label, currency] of [['another currency', 'eur'], ['the currency in capitals', 'USD'], ['no currency', null]] as const) {
+  for (const [label, currency] of [
+    ['another currency', 'eur'],
+    ['the currency in capitals', 'USD'],
+    ['no currency', null],
+  ] as const) {
     it(`acknowledges a payment in ${label}, writes nothing and logs a warning`, async () => {
       const userId = await customer();
       const before = await snapshot(userId);
@@ -233,7 +242,9 @@ describe('payments that can never be credited', () => {
         event('invoice.paid', paidInvoice(userId, { currency })),
       ]) {
         expect((await deliver(body)).json).toEqual({ received: true, result: 'ignored' });
-        expect(warningsAbout(body.id)).toEqual([expect.objectContaining({ msg: 'stripe payment ignored: the currency is not usd', currency })]);
+        expect(warningsAbout(body.id)).toEqual([
+          expect.objectContaining({ msg: 'stripe payment ignored: the currency is not usd', currency }),
+        ]);
       }
       expect(await snapshot(userId)).toEqual(before);
     });
@@ -268,7 +279,10 @@ describe('refusals', () => {
     const body = event('checkout.session.completed', checkoutSession(await customer()));
     const payload = JSON.stringify(body);
     const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp: Math.floor(Date.now() / 1000) - 301 });
-    const res = await app.request('POST', '/webhooks/stripe', { raw: payload, headers: { 'content-type': 'application/json', 'stripe-signature': header } });
+    const res = await app.request('POST', '/webhooks/stripe', {
+      raw: payload,
+      headers: { 'content-type': 'application/json', 'stripe-signature': header },
+    });
     expect(res.status).toBe(400);
     expect(res.json['stripe-signature'][0]).toMatch(/tolerance/);
   });
@@ -311,8 +325,14 @@ describe('refusals', () => {
       [{ ...event('checkout.session.completed', session), id: 42 }, { id: ['Not a valid string.'] }],
       [event('checkout.session.completed', { ...session, id: 7 }), { 'data.object.id': ['Not a valid string.'] }],
       [event('checkout.session.completed', { ...session, id: 'cs_\u0000' }), { 'data.object.id': ['Must be a Stripe id.'] }],
-      [event('checkout.session.completed', { ...session, metadata: 'user' }), { 'data.object.metadata': ['Expected a dictionary of items but got type "str".'] }],
-      [event('invoice.paid', paidInvoice(userId, { hosted_invoice_url: 'javascript:alert(1)' })), { 'data.object.hosted_invoice_url': ['Must be an https link.'] }],
+      [
+        event('checkout.session.completed', { ...session, metadata: 'user' }),
+        { 'data.object.metadata': ['Expected a dictionary of items but got type "str".'] },
+      ],
+      [
+        event('invoice.paid', paidInvoice(userId, { hosted_invoice_url: 'javascript:alert(1)' })),
+        { 'data.object.hosted_invoice_url': ['Must be an https link.'] },
+      ],
       [event('invoice.paid', paidInvoice(userId, { number: { n: 1 } })), { 'data.object.number': ['Not a valid string.'] }],
     ];
     for (const [body, fieldErrors] of cases) {
@@ -323,7 +343,10 @@ describe('refusals', () => {
     const notJson = '{"id": "evt_1",';
     const res = await app.request('POST', '/webhooks/stripe', {
       raw: notJson,
-      headers: { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: notJson, secret: SECRET }) },
+      headers: {
+        'content-type': 'application/json',
+        'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: notJson, secret: SECRET }),
+      },
     });
     expect(res.status).toBe(400);
     expect(res.json.non_field_errors[0]).toMatch(/^JSON parse error - /);
@@ -350,7 +373,10 @@ describe('refusals', () => {
     const before = await snapshot(userId);
     for (const [type, object] of [
       ['customer.created', { id: 'cus_test_1', object: 'customer', metadata: { user_id: userId } }],
-      ['payment_intent.succeeded', { id: 'pi_test_1', object: 'payment_intent', amount: 500, currency: 'usd', metadata: { user_id: userId } }],
+      [
+        'payment_intent.succeeded',
+        { id: 'pi_test_1', object: 'payment_intent', amount: 500, currency: 'usd', metadata: { user_id: userId } },
+      ],
       ['some.future.event', { id: 'x_1', object: 'unknown' }],
     ] as const) {
       const res = await deliver(event(type, object));
@@ -372,7 +398,10 @@ describe('refusals', () => {
       const payload = JSON.stringify(event('checkout.session.completed', checkoutSession(randomUUID())));
       const res = await unconfigured.request('POST', '/webhooks/stripe', {
         raw: payload,
-        headers: { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET }) },
+        headers: {
+          'content-type': 'application/json',
+          'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET }),
+        },
       });
       expect(res.status).toBe(503);
       expect(res.json).toEqual({ detail: 'Stripe webhooks are not configured (STRIPE_WEBHOOK_SECRET).' });

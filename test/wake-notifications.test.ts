@@ -25,7 +25,12 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('dialer wake-up notif
     const [{ name }] = (await testSql(db.sql).query<{ name: string }>('SELECT current_database() AS name')) as [{ name: string }];
     const url = new URL((inject('testDatabase') as { serverUrl: string }).serverUrl);
     url.pathname = `/${name}`;
-    const notifications = await wakeNotifications(url.toString(), db.sql, (campaignId) => heard.push(campaignId), pino({ level: 'silent' }));
+    const notifications = await wakeNotifications(
+      url.toString(),
+      db.sql,
+      (campaignId) => heard.push(campaignId),
+      pino({ level: 'silent' }),
+    );
     opened.push(notifications);
     return notifications;
   }

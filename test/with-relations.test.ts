@@ -35,8 +35,17 @@ beforeAll(async () => {
   });
   const archived = await createAgent(app, alice.token, { name: 'Retired' });
   const otherGroup = await importGroup(app, alice.token, [{ ...contactRows(1)[0]!, Company: 'Acme' }], 'VIPs');
-  const first = await createCampaign(app, alice, { name: 'Spring', calling_hours: { start: '08:30', end: '18:00' }, active_days: ['mon', 'sat'] });
-  await createCampaign(app, alice, { name: 'Summer', agent_id: second.id, contact_group_id: otherGroup, description: 'With a description' });
+  const first = await createCampaign(app, alice, {
+    name: 'Spring',
+    calling_hours: { start: '08:30', end: '18:00' },
+    active_days: ['mon', 'sat'],
+  });
+  await createCampaign(app, alice, {
+    name: 'Summer',
+    agent_id: second.id,
+    contact_group_id: otherGroup,
+    description: 'With a description',
+  });
   const third = await createCampaign(app, alice, { name: 'Autumn', agent_id: archived.id });
   await forceStatus(app, first.id, 'paused', { startedAt: new Date('2026-11-01T10:00:00Z'), pausedReason: 'user_requested' });
   await app.prisma.campaign.update({ where: { id: third.id }, data: { createdAt: new Date('2026-01-01T00:00:00Z') } });
@@ -51,7 +60,9 @@ describe('campaigns with their agent and group', () => {
     const viaPrisma = await listCampaigns(ctx, {}, { include: campaignRelations });
     expect(viaPrisma).toHaveLength(3);
     expect(await listCampaignsWithRelations(ctx)).toEqual(viaPrisma);
-    expect(await listCampaignsWithRelations(ctx, { take: 1, skip: 1 })).toEqual(await listCampaigns(ctx, {}, { include: campaignRelations, take: 1, skip: 1 }));
+    expect(await listCampaignsWithRelations(ctx, { take: 1, skip: 1 })).toEqual(
+      await listCampaigns(ctx, {}, { include: campaignRelations, take: 1, skip: 1 }),
+    );
     expect(await listCampaignsWithRelations(ctx, { take: 5, skip: 3 })).toEqual([]);
   });
 

@@ -22,7 +22,8 @@ export interface Database {
   /** Plain SQL on the same database, for hot paths (see sql.ts). */
   sql: Sql;
   /** Plain SQL beside Prisma, for the job engine: a connection string, or the embedded instance's own. */
-  jobEngineConnection: { connectionString: string } | { db: { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> } };
+  jobEngineConnection:
+    { connectionString: string } | { db: { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> } };
   /** Applies pending migrations; returns the names applied. */
   migrate(): Promise<string[]>;
   /** The SQL statements sent through this database, by Prisma and `sql` (tests compare it before and after a request). */
@@ -30,10 +31,7 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export type DatabaseTarget =
-  | { kind: 'postgres'; url: string }
-  | { kind: 'pglite'; dataDir: string }
-  | { kind: 'pglite'; instance: PGlite };
+export type DatabaseTarget = { kind: 'postgres'; url: string } | { kind: 'pglite'; dataDir: string } | { kind: 'pglite'; instance: PGlite };
 
 /** With a PostgreSQL URL, a real server through node-postgres; otherwise PGlite in a local folder. */
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
@@ -104,7 +102,11 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
 
 /** Applies the migrations in a thread that ends when they are done (migrate-worker.ts), taking the schema engine's memory with it. */
 async function migrateInWorker(url: string): Promise<string[]> {
-  const thread = new Piscina<{ url: string }, string[]>({ ...workerModule('./migrate-worker', import.meta.url), minThreads: 0, maxThreads: 1 });
+  const thread = new Piscina<{ url: string }, string[]>({
+    ...workerModule('./migrate-worker', import.meta.url),
+    minThreads: 0,
+    maxThreads: 1,
+  });
   try {
     return await thread.run({ url });
   } finally {

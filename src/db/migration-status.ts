@@ -11,7 +11,10 @@ let shipped: Promise<string[]> | undefined;
 /** The migration folders of this build; they cannot change under a running process. */
 export function shippedMigrations(): Promise<string[]> {
   shipped ??= readdir(migrationsDir, { withFileTypes: true }).then((entries) =>
-    entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort(),
+    entries
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+      .sort(),
   );
   return shipped;
 }

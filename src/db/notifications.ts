@@ -19,7 +19,12 @@ export interface Listener {
  * Listens on `channel` on a connection of its own, reconnecting a second after it is lost (notifications
  * sent meanwhile are lost). Resolves once the first connection listens.
  */
-export async function listen(connectionString: string, channel: string, onPayload: (payload: string) => void, log: Logger): Promise<Listener> {
+export async function listen(
+  connectionString: string,
+  channel: string,
+  onPayload: (payload: string) => void,
+  log: Logger,
+): Promise<Listener> {
   let client: pg.Client | undefined;
   let closed = false;
   let reconnect: NodeJS.Timeout | undefined;

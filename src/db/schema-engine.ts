@@ -2,10 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  bindMigrationAwareSqlAdapterFactory,
-  type SqlMigrationAwareDriverAdapterFactory,
-} from '@prisma/driver-adapter-utils';
+import { bindMigrationAwareSqlAdapterFactory, type SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import * as engineGlue from '@prisma/schema-engine-wasm/schema_engine_bg';
 import type { MigrationList, SchemaEngine } from '@prisma/schema-engine-wasm';
 
@@ -55,7 +52,10 @@ export async function withSchemaEngine<T>(
 
 export async function readMigrationList(dir = migrationsDir): Promise<MigrationList> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const folders = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   const lockPath = join(dir, 'migration_lock.toml');
   return {
     baseDir: dir,
@@ -81,9 +81,7 @@ const noFilters = { externalTables: [], externalEnums: [] };
 /** Applies every migration not yet recorded in `_prisma_migrations`, as `prisma migrate deploy` does. */
 export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string[]> {
   const migrationsList = await readMigrationList();
-  const result = await withSchemaEngine(adapterFactory, (engine) =>
-    engine.applyMigrations({ migrationsList, filters: noFilters }),
-  );
+  const result = await withSchemaEngine(adapterFactory, (engine) => engine.applyMigrations({ migrationsList, filters: noFilters }));
   return result.appliedMigrationNames;
 }
 

@@ -11,9 +11,7 @@ type TemplateSeed = Omit<Prisma.AgentTemplateCreateInput, 'agents'>;
 
 /** Adds the seeded agent templates that are missing; templates an administrator changed stay as they are. */
 export async function seedAgentTemplates(db: PrismaClient): Promise<number> {
-  const seeds = JSON.parse(
-    await readFile(join(projectRoot, 'prisma/seed/agent-templates.json'), 'utf8'),
-  ) as TemplateSeed[];
+  const seeds = JSON.parse(await readFile(join(projectRoot, 'prisma/seed/agent-templates.json'), 'utf8')) as TemplateSeed[];
   const result = await named('seed.agentTemplates', () => db.agentTemplate.createMany({ data: seeds, skipDuplicates: true }));
   return result.count;
 }

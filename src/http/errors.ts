@@ -42,8 +42,7 @@ export function errorResponse(caught: unknown, log: Logger): Response {
   const status = STATUS[error.code];
   if (error instanceof ValidationError) return json(status, error.fieldErrors);
   if (error instanceof AuthenticationError) {
-    const body =
-      error.reason === 'missing' ? { detail: error.message } : { detail: error.message, code: 'token_not_valid' };
+    const body = error.reason === 'missing' ? { detail: error.message } : { detail: error.message, code: 'token_not_valid' };
     return json(status, body, { 'www-authenticate': WWW_AUTHENTICATE });
   }
   if (error instanceof RateLimitedError) {

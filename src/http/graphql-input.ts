@@ -1,6 +1,14 @@
 import { GraphQLError, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { fieldPath, findUnsafeInput, jsonTextTooDeep, MAX_INPUT_DEPTH, textProblem, TOO_DEEP_MESSAGE, type UnsafeInput } from '../services/input-safety.js';
+import {
+  fieldPath,
+  findUnsafeInput,
+  jsonTextTooDeep,
+  MAX_INPUT_DEPTH,
+  textProblem,
+  TOO_DEEP_MESSAGE,
+  type UnsafeInput,
+} from '../services/input-safety.js';
 
 // What /graphql refuses before it parses, coerces or executes anything: the checks every v1 body gets
 // (src/services/input-safety.ts), applied to the JSON texts of the request, its variables and

@@ -12,7 +12,12 @@ import { RateLimitedError } from '../services/errors.js';
  */
 export function graphqlRateLimits(limiter: RateLimiter): Plugin<GraphQLContext> {
   /** What to answer instead of running the operation, or nothing when the budgets allow it. */
-  const refusal = async (args: { contextValue: GraphQLContext; schema: GraphQLSchema; document: DocumentNode; operationName?: string | null }) => {
+  const refusal = async (args: {
+    contextValue: GraphQLContext;
+    schema: GraphQLSchema;
+    document: DocumentNode;
+    operationName?: string | null;
+  }) => {
     const { user, service } = args.contextValue;
     try {
       await limiter.consume(user.id, rootFieldBuckets(args.schema, args.document, args.operationName));

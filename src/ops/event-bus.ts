@@ -65,7 +65,9 @@ function redisEventBus(url: string, prefix: string, log: Logger): EventBus {
         listening = false;
         if (!listeners.remove(campaignId, listener)) return;
         subscribed.delete(campaignId);
-        subscriber?.unsubscribe(channelOf(campaignId)).catch((err: unknown) => log.warn({ err, campaignId }, 'live updates: UNSUBSCRIBE failed'));
+        subscriber
+          ?.unsubscribe(channelOf(campaignId))
+          .catch((err: unknown) => log.warn({ err, campaignId }, 'live updates: UNSUBSCRIBE failed'));
       };
       try {
         await subscribed.get(campaignId);

@@ -43,10 +43,19 @@ export function createRateLimiter(rules: RateLimitRules, options: RateLimiterOpt
   const limiters = new Map<string, RateLimiterAbstract>();
   for (const [bucket, rule] of Object.entries(rules)) {
     if (!rule) continue;
-    const settings = { points: rule.points, duration: rule.durationSeconds, keyPrefix: `${options.keyPrefix ?? 'callflow:ratelimit'}:${bucket}` };
+    const settings = {
+      points: rule.points,
+      duration: rule.durationSeconds,
+      keyPrefix: `${options.keyPrefix ?? 'callflow:ratelimit'}:${bucket}`,
+    };
     // While Redis is unreachable each process counts in memory instead of refusing or failing requests.
     const limiter = redis
-      ? new RateLimiterRedis({ ...settings, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory(settings) })
+      ? new RateLimiterRedis({
+          ...settings,
+          storeClient: redis,
+          rejectIfRedisNotReady: true,
+          insuranceLimiter: new RateLimiterMemory(settings),
+        })
       : new RateLimiterMemory(settings);
     limiters.set(bucket, limiter);
   }

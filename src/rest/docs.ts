@@ -18,7 +18,8 @@ const assetDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist
 
 export async function serveDocsAsset(file: string): Promise<Response> {
   const type = ASSETS[file];
-  if (!type) return new Response(JSON.stringify({ detail: 'Not found.' }), { status: 404, headers: { 'content-type': 'application/json' } });
+  if (!type)
+    return new Response(JSON.stringify({ detail: 'Not found.' }), { status: 404, headers: { 'content-type': 'application/json' } });
   const content = await readFile(join(assetDir, file));
   return new Response(content, { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } });
 }

@@ -1,4 +1,11 @@
-import { getNullableType, isInputObjectType, isListType, type GraphQLInputField, type GraphQLInputType, type GraphQLResolveInfo } from 'graphql';
+import {
+  getNullableType,
+  isInputObjectType,
+  isListType,
+  type GraphQLInputField,
+  type GraphQLInputType,
+  type GraphQLResolveInfo,
+} from 'graphql';
 import { NON_FIELD, ValidationError, type FieldErrors } from '../services/errors.js';
 
 // The service layer reads inputs in one key style, the stored one (snake_case, as v1 and the JSON columns
@@ -41,7 +48,8 @@ function graphqlPath(type: GraphQLInputType, path: string): string {
         current = nullable.ofType;
         return segment;
       }
-      const field = nullable && isInputObjectType(nullable) ? Object.values(nullable.getFields()).find((f) => serviceName(f) === segment) : undefined;
+      const field =
+        nullable && isInputObjectType(nullable) ? Object.values(nullable.getFields()).find((f) => serviceName(f) === segment) : undefined;
       current = field?.type;
       return field?.name ?? segment;
     })

@@ -26,9 +26,7 @@ export class AuthenticationError extends AppError {
   readonly code = 'UNAUTHENTICATED';
   /** `missing`: no bearer credentials at all; `invalid`: a token that did not verify. */
   constructor(readonly reason: 'missing' | 'invalid') {
-    super(
-      reason === 'missing' ? 'Authentication credentials were not provided.' : 'Given token not valid for any token type',
-    );
+    super(reason === 'missing' ? 'Authentication credentials were not provided.' : 'Given token not valid for any token type');
   }
 }
 

@@ -13,11 +13,11 @@ function messageFor(issue: z.core.$ZodRawIssue): string | undefined {
       if (issue.input === undefined) return 'This field is required.';
       if (issue.input === null) return 'This field may not be null.';
       if (issue.expected === 'string') return 'Not a valid string.';
-      if (issue.expected === 'number' || issue.expected === 'int' || issue.expected === 'bigint')
-        return 'A valid integer is required.';
+      if (issue.expected === 'number' || issue.expected === 'int' || issue.expected === 'bigint') return 'A valid integer is required.';
       if (issue.expected === 'boolean') return 'Must be a valid boolean.';
       if (issue.expected === 'array') return `Expected a list of items but got type "${jsonTypeOf(issue.input)}".`;
-      if (issue.expected === 'object' || issue.expected === 'record') return `Expected a dictionary of items but got type "${jsonTypeOf(issue.input)}".`;
+      if (issue.expected === 'object' || issue.expected === 'record')
+        return `Expected a dictionary of items but got type "${jsonTypeOf(issue.input)}".`;
       return undefined;
     case 'too_big':
       if (issue.origin === 'string') return `Ensure this field has no more than ${issue.maximum} characters.`;
@@ -27,7 +27,8 @@ function messageFor(issue: z.core.$ZodRawIssue): string | undefined {
       if (issue.origin === 'string') {
         return issue.minimum === 1 ? 'This field may not be blank.' : `Ensure this field has at least ${issue.minimum} characters.`;
       }
-      if (issue.origin === 'array') return issue.minimum === 1 ? 'This list may not be empty.' : `Ensure this field has at least ${issue.minimum} elements.`;
+      if (issue.origin === 'array')
+        return issue.minimum === 1 ? 'This list may not be empty.' : `Ensure this field has at least ${issue.minimum} elements.`;
       return `Ensure this value is greater than or equal to ${issue.minimum}.`;
     case 'invalid_format':
       if (issue.format === 'uuid' || issue.format === 'guid') return 'Must be a valid UUID.';
@@ -76,27 +77,25 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
  * A signed 64-bit integer: a number, a bigint (JSON integers beyond 2^53 arrive as bigint so nothing is
  * rounded) or a string of digits (form bodies). Values outside the range are errors, never clamped.
  */
-export const int64 = z
-  .union([z.number(), z.bigint(), z.string()], { error: 'A valid integer is required.' })
-  .transform((value, ctx) => {
-    let big: bigint;
-    if (typeof value === 'bigint') big = value;
-    else if (typeof value === 'number' && Number.isInteger(value)) big = BigInt(value);
-    else if (typeof value === 'string' && /^\s*[-+]?\d+\s*$/.test(value)) big = BigInt(value.trim());
-    else {
-      ctx.addIssue({ code: 'custom', message: 'A valid integer is required.' });
-      return z.NEVER;
-    }
-    if (big > INT64_MAX) {
-      ctx.addIssue({ code: 'custom', message: `Ensure this value is less than or equal to ${INT64_MAX}.` });
-      return z.NEVER;
-    }
-    if (big < INT64_MIN) {
-      ctx.addIssue({ code: 'custom', message: `Ensure this value is greater than or equal to ${INT64_MIN}.` });
-      return z.NEVER;
-    }
-    return big;
-  });
+export const int64 = z.union([z.number(), z.bigint(), z.string()], { error: 'A valid integer is required.' }).transform((value, ctx) => {
+  let big: bigint;
+  if (typeof value === 'bigint') big = value;
+  else if (typeof value === 'number' && Number.isInteger(value)) big = BigInt(value);
+  else if (typeof value === 'string' && /^\s*[-+]?\d+\s*$/.test(value)) big = BigInt(value.trim());
+  else {
+    ctx.addIssue({ code: 'custom', message: 'A valid integer is required.' });
+    return z.NEVER;
+  }
+  if (big > INT64_MAX) {
+    ctx.addIssue({ code: 'custom', message: `Ensure this value is less than or equal to ${INT64_MAX}.` });
+    return z.NEVER;
+  }
+  if (big < INT64_MIN) {
+    ctx.addIssue({ code: 'custom', message: `Ensure this value is greater than or equal to ${INT64_MIN}.` });
+    return z.NEVER;
+  }
+  return big;
+});
 
 /**
  * A list, checked but not copied as `z.array` would copy it: a large import lets go of its rows one by
@@ -136,5 +135,7 @@ export type SnakeKeys<T> = { [K in keyof T as K extends string ? SnakeCase<K> : 
  * as they are.
  */
 export function snakeKeys<T extends object>(value: T): SnakeKeys<T> {
-  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`), inner])) as SnakeKeys<T>;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner]) => [key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`), inner]),
+  ) as SnakeKeys<T>;
 }

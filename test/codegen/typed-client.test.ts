@@ -20,8 +20,14 @@ const AgentsWithTemplates = graphql(`
           id
           name
           status
-          template { templateKey name }
-          phoneNumbers { number isPrimary }
+          template {
+            templateKey
+            name
+          }
+          phoneNumbers {
+            number
+            isPrimary
+          }
         }
       }
     }
@@ -30,7 +36,13 @@ const AgentsWithTemplates = graphql(`
 
 const CampaignLive = graphql(`
   subscription CampaignLive($id: UUID!) {
-    campaignUpdated(id: $id) { id status progress { total } }
+    campaignUpdated(id: $id) {
+      id
+      status
+      progress {
+        total
+      }
+    }
   }
 `);
 

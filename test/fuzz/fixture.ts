@@ -24,7 +24,12 @@ export interface Fixture {
 export type TokenFor = (sub: string, role?: 'admin') => Promise<string>;
 
 async function call(url: string, token: string, method: string, path: string, body: unknown): Promise<any> {
-  const res = await send(url, { method, path, headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await send(url, {
+    method,
+    path,
+    headers: { ...bearer(token), 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (res.status >= 300 || res.json?.errors) throw new Error(`fixture ${method} ${path} failed: ${res.status} ${res.text}`);
   return res.json;
 }
@@ -38,13 +43,22 @@ async function seedCustomer(url: string, db: Database, party: Party, admin: Part
   const agentIds: string[] = [];
   for (const a of [1, 2, 3]) {
     const { createAgent } = await gql(url, party.token, 'mutation($input: CreateAgentInput!) { createAgent(input: $input) { id } }', {
-      input: { templateId, name: `Front desk ${a}`, phoneNumber: `+141555600${n}${a}`, variables: { agent_name: 'Sam', company_name: 'Acme' } },
+      input: {
+        templateId,
+        name: `Front desk ${a}`,
+        phoneNumber: `+141555600${n}${a}`,
+        variables: { agent_name: 'Sam', company_name: 'Acme' },
+      },
     });
     agentIds.push(createAgent.id);
   }
   const groupIds: string[] = [];
   for (const g of [1, 2]) {
-    const csvData = [1, 2, 3].map((i) => ({ Name: `Person ${n}${g}${i}`, Phone: `+1415557${n}${g}${i}0`, Email: `p${n}${g}${i}@example.com` }));
+    const csvData = [1, 2, 3].map((i) => ({
+      Name: `Person ${n}${g}${i}`,
+      Phone: `+1415557${n}${g}${i}0`,
+      Email: `p${n}${g}${i}@example.com`,
+    }));
     groupIds.push((await call(url, party.token, 'POST', '/api/v1/contacts/import/', { groupName: `Leads ${g}`, csvData })).groupId);
   }
   await gql(url, admin.token, 'mutation($input: GrantCreditsInput!) { grantCredits(input: $input) { id } }', {

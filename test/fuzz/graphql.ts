@@ -17,7 +17,19 @@ import { buildSchema } from '../../src/schema/index.js';
 import type { HttpRequest } from './http.js';
 import { FilePart, RawJson, resolveIds, toJsonText, type IdRef, type Value } from './json-text.js';
 import { caller, withDescription, type Plan } from './plan.js';
-import { anyJson, dateText, edgeNumber, hostileValue, hugeList, idKindOf, idValue, mostly, objectOf, plainText, valueFor } from './values.js';
+import {
+  anyJson,
+  dateText,
+  edgeNumber,
+  hostileValue,
+  hugeList,
+  idKindOf,
+  idValue,
+  mostly,
+  objectOf,
+  plainText,
+  valueFor,
+} from './values.js';
 
 // Operations on every root query and mutation field of the schema the server builds, with every
 // argument (the root field's and those of the fields it selects) as a variable or written inline,
@@ -41,7 +53,12 @@ function inputValue(type: GraphQLInputType, name: string, owner: string, hostile
   if (isInputObjectType(type)) {
     const fields = Object.values(type.getFields());
     const shape = Object.fromEntries(fields.map((field) => [field.name, inputValue(field.type, field.name, type.name, hostile)]));
-    return wrap(objectOf(shape, fields.filter((field) => isNonNullType(field.type)).map((field) => field.name)));
+    return wrap(
+      objectOf(
+        shape,
+        fields.filter((field) => isNonNullType(field.type)).map((field) => field.name),
+      ),
+    );
   }
   if (isEnumType(type)) return wrap(fc.constantFrom(...type.getValues().map((v) => v.name)));
   switch (type.name) {
@@ -59,9 +76,18 @@ function inputValue(type: GraphQLInputType, name: string, owner: string, hostile
     case 'Boolean':
       return wrap(fc.boolean());
     case 'JSON':
-      return wrap(fc.oneof(fc.dictionary(fc.constantFrom('Phone', 'Name', 'first_name', 'agent_name', 'company_name', 'notes', 'x'), anyJson, { maxKeys: 4 }), anyJson));
+      return wrap(
+        fc.oneof(
+          fc.dictionary(fc.constantFrom('Phone', 'Name', 'first_name', 'agent_name', 'company_name', 'notes', 'x'), anyJson, {
+            maxKeys: 4,
+          }),
+          anyJson,
+        ),
+      );
     case 'File':
-      return wrap(fc.constantFrom('Phone,Name\n+14155550123,Ann\n', '', 'Phone\n', 'x,y\n\u0000\n').map((content) => new FilePart(content)));
+      return wrap(
+        fc.constantFrom('Phone,Name\n+14155550123,Ann\n', '', 'Phone\n', 'x,y\n\u0000\n').map((content) => new FilePart(content)),
+      );
     default:
       return wrap(plainText);
   }
@@ -117,14 +143,17 @@ const literal = (value: Value, type: GraphQLInputType): string => {
   if (Array.isArray(value)) return `[${value.map((item) => literal(item, itemType(type))).join(', ')}]`;
   if (value !== null && typeof value === 'object') {
     const fields = isInputObjectType(named) ? named.getFields() : {};
-    return `{${Object.entries(value).map(([key, item]) => `${NAME.test(key) ? key : JSON.stringify(key)}: ${literal(item, fields[key]?.type ?? named)}`).join(', ')}}`;
+    return `{${Object.entries(value)
+      .map(([key, item]) => `${NAME.test(key) ? key : JSON.stringify(key)}: ${literal(item, fields[key]?.type ?? named)}`)
+      .join(', ')}}`;
   }
   if (typeof value === 'string' && isEnumType(named) && NAME.test(value)) return value;
   return JSON.stringify(value) ?? 'null';
 };
 
 /** One time in five `arbitrary`, else null: most operations give the nested fields no arguments, and declare no unused variable. */
-const rarely = <T>(arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T | null> => fc.oneof({ arbitrary: fc.constant(null), weight: 4 }, { arbitrary, weight: 1 });
+const rarely = <T>(arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T | null> =>
+  fc.oneof({ arbitrary: fc.constant(null), weight: 4 }, { arbitrary, weight: 1 });
 
 /** What is generated for one operation: the arguments given at each site, which sites are written inline, an unused variable. */
 interface Choices {
@@ -143,10 +172,9 @@ function fieldPlans(rootType: 'query' | 'mutation', root: GraphQLField<unknown, 
   const sites: ArgumentSite[] = [{ owner: root.name, args: root.args }];
   const selection = selectionOf(root.type, 0, sites);
   const values = (hostile: boolean) =>
-    fc.tuple(
-      siteValues(sites[0]!, hostile),
-      ...sites.slice(1).map((site) => rarely(siteValues(site, hostile))),
-    ) as fc.Arbitrary<(Record<string, Value> | null)[]>;
+    fc.tuple(siteValues(sites[0]!, hostile), ...sites.slice(1).map((site) => rarely(siteValues(site, hostile)))) as fc.Arbitrary<
+      (Record<string, Value> | null)[]
+    >;
 
   const choices: fc.Arbitrary<Choices> = fc.record({
     chosen: fc.oneof({ arbitrary: values(false), weight: 1 }, { arbitrary: values(true), weight: 1 }),
@@ -173,7 +201,9 @@ function fieldPlans(rootType: 'query' | 'mutation', root: GraphQLField<unknown, 
       return written.length ? `(${written.join(', ')})` : '';
     };
     const print = (fields: Selected[] | undefined): string =>
-      fields === undefined ? '' : `{ __typename ${fields.map((s) => `${s.field.name}${argumentsOf(s.site)} ${print(s.children)}`).join(' ')} }`;
+      fields === undefined
+        ? ''
+        : `{ __typename ${fields.map((s) => `${s.field.name}${argumentsOf(s.site)} ${print(s.children)}`).join(' ')} }`;
     const body = `${root.name}${argumentsOf(0)} ${print(selection)}`;
     if (unused !== null) {
       declarations.push('$unused: JSON');
@@ -199,7 +229,12 @@ interface Transport {
   request(operation: Operation): HttpRequest;
 }
 
-const json = (contentType: string, body: string): HttpRequest => ({ method: 'POST', path: '/graphql', headers: { 'content-type': contentType }, body });
+const json = (contentType: string, body: string): HttpRequest => ({
+  method: 'POST',
+  path: '/graphql',
+  headers: { 'content-type': contentType },
+  body,
+});
 
 /** What a GET query or a multipart upload must carry (CSRF prevention); one transport leaves it out. */
 const CSRF = { 'x-graphql-yoga-csrf': '1' };
@@ -276,9 +311,31 @@ const TRANSPORTS: { transport: Transport; weight: number; mutations?: false }[] 
     },
   },
   { weight: 1, transport: { name: 'application/graphql', request: (op) => json('application/graphql', op.document) } },
-  { weight: 1, transport: { name: 'query not a string', request: (op) => json('application/json', toJsonText({ query: [op.document], variables: op.variables })) } },
-  { weight: 1, transport: { name: 'variables not an object', request: (op) => json('application/json', toJsonText({ query: op.document, variables: toJsonText(op.variables) })) } },
-  { weight: 1, transport: { name: 'hostile extensions', request: (op) => json('application/json', operationText(op, { extensions: new RawJson('{"x":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}') })) } },
+  {
+    weight: 1,
+    transport: {
+      name: 'query not a string',
+      request: (op) => json('application/json', toJsonText({ query: [op.document], variables: op.variables })),
+    },
+  },
+  {
+    weight: 1,
+    transport: {
+      name: 'variables not an object',
+      request: (op) => json('application/json', toJsonText({ query: op.document, variables: toJsonText(op.variables) })),
+    },
+  },
+  {
+    weight: 1,
+    transport: {
+      name: 'hostile extensions',
+      request: (op) =>
+        json(
+          'application/json',
+          operationText(op, { extensions: new RawJson('{"x":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}') }),
+        ),
+    },
+  },
   { weight: 1, transport: { name: 'batch', request: (op) => json('application/json', `[${operationText(op)},${operationText(op)}]`) } },
   { weight: 1, transport: { name: 'malformed json', request: (op) => json('application/json', operationText(op).slice(0, -2)) } },
   {
@@ -298,7 +355,11 @@ const TRANSPORTS: { transport: Transport; weight: number; mutations?: false }[] 
     weight: 1,
     transport: {
       name: 'GET, bad variables',
-      request: (op) => ({ method: 'GET', path: `/graphql?${new URLSearchParams({ query: op.document, variables: '{"a":' })}`, headers: { ...CSRF } }),
+      request: (op) => ({
+        method: 'GET',
+        path: `/graphql?${new URLSearchParams({ query: op.document, variables: '{"a":' })}`,
+        headers: { ...CSRF },
+      }),
     },
   },
   { weight: 1, transport: { name: 'refused type', request: (op) => json('text/plain', operationText(op)) } },
@@ -306,7 +367,12 @@ const TRANSPORTS: { transport: Transport; weight: number; mutations?: false }[] 
 ];
 
 const transports = (rootType: 'query' | 'mutation') =>
-  fc.oneof(...TRANSPORTS.filter((t) => rootType === 'query' || t.mutations !== false).map(({ transport, weight }) => ({ arbitrary: fc.constant(transport), weight })));
+  fc.oneof(
+    ...TRANSPORTS.filter((t) => rootType === 'query' || t.mutations !== false).map(({ transport, weight }) => ({
+      arbitrary: fc.constant(transport),
+      weight,
+    })),
+  );
 
 const rootFields = [
   ...Object.values(schema.getQueryType()!.getFields()).map((field) => ['query', field] as const),
@@ -315,7 +381,10 @@ const rootFields = [
 
 /** An operation on any root query or mutation field; those that delete or end something are a third as likely. */
 export const graphqlPlans: fc.Arbitrary<Plan> = fc.oneof(
-  ...rootFields.map(([rootType, field]) => ({ arbitrary: fieldPlans(rootType, field), weight: /^(delete|archive|cancel|remove)/.test(field.name) ? 1 : 3 })),
+  ...rootFields.map(([rootType, field]) => ({
+    arbitrary: fieldPlans(rootType, field),
+    weight: /^(delete|archive|cancel|remove)/.test(field.name) ? 1 : 3,
+  })),
 );
 
 /** Every root field, as `Query.name` or `Mutation.name`. */

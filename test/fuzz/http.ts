@@ -58,7 +58,9 @@ export function percentEncode(text: string): string {
     const unit = char.charCodeAt(0);
     out +=
       char.length === 1 && unit >= 0xd800 && unit <= 0xdfff
-        ? [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)].map((byte) => `%${byte.toString(16).toUpperCase()}`).join('')
+        ? [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)]
+            .map((byte) => `%${byte.toString(16).toUpperCase()}`)
+            .join('')
         : encodeURIComponent(char);
   }
   return out;

@@ -52,7 +52,9 @@ const report = await withDatabase(async (databaseUrl) => {
         onProgress: (progress) => {
           if (progress.requests % 5_000 === 0) {
             const perSecond = Math.round(progress.requests / ((Date.now() - started) / 1000));
-            console.log(`${progress.requests} requests (${perSecond}/s), ${progress.serverErrors} >= 500, ${progress.failures.length} failures`);
+            console.log(
+              `${progress.requests} requests (${perSecond}/s), ${progress.serverErrors} >= 500, ${progress.failures.length} failures`,
+            );
           }
         },
       },

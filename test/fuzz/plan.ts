@@ -19,11 +19,25 @@ export interface Plan {
 }
 
 /** Mostly the first customer, who owns half of the ids; sometimes the other, an admin, nobody or a forged token. */
-export const caller: fc.Arbitrary<Caller> = fc.constantFrom<Caller>('alice', 'alice', 'alice', 'alice', 'bob', 'admin', 'anonymous', 'forged');
+export const caller: fc.Arbitrary<Caller> = fc.constantFrom<Caller>(
+  'alice',
+  'alice',
+  'alice',
+  'alice',
+  'bob',
+  'admin',
+  'anonymous',
+  'forged',
+);
 
 /** How a plan shows in a failure report: short, whatever the size of its body. */
 export function describe(plan: Plan, request: HttpRequest): string {
-  const body = typeof request.body === 'string' ? request.body : request.body instanceof FormData ? `FormData(${[...request.body.keys()].join(', ')})` : `${request.body?.byteLength ?? 0} bytes`;
+  const body =
+    typeof request.body === 'string'
+      ? request.body
+      : request.body instanceof FormData
+        ? `FormData(${[...request.body.keys()].join(', ')})`
+        : `${request.body?.byteLength ?? 0} bytes`;
   const shown = body.length > 300 ? `${body.slice(0, 300)}... (${body.length} characters)` : body;
   return `${plan.caller} ${request.method} ${request.path.slice(0, 300)} [${plan.transport}] ${JSON.stringify(request.headers['content-type'] ?? '')} ${shown}`;
 }

@@ -94,7 +94,10 @@ function refused(plan: Plan, response: HttpResponse): boolean {
   return errors.length > 0 && response.json?.data?.[field] == null && errors.every((error) => (error.path?.length ?? 0) <= 1);
 }
 
-export async function runFuzz(target: FuzzTarget, options: { seed: number; runs: number; onProgress?: (report: FuzzReport) => void }): Promise<FuzzReport> {
+export async function runFuzz(
+  target: FuzzTarget,
+  options: { seed: number; runs: number; onProgress?: (report: FuzzReport) => void },
+): Promise<FuzzReport> {
   const report: FuzzReport = {
     requests: 0,
     bySurface: {},
@@ -137,7 +140,10 @@ export async function runFuzz(target: FuzzTarget, options: { seed: number; runs:
       bump(report.byStatusClass, status);
       bump((report.byEndpoint[plan.endpoint] ??= {}), status);
       bump((report.byTransport[`${plan.surface} ${plan.transport}`] ??= {}), status);
-      const codes: string[] = plan.surface === 'graphql' ? (response.json?.errors ?? []).map((e: { extensions?: { code?: string } }) => e.extensions?.code ?? '(none)') : [];
+      const codes: string[] =
+        plan.surface === 'graphql'
+          ? (response.json?.errors ?? []).map((e: { extensions?: { code?: string } }) => e.extensions?.code ?? '(none)')
+          : [];
       for (const code of new Set(codes)) bump(report.graphqlErrorCodes, code);
 
       if (response.status === 0 && !overlong) fail({ problem: 'no answer', request: shown(), status: 0, detail: response.text });
@@ -156,7 +162,12 @@ export async function runFuzz(target: FuzzTarget, options: { seed: number; runs:
         const changed = changedTables(before, await watch.read());
         if (changed.length > 0) {
           report.refusedChangedRows += 1;
-          fail({ problem: 'refused request changed rows', request: shown(), status: response.status, detail: `${changed.join(', ')}: ${response.text.slice(0, 300)}` });
+          fail({
+            problem: 'refused request changed rows',
+            request: shown(),
+            status: response.status,
+            detail: `${changed.join(', ')}: ${response.text.slice(0, 300)}`,
+          });
         }
       }
     }

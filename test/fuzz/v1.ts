@@ -4,7 +4,20 @@ import { v1Routes } from '../../src/rest/routes/index.js';
 import { percentEncode, type HttpRequest } from './http.js';
 import { RawJson, resolveIds, toFormText, toJsonText, type IdRef, type Value } from './json-text.js';
 import { caller, withDescription, type Plan } from './plan.js';
-import { anyJson, dateText, edgeNumber, hostileString, hostileValue, hugeList, idKindOf, idValue, mostly, objectOf, plainText, valueFor } from './values.js';
+import {
+  anyJson,
+  dateText,
+  edgeNumber,
+  hostileString,
+  hostileValue,
+  hugeList,
+  idKindOf,
+  idValue,
+  mostly,
+  objectOf,
+  plainText,
+  valueFor,
+} from './values.js';
 
 // Requests to every v1 endpoint, read from the OpenAPI document the router's own route declarations
 // print: each path with its ids, each query parameter, each body field by its JSON Schema, in every
@@ -54,7 +67,9 @@ function fromSchema(raw: Schema, name: string, hostile: boolean): fc.Arbitrary<V
     case 'array': {
       const items = schema.items ? fromSchema(schema.items, `${name}[]`, hostile) : anyJson;
       const list = fc.array(items, { minLength: schema.minItems ?? 0, maxLength: 4 });
-      return wrap(schema.items?.enum ? fc.oneof({ arbitrary: list, weight: 9 }, { arbitrary: hugeList(schema.items.enum), weight: 1 }) : list);
+      return wrap(
+        schema.items?.enum ? fc.oneof({ arbitrary: list, weight: 9 }, { arbitrary: hugeList(schema.items.enum), weight: 1 }) : list,
+      );
     }
     case 'object': {
       const properties = Object.entries((schema.properties ?? {}) as Record<string, Schema>);
@@ -75,7 +90,15 @@ const queryText: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom('%ED%A0%80', '%FF', '%', '%00', '%E2%80%AE'),
 );
 
-const CSV_FILES = ['Phone,Name\n+14155550123,Ann\n', 'Phone\n', '', 'a,b\n1,2\n', 'Phone,Notes\n+14155550124,bad\u0000\n', 'PK\u0003\u0004zip', '\ufeffPhone;Name\r\n+14155550125;Bo\r\n'];
+const CSV_FILES = [
+  'Phone,Name\n+14155550123,Ann\n',
+  'Phone\n',
+  '',
+  'a,b\n1,2\n',
+  'Phone,Notes\n+14155550124,bad\u0000\n',
+  'PK\u0003\u0004zip',
+  '\ufeffPhone;Name\r\n+14155550125;Bo\r\n',
+];
 
 interface Encoding {
   transport: string;
@@ -88,7 +111,9 @@ interface Encoding {
 
 /** A form's fields: a body object's members, or the whole value as one field. */
 const formFields = (value: Value): [string, Value][] =>
-  value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof RawJson) ? Object.entries(value) : [['value', value]];
+  value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof RawJson)
+    ? Object.entries(value)
+    : [['value', value]];
 
 const ENCODINGS: Encoding[] = [
   { transport: 'json', weight: 4, contentType: 'application/json', encode: toJsonText },
@@ -134,7 +159,9 @@ function operationPlans(path: string, method: string, operation: Operation): fc.
   const queryParams = params.filter((p) => p.in === 'query');
   const bodySchema = operation.requestBody?.content['application/json']?.schema;
   const body = bodySchema ? resolve(bodySchema) : undefined;
-  const fileFields = Object.entries((body?.properties ?? {}) as Record<string, Schema>).filter(([, s]) => s.format === 'binary').map(([k]) => k);
+  const fileFields = Object.entries((body?.properties ?? {}) as Record<string, Schema>)
+    .filter(([, s]) => s.format === 'binary')
+    .map(([k]) => k);
   const kind = idKindOf(path.replace(/\{\w+\}/g, ''));
 
   const pathValues = fc.tuple(...pathParams.map(() => mostly(idValue(kind, true))));
@@ -146,34 +173,45 @@ function operationPlans(path: string, method: string, operation: Operation): fc.
   const anyQuery = fc.dictionary(names, queryText, { maxKeys: 3 });
   const query = queryParams.length ? anyQuery : fc.oneof({ arbitrary: fc.constant({}), weight: 3 }, { arbitrary: anyQuery, weight: 1 });
   const bodyValue = body
-    ? fc.oneof({ arbitrary: fromSchema(body, '', false), weight: 5 }, { arbitrary: fromSchema(body, '', true), weight: 4 }, { arbitrary: hostileValue, weight: 1 })
+    ? fc.oneof(
+        { arbitrary: fromSchema(body, '', false), weight: 5 },
+        { arbitrary: fromSchema(body, '', true), weight: 4 },
+        { arbitrary: hostileValue, weight: 1 },
+      )
     : fc.constant<Value>(null);
   const bodyPlan = body ? fc.record({ value: bodyValue, encoding }) : fc.constant(undefined);
-  const otherMethod = fc.oneof({ arbitrary: fc.constant(method.toUpperCase()), weight: 19 }, { arbitrary: fc.constantFrom('PUT', 'OPTIONS', 'HEAD', 'DELETE'), weight: 1 });
+  const otherMethod = fc.oneof(
+    { arbitrary: fc.constant(method.toUpperCase()), weight: 19 },
+    { arbitrary: fc.constantFrom('PUT', 'OPTIONS', 'HEAD', 'DELETE'), weight: 1 },
+  );
   const slash = fc.oneof({ arbitrary: fc.constant(true), weight: 19 }, { arbitrary: fc.constant(false), weight: 1 });
 
-  return fc.record({ caller, pathValues, query, bodyPlan, verb: otherMethod, slash }).map(({ caller: who, pathValues: ids, query: q, bodyPlan: b, verb, slash: keepSlash }) =>
-    withDescription({
-      surface: 'v1',
-      endpoint: `${method.toUpperCase()} ${path}`,
-      transport: b?.encoding.transport ?? verb,
-      caller: who,
-      build(idOf: (ref: IdRef) => string): HttpRequest {
-        let filled = path;
-        pathParams.forEach((p, i) => (filled = filled.replace(`{${p.name}}`, percentEncode(toFormText(resolveIds(ids[i]!, idOf))))));
-        if (!keepSlash) filled = filled.replace(/\/$/, '');
-        const search = Object.entries(q).map(([k, v]) => `${percentEncode(k)}=${v}`).join('&');
-        const headers: Record<string, string> = b?.encoding.contentType ? { 'content-type': b.encoding.contentType } : {};
-        const withBody = b && verb !== 'GET' && verb !== 'HEAD';
-        return {
-          method: verb,
-          path: filled + (search ? `?${search}` : ''),
-          headers,
-          body: withBody ? b.encoding.encode(resolveIds(b.value, idOf), fileFields) : undefined,
-        };
-      },
-    }),
-  );
+  return fc
+    .record({ caller, pathValues, query, bodyPlan, verb: otherMethod, slash })
+    .map(({ caller: who, pathValues: ids, query: q, bodyPlan: b, verb, slash: keepSlash }) =>
+      withDescription({
+        surface: 'v1',
+        endpoint: `${method.toUpperCase()} ${path}`,
+        transport: b?.encoding.transport ?? verb,
+        caller: who,
+        build(idOf: (ref: IdRef) => string): HttpRequest {
+          let filled = path;
+          pathParams.forEach((p, i) => (filled = filled.replace(`{${p.name}}`, percentEncode(toFormText(resolveIds(ids[i]!, idOf))))));
+          if (!keepSlash) filled = filled.replace(/\/$/, '');
+          const search = Object.entries(q)
+            .map(([k, v]) => `${percentEncode(k)}=${v}`)
+            .join('&');
+          const headers: Record<string, string> = b?.encoding.contentType ? { 'content-type': b.encoding.contentType } : {};
+          const withBody = b && verb !== 'GET' && verb !== 'HEAD';
+          return {
+            method: verb,
+            path: filled + (search ? `?${search}` : ''),
+            headers,
+            body: withBody ? b.encoding.encode(resolveIds(b.value, idOf), fileFields) : undefined,
+          };
+        },
+      }),
+    );
 }
 
 /**
@@ -182,9 +220,14 @@ function operationPlans(path: string, method: string, operation: Operation): fc.
  */
 export const v1Plans: fc.Arbitrary<Plan> = fc.oneof(
   ...Object.entries(document.paths).flatMap(([path, operations]) =>
-    Object.entries(operations).map(([method, operation]) => ({ arbitrary: operationPlans(path, method, operation), weight: method === 'delete' ? 1 : 3 })),
+    Object.entries(operations).map(([method, operation]) => ({
+      arbitrary: operationPlans(path, method, operation),
+      weight: method === 'delete' ? 1 : 3,
+    })),
   ),
 );
 
 /** Every v1 endpoint, as `METHOD /path`. */
-export const v1Endpoints = Object.entries(document.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
+export const v1Endpoints = Object.entries(document.paths).flatMap(([path, operations]) =>
+  Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+);

@@ -49,16 +49,28 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
 /** Numbers at and beyond the edges of every range the service uses, some as JSON text JavaScript cannot hold. */
 export const edgeNumber: fc.Arbitrary<Value> = fc.oneof(
   fc.constantFrom(0, -1, 1, 1.5, -0.5, 2 ** 31 - 1, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, -(2 ** 53), 1e21, 1001, 366, 10_081),
-  fc.constantFrom('9007199254740993', '9223372036854775807', '9223372036854775808', '-9223372036854775809', '1e400', '-1e400', '1E3', '1.0', '123456789012345678901234567890').map(
-    (text) => new RawJson(text),
-  ),
+  fc
+    .constantFrom(
+      '9007199254740993',
+      '9223372036854775807',
+      '9223372036854775808',
+      '-9223372036854775809',
+      '1e400',
+      '-1e400',
+      '1E3',
+      '1.0',
+      '123456789012345678901234567890',
+    )
+    .map((text) => new RawJson(text)),
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
 
 /** ISO 8601 date-times inside and outside what PostgreSQL stores, and strings that are not date-times. */
 export const dateText: fc.Arbitrary<string> = fc.oneof(
-  fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((date) => date.toISOString()),
+  fc
+    .date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true })
+    .map((date) => date.toISOString()),
   fc.constantFrom(
     '0000-01-01T00:00:00Z',
     '0000-12-31T23:59:59.999Z',
@@ -79,7 +91,15 @@ export const dateText: fc.Arbitrary<string> = fc.oneof(
 
 /** Nesting far beyond the limit, at the limit, and one past it. */
 export const deepJson: fc.Arbitrary<RawJson> = fc
-  .constantFrom(deepList(32), deepObject(31), deepList(33), deepObject(40), deepList(10_000), deepObject(10_000), `[${deepList(5_000)},12345678901234567]`)
+  .constantFrom(
+    deepList(32),
+    deepObject(31),
+    deepList(33),
+    deepObject(40),
+    deepList(10_000),
+    deepObject(10_000),
+    `[${deepList(5_000)},12345678901234567]`,
+  )
   .map((text) => new RawJson(text));
 
 /** A list longer than PostgreSQL's 32,767 bind parameters, of one of `items` over and over. */
@@ -153,9 +173,17 @@ export const idValue = (kind: IdKind | undefined, hostile: boolean): fc.Arbitrar
   return fc.oneof(
     { arbitrary: own, weight: 6 },
     { arbitrary: pick.map((index) => new IdRef(kind ?? 'campaign', 'other', index)), weight: 3 },
-    { arbitrary: fc.tuple(fc.constantFrom(...ALL_KINDS), fc.constantFrom<'self' | 'other'>('self', 'other'), pick).map(([k, owner, index]) => new IdRef(k, owner, index)), weight: 2 },
+    {
+      arbitrary: fc
+        .tuple(fc.constantFrom(...ALL_KINDS), fc.constantFrom<'self' | 'other'>('self', 'other'), pick)
+        .map(([k, owner, index]) => new IdRef(k, owner, index)),
+      weight: 2,
+    },
     { arbitrary: fc.uuid(), weight: 1 },
-    { arbitrary: fc.constantFrom('0', 'not-a-uuid', '00000000-0000-0000-0000-000000000000', 'FFFFFFFF-FFFF-4FFF-BFFF-FFFFFFFFFFFF', ''), weight: 1 },
+    {
+      arbitrary: fc.constantFrom('0', 'not-a-uuid', '00000000-0000-0000-0000-000000000000', 'FFFFFFFF-FFFF-4FFF-BFFF-FFFFFFFFFFFF', ''),
+      weight: 1,
+    },
   );
 };
 
@@ -168,20 +196,29 @@ const phoneText: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom('12', '+999', 'call me', '+44 20 7946 0958', '+14155550101'),
 );
 
-const futureDate = fc.date({ min: new Date('2030-01-01T00:00:00Z'), max: new Date('2040-01-01T00:00:00Z'), noInvalidDate: true }).map((date) => date.toISOString());
+const futureDate = fc
+  .date({ min: new Date('2030-01-01T00:00:00Z'), max: new Date('2040-01-01T00:00:00Z'), noInvalidDate: true })
+  .map((date) => date.toISOString());
 
 /** Rows of a contact import, with the columns a real file has. */
-const contactRows = fc.array(fc.record({ Phone: phoneText, Name: fc.string({ maxLength: 12 }), Email: fc.constantFrom('a@example.com', 'nope', '') }, { requiredKeys: ['Phone'] }), {
-  minLength: 1,
-  maxLength: 4,
-});
+const contactRows = fc.array(
+  fc.record(
+    { Phone: phoneText, Name: fc.string({ maxLength: 12 }), Email: fc.constantFrom('a@example.com', 'nope', '') },
+    { requiredKeys: ['Phone'] },
+  ),
+  {
+    minLength: 1,
+    maxLength: 4,
+  },
+);
 
 /**
  * Well-shaped values for a field, guessed from its name, for the fields whose type alone says too
  * little (text, lists of anything); undefined for the others. With `hostile`, also near misses.
  */
 export function valueFor(name: string, hostile: boolean): fc.Arbitrary<Value> | undefined {
-  const pick = <T extends Value>(valid: fc.Arbitrary<T>, nearMisses: fc.Arbitrary<Value>) => (hostile ? fc.oneof(valid, nearMisses) : valid);
+  const pick = <T extends Value>(valid: fc.Arbitrary<T>, nearMisses: fc.Arbitrary<Value>) =>
+    hostile ? fc.oneof(valid, nearMisses) : valid;
   if (/^(csvData|rows)$/.test(name)) return contactRows;
   // An agent's variables: what one of the seeded templates asks for.
   if (/^variables$/.test(name)) {
@@ -195,17 +232,34 @@ export function valueFor(name: string, hostile: boolean): fc.Arbitrary<Value> | 
   if (/^(first|last|limit)$/.test(name)) return pick(fc.integer({ min: 1, max: 50 }), fc.constantFrom(0, -1, 501));
   if (/^offset$/.test(name)) return pick(fc.integer({ min: 0, max: 20 }), fc.constantFrom(-1, 2 ** 31 - 1));
   if (/^selectedHeaders$/.test(name)) return pick(fc.subarray(['Phone', 'Name', 'Email']), fc.constant(['Phone', 'Missing']));
-  if (/^active_?days$/i.test(name)) return pick(fc.subarray(['mon', 'tue', 'Wednesday', 'THU', 5, '6', 'sun'], { minLength: 1 }), fc.constantFrom([], ['someday'], [0], [8]));
+  if (/^active_?days$/i.test(name))
+    return pick(
+      fc.subarray(['mon', 'tue', 'Wednesday', 'THU', 5, '6', 'sun'], { minLength: 1 }),
+      fc.constantFrom([], ['someday'], [0], [8]),
+    );
   if (/phone|number/i.test(name)) return pick(validPhone, phoneText);
-  if (/timezone|zone/i.test(name)) return pick(fc.constantFrom('UTC', 'America/New_York', 'Europe/Paris'), fc.constantFrom('Mars/Olympus', 'utc', '+05:00'));
+  if (/timezone|zone/i.test(name))
+    return pick(fc.constantFrom('UTC', 'America/New_York', 'Europe/Paris'), fc.constantFrom('Mars/Olympus', 'utc', '+05:00'));
   if (/country/i.test(name)) return pick(fc.constantFrom('US', 'GB', 'FR'), fc.constantFrom('XX', 'usa', 'us'));
   if (/(_at|At|^from|^to)$/.test(name)) return pick(futureDate, dateText);
-  if (/status/i.test(name)) return fc.constantFrom('draft', 'scheduled', 'confirmed', 'cancelled', 'completed', 'no_show', ...(hostile ? ['running', 'weird'] : []));
+  if (/status/i.test(name))
+    return fc.constantFrom(
+      'draft',
+      'scheduled',
+      'confirmed',
+      'cancelled',
+      'completed',
+      'no_show',
+      ...(hostile ? ['running', 'weird'] : []),
+    );
   return undefined;
 }
 
 /** Text for a field with no better guess. */
-export const plainText: fc.Arbitrary<Value> = fc.oneof(fc.string({ minLength: 1, maxLength: 30 }), fc.constantFrom('Spring recall', 'Leads', 'Phone', 'Name', 'api'));
+export const plainText: fc.Arbitrary<Value> = fc.oneof(
+  fc.string({ minLength: 1, maxLength: 30 }),
+  fc.constantFrom('Spring recall', 'Leads', 'Phone', 'Name', 'api'),
+);
 
 /** A member of an object that is left out. */
 const ABSENT = Symbol('absent');
@@ -219,7 +273,7 @@ export function objectOf(shape: Record<string, fc.Arbitrary<Value>>, required: s
   const members = Object.entries(shape).map(([key, arbitrary]) =>
     required.includes(key) ? arbitrary : fc.oneof({ arbitrary: fc.constant(ABSENT), weight: absentWeight }, { arbitrary, weight: 1 }),
   );
-  return fc.tuple(...members).map((values) =>
-    Object.fromEntries(Object.keys(shape).flatMap((key, i) => (values[i] === ABSENT ? [] : [[key, values[i] as Value]]))),
-  );
+  return fc
+    .tuple(...members)
+    .map((values) => Object.fromEntries(Object.keys(shape).flatMap((key, i) => (values[i] === ABSENT ? [] : [[key, values[i] as Value]]))));
 }

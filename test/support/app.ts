@@ -122,7 +122,11 @@ export async function startTestApp(options: TestAppOptions = {}) {
     return { status: response.status, headers: response.headers, text, json };
   }
 
-  async function gql<T = any>(query: string, variables: Record<string, unknown> = {}, tokenValue?: string | null): Promise<GraphQLResult<T>> {
+  async function gql<T = any>(
+    query: string,
+    variables: Record<string, unknown> = {},
+    tokenValue?: string | null,
+  ): Promise<GraphQLResult<T>> {
     const response = await request('POST', '/graphql', { token: tokenValue, body: { query, variables } });
     return { status: response.status, ...response.json };
   }

@@ -61,9 +61,19 @@ export async function createCampaign(app: TestApp, who: Customer, body: Record<s
 }
 
 /** Puts a campaign in a state only the dialer (or time) reaches. */
-export async function forceStatus(app: TestApp, id: string, status: CampaignStatus, extra: { startedAt?: Date; pausedReason?: string } = {}) {
+export async function forceStatus(
+  app: TestApp,
+  id: string,
+  status: CampaignStatus,
+  extra: { startedAt?: Date; pausedReason?: string } = {},
+) {
   await app.prisma.campaign.update({ where: { id }, data: { status, ...extra } });
 }
 
-export const dispatch = (app: TestApp, token: string, id: string, body: Record<string, unknown> = { triggered_by: 'tests' }, headers: Record<string, string> = {}) =>
-  app.request('POST', `/api/v1/campaigns/${id}/dispatch/`, { token, body, headers });
+export const dispatch = (
+  app: TestApp,
+  token: string,
+  id: string,
+  body: Record<string, unknown> = { triggered_by: 'tests' },
+  headers: Record<string, string> = {},
+) => app.request('POST', `/api/v1/campaigns/${id}/dispatch/`, { token, body, headers });

@@ -5,9 +5,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
 
-export type TestDatabaseSource =
-  | { kind: 'postgres'; serverUrl: string; template: string }
-  | { kind: 'pglite'; dumpPath: string };
+export type TestDatabaseSource = { kind: 'postgres'; serverUrl: string; template: string } | { kind: 'pglite'; dumpPath: string };
 
 export function databaseUrl(serverUrl: string, database: string): string {
   const url = new URL(serverUrl);

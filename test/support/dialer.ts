@@ -81,7 +81,15 @@ export class RecordingTelephony implements Telephony {
 
 export function dialerEnv(app: TestApp, clock: Clock): ServiceEnv {
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  return { db: app.prisma, sql: app.sql, clock, log, settings: { ...defaultSettings, callRateCentsPerMinute: 60 }, dialer: idleDialer, events: inProcessEventBus(log) };
+  return {
+    db: app.prisma,
+    sql: app.sql,
+    clock,
+    log,
+    settings: { ...defaultSettings, callRateCentsPerMinute: 60 },
+    dialer: idleDialer,
+    events: inProcessEventBus(log),
+  };
 }
 
 /** A dialer driven by hand: wake-ups are collected, and run() ticks until nothing moves. */
@@ -162,7 +170,12 @@ export async function runningCampaign(app: TestApp, env: ServiceEnv, setup: Camp
       timezone: 'UTC',
       callingHours: { start: '00:00', end: '24:00' },
       activeDays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
-      scheduleConfig: { max_attempts: 3, max_attempts_per_day: 2, retry_interval_minutes: 60, retry_on: ['no_answer', 'busy', 'failed', 'voicemail'] },
+      scheduleConfig: {
+        max_attempts: 3,
+        max_attempts_per_day: 2,
+        retry_interval_minutes: 60,
+        retry_on: ['no_answer', 'busy', 'failed', 'voicemail'],
+      },
       maxRetryDays: 3,
       ...setup.campaign,
     },
@@ -173,7 +186,9 @@ export async function runningCampaign(app: TestApp, env: ServiceEnv, setup: Camp
 
 /** Sum of the ledger next to the account: they must agree. */
 export async function ledgerMatchesAccount(app: TestApp, userId: string) {
-  const [sum] = await app.prisma.$queryRaw<{ total: bigint }[]>`SELECT coalesce(sum(amount_cents), 0)::bigint AS total FROM credit_transactions WHERE user_id = ${userId}::uuid`;
+  const [sum] = await app.prisma.$queryRaw<
+    { total: bigint }[]
+  >`SELECT coalesce(sum(amount_cents), 0)::bigint AS total FROM credit_transactions WHERE user_id = ${userId}::uuid`;
   const account = await app.prisma.creditAccount.findUniqueOrThrow({ where: { userId } });
   return { ledger: sum!.total, account: account.balanceCents + account.includedRemainingCents, account_: account };
 }

@@ -96,7 +96,8 @@ export class FakeRetell {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'POST' || req.url !== '/v2/create-phone-call') return reply(res, 404, { status: 'error', message: 'Not found.' });
-    if (req.headers.authorization !== `Bearer ${this.options.apiKey}`) return reply(res, 401, { status: 'error', message: 'API key is missing or invalid.' });
+    if (req.headers.authorization !== `Bearer ${this.options.apiKey}`)
+      return reply(res, 401, { status: 'error', message: 'API key is missing or invalid.' });
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     let body: Record<string, any>;
@@ -115,7 +116,12 @@ export class FakeRetell {
       if (!this.refusedOnce.has(to)) {
         this.refusedOnce.add(to);
         this.requests.push({ to, status: 429 });
-        return reply(res, 429, { status: 'error', message: 'Account rate limited, please throttle your requests.' }, { 'retry-after': '1' });
+        return reply(
+          res,
+          429,
+          { status: 'error', message: 'Account rate limited, please throttle your requests.' },
+          { 'retry-after': '1' },
+        );
       }
       script = script.then;
     }
@@ -123,7 +129,12 @@ export class FakeRetell {
       this.requests.push({ to, status: 400 });
       return reply(res, 400, { status: 'error', message: `Invalid to_number: ${to} is not a valid phone number.` });
     }
-    const call: CreatedCall = { callId: `call_${randomBytes(14).toString('hex')}`, body, authorization: req.headers.authorization, createdAt: this.now() };
+    const call: CreatedCall = {
+      callId: `call_${randomBytes(14).toString('hex')}`,
+      body,
+      authorization: req.headers.authorization,
+      createdAt: this.now(),
+    };
     this.calls.push(call);
     this.requests.push({ to, status: 201 });
     reply(res, 201, this.callObject(call, 'registered'));
@@ -146,7 +157,11 @@ export class FakeRetell {
   }
 
   /** The call object as Retell shows it at `stage`. */
-  callObject(call: CreatedCall, stage: 'registered' | 'call_started' | 'call_ended' | 'call_analyzed', script?: Script): Record<string, unknown> {
+  callObject(
+    call: CreatedCall,
+    stage: 'registered' | 'call_started' | 'call_ended' | 'call_analyzed',
+    script?: Script,
+  ): Record<string, unknown> {
     const base = {
       call_type: 'phone_call',
       direction: 'outbound',
@@ -162,7 +177,14 @@ export class FakeRetell {
     if (stage === 'registered') return { ...base, call_status: 'registered' };
     const start = call.createdAt + 3_000;
     if (script?.kind === 'not_connected') {
-      return { ...base, call_status: 'not_connected', disconnection_reason: script.reason, start_timestamp: call.createdAt, end_timestamp: call.createdAt + 25_000, duration_ms: 0 };
+      return {
+        ...base,
+        call_status: 'not_connected',
+        disconnection_reason: script.reason,
+        start_timestamp: call.createdAt,
+        end_timestamp: call.createdAt + 25_000,
+        duration_ms: 0,
+      };
     }
     if (script?.kind !== 'connected') throw new Error('only connected and not_connected calls have events');
     if (stage === 'call_started') return { ...base, call_status: 'ongoing', start_timestamp: start };
@@ -199,7 +221,9 @@ export class FakeRetell {
     const timestamp = options.timestampMs ?? this.now();
     const signature =
       options.signature === undefined
-        ? `v=${timestamp},d=${createHmac('sha256', options.key ?? this.options.webhookKey).update(body + timestamp).digest('hex')}`
+        ? `v=${timestamp},d=${createHmac('sha256', options.key ?? this.options.webhookKey)
+            .update(body + timestamp)
+            .digest('hex')}`
         : options.signature;
     const response = await fetch(this.webhookUrl, {
       method: 'POST',

@@ -21,7 +21,9 @@ export async function fingerprint(sql: SqlSession): Promise<Fingerprint> {
   const names = await tables(sql);
   const rows = await testSql(sql).query<{ name: string; print: string }>(
     names
-      .map((name) => `SELECT '${name}' AS name, count(*) || ':' || coalesce(sum(hashtextextended(t::text, 0)), 0) AS print FROM "${name}" t`)
+      .map(
+        (name) => `SELECT '${name}' AS name, count(*) || ':' || coalesce(sum(hashtextextended(t::text, 0)), 0) AS print FROM "${name}" t`,
+      )
       .join(' UNION ALL '),
   );
   return Object.fromEntries(rows.map((row) => [row.name, row.print]));

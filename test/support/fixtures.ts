@@ -2,7 +2,18 @@ import type { TestApp } from './app.js';
 
 export const CREATE_AGENT = /* GraphQL */ `
   mutation CreateAgent($input: CreateAgentInput!) {
-    createAgent(input: $input) { id name status isActive systemPrompt phoneNumbers { id number isPrimary } }
+    createAgent(input: $input) {
+      id
+      name
+      status
+      isActive
+      systemPrompt
+      phoneNumbers {
+        id
+        number
+        isPrimary
+      }
+    }
   }
 `;
 

@@ -2,13 +2,39 @@
 
 export const CAMPAIGN_UPDATED = /* GraphQL */ `
   subscription CampaignUpdated($id: UUID!) {
-    campaignUpdated(id: $id) { id status pausedReason progress { total pending dialing done reached notReached doNotCall invalid cancelled } }
+    campaignUpdated(id: $id) {
+      id
+      status
+      pausedReason
+      progress {
+        total
+        pending
+        dialing
+        done
+        reached
+        notReached
+        doNotCall
+        invalid
+        cancelled
+      }
+    }
   }
 `;
 
 export const CALL_ATTEMPT_UPDATED = /* GraphQL */ `
   subscription CallAttemptUpdated($campaignId: UUID!) {
-    callAttemptUpdated(campaignId: $campaignId) { id status attemptNumber toNumber campaign { id } contact { id } }
+    callAttemptUpdated(campaignId: $campaignId) {
+      id
+      status
+      attemptNumber
+      toNumber
+      campaign {
+        id
+      }
+      contact {
+        id
+      }
+    }
   }
 `;
 

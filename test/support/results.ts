@@ -37,14 +37,20 @@ interface Person {
  */
 export const SPRING: Person[] = [
   {
-    first: 'Ada', last: 'Lovelace', phone: '+14155550101', dial: { state: 'done', outcome: 'reached' },
+    first: 'Ada',
+    last: 'Lovelace',
+    phone: '+14155550101',
+    dial: { state: 'done', outcome: 'reached' },
     calls: [
       { status: 'no_answer', minute: 0 },
       { status: 'completed', minute: 60, duration: 120, cost: 20n, sentiment: 'positive', summary: 'Booked a cleaning' },
     ],
   },
   {
-    first: 'Alan', last: 'Turing', phone: '+14155550102', dial: { state: 'done', outcome: 'not_reached' },
+    first: 'Alan',
+    last: 'Turing',
+    phone: '+14155550102',
+    dial: { state: 'done', outcome: 'not_reached' },
     calls: [
       { status: 'busy', minute: 1 },
       { status: 'voicemail', minute: 61, duration: 30, cost: 5n, sentiment: 'neutral' },
@@ -52,9 +58,18 @@ export const SPRING: Person[] = [
     ],
   },
   { first: 'Grace', last: 'Hopper', phone: '+14155550103', dial: { state: 'pending' }, calls: [{ status: 'failed', minute: 2 }] },
-  { first: 'Katherine', last: 'Johnson', phone: '+14155550104', dial: { state: 'dialing' }, calls: [{ status: 'in_progress', minute: 130 }] },
   {
-    first: 'Edsger', last: 'Dijkstra', phone: '+14155550105', dial: { state: 'done', outcome: 'reached' },
+    first: 'Katherine',
+    last: 'Johnson',
+    phone: '+14155550104',
+    dial: { state: 'dialing' },
+    calls: [{ status: 'in_progress', minute: 130 }],
+  },
+  {
+    first: 'Edsger',
+    last: 'Dijkstra',
+    phone: '+14155550105',
+    dial: { state: 'done', outcome: 'reached' },
     calls: [{ status: 'completed', minute: 3, duration: 60, cost: 10n, sentiment: 'negative', summary: 'Not interested now' }],
   },
   { first: 'Barbara', last: 'Liskov', phone: '+14155550106', status: 'do_not_call', dial: { state: 'done', outcome: 'do_not_call' } },
@@ -143,13 +158,16 @@ export async function seedResults(app: TestApp, userId: string) {
   const spring = await insertCampaignWithHistory(app, userId, 'Spring recall', SPRING);
   const autumn = await insertCampaignWithHistory(app, userId, 'Autumn check-up', [
     {
-      first: 'Radia', last: 'Perlman', phone: '+14155550109', dial: { state: 'done', outcome: 'reached' },
+      first: 'Radia',
+      last: 'Perlman',
+      phone: '+14155550109',
+      dial: { state: 'done', outcome: 'reached' },
       calls: [{ status: 'completed', minute: 200, duration: 45, cost: 8n, sentiment: 'positive', summary: 'Confirmed' }],
     },
   ]);
   // SPRING's completed calls: Ada's (contact 1) and Edsger's (contact 5).
-  const [adaCall, edsgerCall] = [0, 4].map(
-    (index) => spring.attempts.find((a) => a.contactId === spring.contacts[index]!.id && a.status === 'completed')!,
+  const [adaCall, edsgerCall] = [0, 4].map((index) =>
+    spring.attempts.find((a) => a.contactId === spring.contacts[index]!.id && a.status === 'completed')!,
   ) as [Attempt, Attempt];
   const radiaCall = autumn.attempts[0]!;
   const appointment = (call: { id: string; contactId: string }, campaignId: string, status: string, scheduled: Date, minute: number) =>

@@ -31,7 +31,12 @@ export async function subscribe<T = any>(
   const abort = new AbortController();
   const headers: Record<string, string> = { accept: 'text/event-stream', 'content-type': 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
-  const response = await fetch(`${url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }), signal: abort.signal });
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ query, variables }),
+    signal: abort.signal,
+  });
 
   const results: GraphQLResult<T>[] = [];
   let completed = false;

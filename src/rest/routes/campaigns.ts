@@ -75,8 +75,7 @@ export const campaignRoutes = [
     query: listQuery,
     status: 200,
     response: z.array(v1Campaign),
-    handler: async ({ query }, ctx) =>
-      (await listCampaignsWithRelations(ctx, { take: query.limit, skip: query.offset })).map(toV1Campaign),
+    handler: async ({ query }, ctx) => (await listCampaignsWithRelations(ctx, { take: query.limit, skip: query.offset })).map(toV1Campaign),
   }),
   defineRoute({
     method: 'GET',

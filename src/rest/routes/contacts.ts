@@ -18,7 +18,9 @@ const importBody = z.object({
   groupName: z.string().describe('Name of the contact group the import creates.'),
   description: z.string().optional(),
   // The import checks each row once, with these same messages; checking here too would copy every row.
-  csvData: fromJsonText(describedAs(z.unknown(), { type: 'array', items: { type: 'object', propertyNames: { type: 'string' }, additionalProperties: {} } }))
+  csvData: fromJsonText(
+    describedAs(z.unknown(), { type: 'array', items: { type: 'object', propertyNames: { type: 'string' }, additionalProperties: {} } }),
+  )
     .optional()
     .describe('Rows as objects keyed by column name.'),
   selectedHeaders: formList.optional().describe('Columns to keep; all when absent.'),

@@ -22,13 +22,9 @@ export const v1AgentTemplate = z
   })
   .meta({ id: 'AgentTemplate' });
 
-export const v1PhoneNumber = z
-  .object({ id, number: z.string(), label: z.string(), is_primary: z.boolean() })
-  .meta({ id: 'PhoneNumber' });
+export const v1PhoneNumber = z.object({ id, number: z.string(), label: z.string(), is_primary: z.boolean() }).meta({ id: 'PhoneNumber' });
 
-export const v1AgentCampaign = z
-  .object({ id, name: z.string(), status: z.string() })
-  .meta({ id: 'AgentCampaign' });
+export const v1AgentCampaign = z.object({ id, name: z.string(), status: z.string() }).meta({ id: 'AgentCampaign' });
 
 export const v1Agent = z
   .object({

@@ -51,9 +51,7 @@ export const v1ReportMetrics = z
     totalDurationSeconds: count,
     totalCostCents: count,
     appointmentsBooked: count,
-    sentiment: z
-      .object({ positive: count, neutral: count, negative: count, unknown: count })
-      .describe('Sentiment of the completed calls.'),
+    sentiment: z.object({ positive: count, neutral: count, negative: count, unknown: count }).describe('Sentiment of the completed calls.'),
   })
   .meta({ id: 'ReportMetrics' });
 

@@ -65,7 +65,8 @@ builder.mutationFields((t) => ({
     type: 'Agent',
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: CreateAgentInput, required: true }) },
-    resolve: (query, _root, args, ctx, info) => withServiceInput(info, 'input', args.input, (input) => agents.createAgent(ctx.service, input, query)),
+    resolve: (query, _root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, (input) => agents.createAgent(ctx.service, input, query)),
   }),
   archiveAgent: t.prismaField({
     type: 'Agent',

@@ -100,6 +100,7 @@ builder.mutationFields((t) => ({
     description: 'Administrators: credit a user by hand (a top-up paid elsewhere, plan credits, a correction).',
     authScopes: { admin: true },
     args: { input: t.arg({ type: GrantCreditsInput, required: true }) },
-    resolve: (query, _root, args, ctx, info) => withServiceInput(info, 'input', args.input, (input) => grantCredits(ctx.service, input, query)),
+    resolve: (query, _root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, (input) => grantCredits(ctx.service, input, query)),
   }),
 }));

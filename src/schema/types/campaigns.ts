@@ -98,7 +98,11 @@ export const Campaign = builder.prismaObject('Campaign', {
     maxRetryDays: t.exposeInt('maxRetryDays', { description: 'Days after the first attempt a contact may still be retried.' }),
     callingHours: t.field({ type: CallingHoursType, select: { callingHours: true }, resolve: (c) => readCallingHours(c.callingHours) }),
     activeDays: t.field({ type: [Weekday], select: { activeDays: true }, resolve: (c) => readActiveDays(c.activeDays) }),
-    scheduleConfig: t.field({ type: ScheduleConfigType, select: { scheduleConfig: true }, resolve: (c) => readScheduleConfig(c.scheduleConfig) }),
+    scheduleConfig: t.field({
+      type: ScheduleConfigType,
+      select: { scheduleConfig: true },
+      resolve: (c) => readScheduleConfig(c.scheduleConfig),
+    }),
     fieldMappings: t.expose('fieldMappings', { type: 'JSON' }),
     selectedContactFields: t.stringList({ select: { selectedContactFields: true }, resolve: (c) => c.selectedContactFields as string[] }),
     callInsights: t.expose('callInsights', { type: 'JSON' }),
@@ -188,7 +192,8 @@ const CreateCampaignInput = builder.inputType('CreateCampaignInput', {
 });
 
 const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
-  description: 'Only draft and paused campaigns can be edited; a paused one keeps its group and start. startedAt: null clears a planned start.',
+  description:
+    'Only draft and paused campaigns can be edited; a paused one keeps its group and start. startedAt: null clears a planned start.',
   fields: (t) => ({
     name: t.string(),
     agentId: t.field({ type: 'UUID' }),

@@ -18,7 +18,11 @@ export const ContactGroup = builder.prismaObject('ContactGroup', {
     name: t.exposeString('name'),
     description: t.exposeString('description'),
     total: t.exposeInt('total', { description: 'Number of contacts in the group, whatever their status (erased ones not counted).' }),
-    csvHeaders: t.stringList({ description: 'Columns of the import, in file order.', select: { csvHeaders: true }, resolve: (g) => g.csvHeaders as string[] }),
+    csvHeaders: t.stringList({
+      description: 'Columns of the import, in file order.',
+      select: { csvHeaders: true },
+      resolve: (g) => g.csvHeaders as string[],
+    }),
     archivedAt: t.expose('archivedAt', {
       type: 'DateTime',
       nullable: true,
@@ -131,22 +135,20 @@ const ImportContactsInput = builder.inputType('ImportContactsInput', {
   }),
 });
 
-const ImportContactsResult = builder
-  .objectRef<Awaited<ReturnType<typeof importContacts>>>('ImportContactsResult')
-  .implement({
-    fields: (t) => ({
-      success: t.exposeBoolean('success'),
-      groupId: t.expose('groupId', { type: 'UUID' }),
-      group: t.prismaField({
-        type: 'ContactGroup',
-        resolve: (query, result, _args, ctx) => groups.getGroup(ctx.service, result.groupId, query),
-      }),
-      totalImported: t.exposeInt('totalImported'),
-      totalInvalid: t.exposeInt('totalInvalid'),
-      totalDuplicates: t.exposeInt('totalDuplicates'),
-      totalDoNotCall: t.exposeInt('totalDoNotCall'),
+const ImportContactsResult = builder.objectRef<Awaited<ReturnType<typeof importContacts>>>('ImportContactsResult').implement({
+  fields: (t) => ({
+    success: t.exposeBoolean('success'),
+    groupId: t.expose('groupId', { type: 'UUID' }),
+    group: t.prismaField({
+      type: 'ContactGroup',
+      resolve: (query, result, _args, ctx) => groups.getGroup(ctx.service, result.groupId, query),
     }),
-  });
+    totalImported: t.exposeInt('totalImported'),
+    totalInvalid: t.exposeInt('totalInvalid'),
+    totalDuplicates: t.exposeInt('totalDuplicates'),
+    totalDoNotCall: t.exposeInt('totalDoNotCall'),
+  }),
+});
 
 const UpdateContactGroupInput = builder.inputType('UpdateContactGroupInput', {
   fields: (t) => ({ name: t.string(), description: t.string() }),
@@ -180,10 +182,12 @@ const DeletionOutcome = builder.enumType('DeletionOutcome', {
   values: {
     deleted: { description: 'Removed entirely: no history referred to it.' },
     erased: {
-      description: "A contact that campaigns called or an appointment names: the person's data is gone for good, the anonymous facts of the calls stay.",
+      description:
+        "A contact that campaigns called or an appointment names: the person's data is gone for good, the anonymous facts of the calls stay.",
     },
     archived: {
-      description: 'A group that campaigns called: hidden from every list and lookup, nothing in it callable; those campaigns keep their history.',
+      description:
+        'A group that campaigns called: hidden from every list and lookup, nothing in it callable; those campaigns keep their history.',
     },
   } as const,
 });
@@ -199,7 +203,9 @@ const ContactGroupDeletion = builder.objectRef<{ id: string } & groups.GroupRemo
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID' }),
     outcome: t.expose('outcome', { type: DeletionOutcome }),
-    erasedContacts: t.exposeInt('erasedContacts', { description: 'Contacts erased: campaigns called them, so their anonymous facts stay.' }),
+    erasedContacts: t.exposeInt('erasedContacts', {
+      description: 'Contacts erased: campaigns called them, so their anonymous facts stay.',
+    }),
     deletedContacts: t.exposeInt('deletedContacts', { description: 'Contacts nothing referred to, deleted entirely.' }),
     deletedCampaigns: t.exposeInt('deletedCampaigns', { description: 'Campaigns on the group that never started, deleted with it.' }),
   }),
@@ -251,18 +257,20 @@ builder.mutationFields((t) => ({
   deleteContact: t.field({
     type: Deleted,
     description:
-      "Deletes a person: erased when campaigns called them or an appointment names them (their data is gone for good, the anonymous facts of their calls stay), else deleted. Refused (CONFLICT) during a call to them.",
+      'Deletes a person: erased when campaigns called them or an appointment names them (their data is gone for good, the anonymous facts of their calls stay), else deleted. Refused (CONFLICT) during a call to them.',
     authScopes: { authenticated: true },
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: async (_root, args, ctx) => ({ id: args.id, outcome: await contacts.deleteContact(ctx.service, args.id) }),
   }),
   addDoNotCall: t.prismaField({
     type: 'DoNotCallEntry',
-    description: "Puts a number on the do-not-call list; its contacts become do_not_call in every group.",
+    description: 'Puts a number on the do-not-call list; its contacts become do_not_call in every group.',
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: AddDoNotCallInput, required: true }) },
     resolve: (query, _root, args, ctx, info) =>
-      withServiceInput(info, 'input', args.input, async (input) => dnc.getDoNotCallEntry(ctx.service, (await dnc.addDoNotCall(ctx.service, input)).id, query)),
+      withServiceInput(info, 'input', args.input, async (input) =>
+        dnc.getDoNotCallEntry(ctx.service, (await dnc.addDoNotCall(ctx.service, input)).id, query),
+      ),
   }),
   removeDoNotCall: t.field({
     type: DoNotCallEntry,

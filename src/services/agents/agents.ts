@@ -33,7 +33,11 @@ export function countAgents(ctx: ServiceContext, status: AgentStatusFilter | nul
 }
 
 /** One of the caller's agents; another user's (or none) is a NotFoundError. */
-export function getAgent<Q extends AgentQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.AgentGetPayload<Q>> {
+export function getAgent<Q extends AgentQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q = {} as Q,
+): Promise<Prisma.AgentGetPayload<Q>> {
   return ownedOrNotFound('Agent', id, async (id) => (await store.findAgents(ctx.db, { userId: ctx.user.id, id }, query))[0]);
 }
 
@@ -60,7 +64,11 @@ export function renderPrompt(template: string, variables: Record<string, unknown
  * schema and rendered into its prompt, with the given number attached as its primary number.
  * Every check runs before the first write, and the writes share one transaction.
  */
-export async function createAgent<Q extends AgentQuery = {}>(ctx: ServiceContext, raw: CreateAgentInput, query: Q = {} as Q): Promise<Prisma.AgentGetPayload<Q>> {
+export async function createAgent<Q extends AgentQuery = {}>(
+  ctx: ServiceContext,
+  raw: CreateAgentInput,
+  query: Q = {} as Q,
+): Promise<Prisma.AgentGetPayload<Q>> {
   const input = parseInput(createAgentInput, raw);
   const errors: FieldErrors = {};
 
@@ -127,7 +135,11 @@ const UNIQUE_VIOLATION = '23505';
  * Archives an agent: it leaves the active list and its running campaigns pause with the reason
  * `agent_archived`. Archiving an archived agent changes nothing.
  */
-export async function archiveAgent<Q extends AgentQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.AgentGetPayload<Q>> {
+export async function archiveAgent<Q extends AgentQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q = {} as Q,
+): Promise<Prisma.AgentGetPayload<Q>> {
   const paused = await ownedOrNotFound('Agent', id, (id) =>
     ctx.sql.transaction(async (tx) => {
       const campaigns = await pauseRunningCampaignsOfAgent(tx, ctx.user.id, id, 'agent_archived');

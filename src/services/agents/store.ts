@@ -27,7 +27,11 @@ function agentWhere({ userId, status, id }: AgentFilter): Prisma.AgentWhereInput
  * The one Prisma read of agents, newest first, with what `query` selects, joins and pages: GraphQL's
  * lists and single agents, and what a write hands back.
  */
-export function findAgents<Q extends AgentQuery & AgentPage = {}>(db: PrismaClient, filter: AgentFilter, query: Q = {} as Q): Promise<Prisma.AgentGetPayload<Q>[]> {
+export function findAgents<Q extends AgentQuery & AgentPage = {}>(
+  db: PrismaClient,
+  filter: AgentFilter,
+  query: Q = {} as Q,
+): Promise<Prisma.AgentGetPayload<Q>[]> {
   return named('agents.find', () =>
     db.agent.findMany({ ...query, where: agentWhere(filter), orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] }),
   ) as Promise<Prisma.AgentGetPayload<Q>[]>;
@@ -71,7 +75,11 @@ const listWithRelations = statement<RelationsRow>(
 );
 
 /** One user's agents with their template, numbers and campaigns, newest first, of one status or all. */
-export async function listAgentsWithRelations(sql: SqlSession, userId: string, status: AgentStatusFilter | null | undefined): Promise<AgentWithRelations[]> {
+export async function listAgentsWithRelations(
+  sql: SqlSession,
+  userId: string,
+  status: AgentStatusFilter | null | undefined,
+): Promise<AgentWithRelations[]> {
   const rows = await sql.run(listWithRelations, [userId, status ?? null]);
   for (const row of rows) {
     row.template.createdAt = new Date(row.template.createdAt);
@@ -141,7 +149,10 @@ const insertNumberStatement = statement(
   `INSERT INTO phone_numbers (id, user_id, agent_id, number, label, is_primary) VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, true)`,
 );
 
-export async function insertNumber(tx: SqlSession, row: { id: string; user_id: string; agent_id: string; number: string; label: string }): Promise<void> {
+export async function insertNumber(
+  tx: SqlSession,
+  row: { id: string; user_id: string; agent_id: string; number: string; label: string },
+): Promise<void> {
   await tx.run(insertNumberStatement, [row.id, row.user_id, row.agent_id, row.number, row.label]);
 }
 
@@ -173,7 +184,11 @@ export interface TemplateFilter {
 }
 
 /** The one read of templates, by name, with what `query` selects. */
-export function findTemplates<Q extends TemplateQuery = {}>(db: PrismaClient, { activeOnly, id }: TemplateFilter, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>[]> {
+export function findTemplates<Q extends TemplateQuery = {}>(
+  db: PrismaClient,
+  { activeOnly, id }: TemplateFilter,
+  query: Q = {} as Q,
+): Promise<Prisma.AgentTemplateGetPayload<Q>[]> {
   return named('agents.findTemplates', () =>
     db.agentTemplate.findMany({
       ...query,
@@ -194,7 +209,11 @@ export async function templateKeyTaken(db: PrismaClient, templateKey: string, ex
 /** A template's fields as the service reads them (snake_case), JSON objects as Prisma writes them. */
 const templateData = (columns: Partial<TemplateColumns>) => camelKeys(columns) as Omit<Prisma.AgentTemplateCreateInput, 'agents'>;
 
-export function insertTemplate<Q extends TemplateQuery = {}>(db: PrismaClient, columns: TemplateColumns, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>> {
+export function insertTemplate<Q extends TemplateQuery = {}>(
+  db: PrismaClient,
+  columns: TemplateColumns,
+  query: Q = {} as Q,
+): Promise<Prisma.AgentTemplateGetPayload<Q>> {
   return named('agents.insertTemplate', () => db.agentTemplate.create({ ...query, data: templateData(columns) })) as Promise<
     Prisma.AgentTemplateGetPayload<Q>
   >;

@@ -14,16 +14,28 @@ export type { TemplateQuery } from './store.js';
 
 const visibleTo = (ctx: ServiceContext) => ({ activeOnly: !ctx.user.isAdmin });
 
-export function listTemplates<Q extends TemplateQuery = {}>(ctx: ServiceContext, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>[]> {
+export function listTemplates<Q extends TemplateQuery = {}>(
+  ctx: ServiceContext,
+  query: Q = {} as Q,
+): Promise<Prisma.AgentTemplateGetPayload<Q>[]> {
   return store.findTemplates(ctx.db, visibleTo(ctx), query);
 }
 
-export function getTemplate<Q extends TemplateQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>> {
+export function getTemplate<Q extends TemplateQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q = {} as Q,
+): Promise<Prisma.AgentTemplateGetPayload<Q>> {
   return ownedOrNotFound('AgentTemplate', id, async (id) => (await store.findTemplates(ctx.db, { ...visibleTo(ctx), id }, query))[0]);
 }
 
 const templateFields = {
-  template_key: z.string().trim().min(1).max(64).regex(/^[a-z0-9_]+$/, { error: 'Use lowercase letters, digits and underscores.' }),
+  template_key: z
+    .string()
+    .trim()
+    .min(1)
+    .max(64)
+    .regex(/^[a-z0-9_]+$/, { error: 'Use lowercase letters, digits and underscores.' }),
   name: z.string().trim().min(1).max(255),
   description: z.string().max(10_000),
   system_prompt_template: z.string().trim().min(1).max(100_000),
@@ -59,7 +71,11 @@ function checkSchema(schema: unknown) {
   if (problem) throw ValidationError.field('placeholder_schema', problem);
 }
 
-export async function createTemplate<Q extends TemplateQuery = {}>(ctx: ServiceContext, raw: CreateTemplateInput, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>> {
+export async function createTemplate<Q extends TemplateQuery = {}>(
+  ctx: ServiceContext,
+  raw: CreateTemplateInput,
+  query: Q = {} as Q,
+): Promise<Prisma.AgentTemplateGetPayload<Q>> {
   requireAdmin(ctx);
   const input = parseInput(createTemplateInput, raw);
   checkSchema(input.placeholder_schema);
@@ -67,11 +83,17 @@ export async function createTemplate<Q extends TemplateQuery = {}>(ctx: ServiceC
   return store.insertTemplate(ctx.db, input, query);
 }
 
-export async function updateTemplate<Q extends TemplateQuery = {}>(ctx: ServiceContext, id: string, raw: UpdateTemplateInput, query: Q = {} as Q): Promise<Prisma.AgentTemplateGetPayload<Q>> {
+export async function updateTemplate<Q extends TemplateQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  raw: UpdateTemplateInput,
+  query: Q = {} as Q,
+): Promise<Prisma.AgentTemplateGetPayload<Q>> {
   requireAdmin(ctx);
   await getTemplate(ctx, id, { select: { id: true } });
   const input = parseInput(updateTemplateInput, raw);
   checkSchema(input.placeholder_schema);
-  if (input.template_key && (await store.templateKeyTaken(ctx.db, input.template_key, id))) throw ValidationError.field('template_key', KEY_TAKEN);
+  if (input.template_key && (await store.templateKeyTaken(ctx.db, input.template_key, id)))
+    throw ValidationError.field('template_key', KEY_TAKEN);
   return store.updateTemplate(ctx.db, id, input, query);
 }

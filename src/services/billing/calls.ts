@@ -8,7 +8,6 @@ import * as store from './store.js';
 // on that row instead of overwriting each other; ending a call is idempotent per call attempt, so a
 // repeated provider event cannot charge twice.
 
-
 /** Billed per second, rounded up to a whole cent. */
 export function callCostCents(durationSeconds: number, rateCentsPerMinute: number): bigint {
   return (BigInt(durationSeconds) * BigInt(rateCentsPerMinute) + 59n) / 60n;
@@ -20,7 +19,13 @@ export function callCostCents(durationSeconds: number, rateCentsPerMinute: numbe
  * caller commits, so a caller may decide how many calls to try on an unlocked read of the balances.
  * Returns false, changing nothing, when the balance does not cover them.
  */
-export async function holdCalls(tx: SqlSession, now: Date, userId: string, callAttemptIds: string[], estimateCents: bigint): Promise<boolean> {
+export async function holdCalls(
+  tx: SqlSession,
+  now: Date,
+  userId: string,
+  callAttemptIds: string[],
+  estimateCents: bigint,
+): Promise<boolean> {
   if (callAttemptIds.length === 0) return true;
   return store.holdCalls(tx, now, userId, callAttemptIds, estimateCents);
 }
@@ -81,7 +86,10 @@ export async function endCalls(
   const costs = new Map<string, bigint>();
   for (const charge of posted) {
     if (charge.unbilledCents > 0n) {
-      ctx.log.warn({ callAttemptId: charge.callAttemptId, unbilledCents: String(charge.unbilledCents) }, 'call cost more than the credits left');
+      ctx.log.warn(
+        { callAttemptId: charge.callAttemptId, unbilledCents: String(charge.unbilledCents) },
+        'call cost more than the credits left',
+      );
     }
     costs.set(charge.callAttemptId!, -charge.amountCents);
   }

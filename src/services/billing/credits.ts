@@ -47,7 +47,11 @@ export function countTransactions(ctx: ServiceContext, filter: TransactionFilter
   return store.countTransactions(ctx.db, owned(ctx, filter));
 }
 
-export async function getTransaction<Q extends TransactionQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.CreditTransactionGetPayload<Q>> {
+export async function getTransaction<Q extends TransactionQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q = {} as Q,
+): Promise<Prisma.CreditTransactionGetPayload<Q>> {
   if (!uuid.safeParse(id).success) throw new NotFoundError('CreditTransaction');
   const transaction = await store.findTransaction(ctx.db, ctx.user.id, id, query);
   if (!transaction) throw new NotFoundError('CreditTransaction');

@@ -127,7 +127,10 @@ export async function moveMoney(
       throw ValidationError.field('amountCents', `This would take the purchased balance below zero; it is ${account.balanceCents} cents.`);
     }
     if (includedAfterCents < 0n) {
-      throw ValidationError.field('amountCents', `This would take the included credits below zero; they are ${account.includedRemainingCents} cents.`);
+      throw ValidationError.field(
+        'amountCents',
+        `This would take the included credits below zero; they are ${account.includedRemainingCents} cents.`,
+      );
     }
     if (balanceAfterCents + includedAfterCents > MAX_CREDIT_CENTS) {
       throw ValidationError.field('amountCents', `This would take the credits above the largest balance, ${MAX_CREDIT_CENTS} cents.`);
@@ -164,7 +167,12 @@ export async function moveMoney(
     tx,
     clock.now(),
     rows,
-    [...changes].map(([userId, c]) => ({ user_id: userId, purchased: String(c.purchased), included: String(c.included), released: String(c.released) })),
+    [...changes].map(([userId, c]) => ({
+      user_id: userId,
+      purchased: String(c.purchased),
+      included: String(c.included),
+      released: String(c.released),
+    })),
     settled.map((h) => h.callAttemptId),
     released.map((h) => h.callAttemptId),
   );

@@ -61,7 +61,13 @@ const holdCallsStatement = statement(
  * Holds `estimateCents` for each call attempt when the account's effective balance covers them all, in one
  * statement (it takes the account's row lock); false, changing nothing, when it does not.
  */
-export async function holdCalls(tx: SqlSession, now: Date, userId: string, callAttemptIds: string[], estimateCents: bigint): Promise<boolean> {
+export async function holdCalls(
+  tx: SqlSession,
+  now: Date,
+  userId: string,
+  callAttemptIds: string[],
+  estimateCents: bigint,
+): Promise<boolean> {
   const total = estimateCents * BigInt(callAttemptIds.length);
   const held = await tx.run(holdCallsStatement, [userId, callAttemptIds, now, estimateCents, callAttemptIds.map(() => uuidv7()), total]);
   return held.length > 0;
@@ -181,7 +187,10 @@ export function findTransactions<Q extends TransactionQuery & Pick<Prisma.Credit
 ): Promise<Prisma.CreditTransactionGetPayload<Q>[]> {
   return named(
     'billing.transactions',
-    () => db.creditTransaction.findMany({ ...query, where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] }) as Promise<Prisma.CreditTransactionGetPayload<Q>[]>,
+    () =>
+      db.creditTransaction.findMany({ ...query, where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] }) as Promise<
+        Prisma.CreditTransactionGetPayload<Q>[]
+      >,
   );
 }
 

@@ -31,8 +31,14 @@ const invoiceEvent = eventAbout(
   z.looseObject({
     id: stripeId,
     metadata,
-    number: z.string().regex(/^[\x20-\x7e]{1,255}$/, { error: 'Must be an invoice number.' }).nullish(),
-    hosted_invoice_url: z.string().regex(/^https:\/\/[\x21-\x7e]{1,2000}$/, { error: 'Must be an https link.' }).nullish(),
+    number: z
+      .string()
+      .regex(/^[\x20-\x7e]{1,255}$/, { error: 'Must be an invoice number.' })
+      .nullish(),
+    hosted_invoice_url: z
+      .string()
+      .regex(/^https:\/\/[\x21-\x7e]{1,2000}$/, { error: 'Must be an https link.' })
+      .nullish(),
   }),
 );
 
@@ -133,7 +139,10 @@ export async function applyStripeEvent(ctx: LedgerContext, event: StripeEvent): 
   if (!payment) return 'ignored';
   const { amount, currency } = payment;
   const ignore = (reason: string) => {
-    ctx.log.warn({ eventId: event.id, type: event.type, paymentId: payment.externalId, amount, currency }, `stripe payment ignored: ${reason}`);
+    ctx.log.warn(
+      { eventId: event.id, type: event.type, paymentId: payment.externalId, amount, currency },
+      `stripe payment ignored: ${reason}`,
+    );
     return 'ignored' as const;
   };
   if (!isPositiveCents(amount)) return ignore('the amount is not a positive whole number of cents');

@@ -5,12 +5,7 @@ import { uuidv7 } from '../ids.js';
 import { ownedOrNotFound } from '../owned.js';
 import { defaultCountryOf } from '../users/store.js';
 import { parseInput } from '../validation.js';
-import {
-  createCampaignInput,
-  updateCampaignInput,
-  type CreateCampaignInput,
-  type UpdateCampaignInput,
-} from './inputs.js';
+import { createCampaignInput, updateCampaignInput, type CreateCampaignInput, type UpdateCampaignInput } from './inputs.js';
 import { checkAgent, checkDescriptions, checkGroup } from './references.js';
 import { EDITABLE_STATUSES, lockCampaign, refusal } from './states.js';
 import {

@@ -69,7 +69,10 @@ async function advance(ctx: ServiceContext, id: string, from: readonly CampaignS
   });
   if (changed) ctx.events.publish({ kind: 'campaign', campaignId: id });
   // The dialer's sweep finds running campaigns anyway; the wake only saves waiting for it.
-  if (started) await ctx.dialer.wake(id, { requestId: ctx.requestId }).catch((error) => ctx.log.warn({ err: error, campaignId: id }, 'could not wake the dialer'));
+  if (started)
+    await ctx.dialer
+      .wake(id, { requestId: ctx.requestId })
+      .catch((error) => ctx.log.warn({ err: error, campaignId: id }, 'could not wake the dialer'));
   return status;
 }
 

@@ -7,7 +7,6 @@ import { referencedAgent, referencedGroup, type ReferencedAgent, type Referenced
 // error in the body, not a 404, since the campaign itself exists. Each check adds to `errors`, so that
 // one answer names every bad field.
 
-
 /** The user's active agent, or null with a field error on `agent_id`. */
 export async function checkAgent(tx: SqlSession, userId: string, agentId: string, errors: FieldErrors): Promise<ReferencedAgent | null> {
   const agent = await referencedAgent(tx, userId, agentId);

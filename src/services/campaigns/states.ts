@@ -11,7 +11,11 @@ import { lockCampaignRow, pauseRow, pauseRunningOfAgent } from './store.js';
 export const EDITABLE_STATUSES: readonly CampaignStatus[] = ['draft', 'paused'];
 
 /** Why a start (dispatch, resume, or a scheduled start coming due) is refused, besides the campaign's state. */
-export const START_REFUSALS = ['agent_inactive', 'agent_has_no_phone_number', 'no_callable_contacts'] as const satisfies readonly ConflictReason[];
+export const START_REFUSALS = [
+  'agent_inactive',
+  'agent_has_no_phone_number',
+  'no_callable_contacts',
+] as const satisfies readonly ConflictReason[];
 
 /** Why dispatch or resume is refused (409), in the order they are checked. */
 export const DISPATCH_REFUSALS = [

@@ -34,10 +34,14 @@ export function countCampaigns(ctx: ServiceContext, filter: CampaignFilter): Pro
 }
 
 /** The caller's campaign, or null (another user's, or none). */
-export function findCampaign<Q extends CampaignQuery>(ctx: ServiceContext, id: string, query: Q): Promise<Prisma.CampaignGetPayload<Q> | null> {
-  return named('campaigns.get', () => ctx.db.campaign.findFirst({ ...query, where: { userId: ctx.user.id, id } })) as Promise<
-    Prisma.CampaignGetPayload<Q> | null
-  >;
+export function findCampaign<Q extends CampaignQuery>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q,
+): Promise<Prisma.CampaignGetPayload<Q> | null> {
+  return named('campaigns.get', () =>
+    ctx.db.campaign.findFirst({ ...query, where: { userId: ctx.user.id, id } }),
+  ) as Promise<Prisma.CampaignGetPayload<Q> | null>;
 }
 
 /** Enrolled contacts of each campaign, by state and outcome. */
@@ -239,7 +243,15 @@ export async function referencedGroup(tx: SqlSession, userId: string, groupId: s
 /** The stored columns of a campaign: the editable inputs are named as the columns. */
 export type CampaignColumns = UpdateCampaignColumns;
 
-const JSON_COLUMNS = new Set(['calling_hours', 'active_days', 'schedule_config', 'field_mappings', 'selected_contact_fields', 'call_insights', 'post_call_analyzers']);
+const JSON_COLUMNS = new Set([
+  'calling_hours',
+  'active_days',
+  'schedule_config',
+  'field_mappings',
+  'selected_contact_fields',
+  'call_insights',
+  'post_call_analyzers',
+]);
 const UUID_COLUMNS = new Set(['agent_id', 'contact_group_id']);
 
 /** The given columns (undefined ones left out) as `$first`, `$first + 1`, ... placeholders, and their values. */
@@ -254,7 +266,10 @@ function assignments(columns: CampaignColumns, first: number) {
 }
 
 /** Inserts a campaign; the columns not given take their defaults. */
-export async function insertCampaign(tx: SqlSession, row: CampaignColumns & { id: string; user_id: string; status: CampaignStatus }): Promise<void> {
+export async function insertCampaign(
+  tx: SqlSession,
+  row: CampaignColumns & { id: string; user_id: string; status: CampaignStatus },
+): Promise<void> {
   const { id, user_id, status, ...columns } = row;
   const given = assignments(columns, 4);
   const text = `INSERT INTO campaigns (id, user_id, status, updated_at${given.names.map((name) => `, ${name}`).join('')})
@@ -266,7 +281,10 @@ export async function insertCampaign(tx: SqlSession, row: CampaignColumns & { id
 export async function updateCampaignRow(tx: SqlSession, id: string, columns: CampaignColumns): Promise<void> {
   const given = assignments(columns, 2);
   const sets = given.names.map((name, index) => `, ${name} = ${given.params[index]}`).join('');
-  await tx.run(dynamicStatement('campaigns.update', `UPDATE campaigns SET updated_at = now()${sets} WHERE id = $1::uuid`), [id, ...given.values]);
+  await tx.run(dynamicStatement('campaigns.update', `UPDATE campaigns SET updated_at = now()${sets} WHERE id = $1::uuid`), [
+    id,
+    ...given.values,
+  ]);
 }
 
 /** As read: the group's createdAt comes inside JSON, as text. */

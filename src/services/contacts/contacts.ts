@@ -33,17 +33,18 @@ export function contactFilterWhere(filter: ContactFilter): Prisma.ContactWhereIn
     ...(filter.status ? { status: filter.status } : {}),
     ...(search
       ? {
-          OR: [
-            { name: { contains: search, mode: 'insensitive' as const } },
-            ...(digits ? [{ phoneNumber: { contains: digits } }] : []),
-          ],
+          OR: [{ name: { contains: search, mode: 'insensitive' as const } }, ...(digits ? [{ phoneNumber: { contains: digits } }] : [])],
         }
       : {}),
   };
 }
 
 /** One of the user's contacts; an erased contact is gone for its user. */
-export function getContact<Q extends ContactQuery = {}>(ctx: ServiceContext, id: string, query: Q = {} as Q): Promise<Prisma.ContactGetPayload<Q>> {
+export function getContact<Q extends ContactQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q = {} as Q,
+): Promise<Prisma.ContactGetPayload<Q>> {
   return ownedOrNotFound('Contact', id, (id) => store.findContact(ctx.db, ctx.user.id, id, query));
 }
 
@@ -77,7 +78,8 @@ function dataFromObject(object: Record<string, unknown>, country: string): Conta
 function stringValues(object: Record<string, unknown>, path: string): Record<string, string> {
   return Object.fromEntries(
     Object.entries(object).map(([key, value]) => {
-      if (value !== null && typeof value === 'object') throw ValidationError.field(`${path}.${key}`, 'Expected a text, number or boolean value.');
+      if (value !== null && typeof value === 'object')
+        throw ValidationError.field(`${path}.${key}`, 'Expected a text, number or boolean value.');
       return [key, value === null || value === undefined ? '' : String(value)];
     }),
   );
@@ -136,7 +138,9 @@ export async function upsertContactInGroup<Q extends ContactQuery = {}>(
       if (existing) await removeContacts(tx, [existing.id], ctx.clock.now());
       resultId = clash.id;
     } else if (existing) {
-      stillThere(await store.rewriteContact(tx, existing.id, { ...withColumns(mergeData(readData(existing.data), patch)), status, groupId: target }));
+      stillThere(
+        await store.rewriteContact(tx, existing.id, { ...withColumns(mergeData(readData(existing.data), patch)), status, groupId: target }),
+      );
       resultId = existing.id;
     } else {
       resultId = await store.insertContact(tx, { ...withColumns(patch), userId: ctx.user.id, groupId: target, phoneNumber: key, status });

@@ -55,7 +55,13 @@ export async function addDoNotCall(ctx: ServiceContext, raw: RawInput<typeof ent
 }
 
 /** Adds the entry and marks the number's contacts, inside the caller's transaction. */
-export async function putOnList(tx: SqlSession, userId: string, phoneNumber: string, reason: string, source: 'manual' | 'call' | 'contact') {
+export async function putOnList(
+  tx: SqlSession,
+  userId: string,
+  phoneNumber: string,
+  reason: string,
+  source: 'manual' | 'call' | 'contact',
+) {
   const entry = await store.insertDoNotCallEntry(tx, { userId, phoneNumber, reason, source });
   await store.setNumberStatus(tx, userId, phoneNumber, 'active', 'do_not_call');
   return entry;

@@ -26,7 +26,10 @@ export async function removeContacts(tx: SqlSession, contactIds: string[], now: 
   // Locked first, in a statement of its own, so that the checks below see every tick that held them.
   const locked = await store.lockLiveContacts(tx, contactIds);
   if (locked.length === 0) return { erased: 0, deleted: 0, campaignIds: [] };
-  const facts = await store.historyFacts(tx, locked.map((c) => c.id));
+  const facts = await store.historyFacts(
+    tx,
+    locked.map((c) => c.id),
+  );
   if (facts.some((f) => f.onCall)) {
     throw new ConflictError('A call to this contact is in progress; delete it once the call has ended.', 'contact_on_call');
   }
@@ -35,6 +38,9 @@ export async function removeContacts(tx: SqlSession, contactIds: string[], now: 
 
   const campaignIds = kept.length ? await store.erasePeople(tx, kept, now) : [];
   if (gone.length) await store.deleteContacts(tx, gone);
-  await refreshTotals(tx, locked.map((c) => c.groupId));
+  await refreshTotals(
+    tx,
+    locked.map((c) => c.groupId),
+  );
   return { erased: kept.length, deleted: gone.length, campaignIds };
 }

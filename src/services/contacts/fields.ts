@@ -11,12 +11,38 @@ const ALIASES: Record<StandardField, string[]> = {
   email: ['email', 'emailaddress', 'mail', 'emailid'],
   address: ['address', 'streetaddress', 'street', 'mailingaddress', 'addr', 'fulladdress'],
   phone_number: [
-    'phone', 'phonenumber', 'phoneno', 'mobile', 'mobilephone', 'mobilenumber', 'cell', 'cellphone', 'cellnumber',
-    'telephone', 'tel', 'telephonenumber', 'number', 'contactnumber', 'primaryphone', 'msisdn',
+    'phone',
+    'phonenumber',
+    'phoneno',
+    'mobile',
+    'mobilephone',
+    'mobilenumber',
+    'cell',
+    'cellphone',
+    'cellnumber',
+    'telephone',
+    'tel',
+    'telephonenumber',
+    'number',
+    'contactnumber',
+    'primaryphone',
+    'msisdn',
   ],
   phone_numbers: [
-    'phonenumbers', 'phones', 'otherphone', 'otherphones', 'secondaryphone', 'alternatephone', 'altphone',
-    'additionalphone', 'additionalphones', 'workphone', 'homephone', 'phone2', 'phone3', 'mobile2',
+    'phonenumbers',
+    'phones',
+    'otherphone',
+    'otherphones',
+    'secondaryphone',
+    'alternatephone',
+    'altphone',
+    'additionalphone',
+    'additionalphones',
+    'workphone',
+    'homephone',
+    'phone2',
+    'phone3',
+    'mobile2',
   ],
   timezone: ['timezone', 'tz', 'timezonename', 'zone'],
 };
@@ -80,7 +106,11 @@ export const isTimeZone = (zone: string) => TIMEZONES.has(zone);
 const cellText = (raw: unknown) => (raw === null || raw === undefined ? '' : String(raw).trim());
 
 /** A cell of an extra-numbers column may hold several numbers. */
-const splitNumbers = (value: string) => value.split(/[;,|]/).map((v) => v.trim()).filter(Boolean);
+const splitNumbers = (value: string) =>
+  value
+    .split(/[;,|]/)
+    .map((v) => v.trim())
+    .filter(Boolean);
 
 /** Reads one number: E.164 when it is a valid phone number, else null (`toE164` with the import's country). */
 export type NumberReader = (raw: string) => string | null;

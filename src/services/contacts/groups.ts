@@ -24,10 +24,12 @@ export function getGroup<Q extends GroupQuery = {}>(ctx: ServiceContext, id: str
   return ownedOrNotFound('ContactGroup', id, (id) => store.findGroup(ctx.db, ctx.user.id, id, query));
 }
 
-export const updateGroupInput = z.object({
-  name: z.string().trim().min(1).max(255),
-  description: z.string().max(10_000),
-}).partial();
+export const updateGroupInput = z
+  .object({
+    name: z.string().trim().min(1).max(255),
+    description: z.string().max(10_000),
+  })
+  .partial();
 
 export async function updateGroup<Q extends GroupQuery = {}>(
   ctx: ServiceContext,

@@ -9,8 +9,16 @@ import { listInPlace, parseInput, type RawInput } from '../validation.js';
 import { NotCsvError, parseCsv, type ParsedTable } from './csv.js';
 import { doNotCallSet } from './do-not-call.js';
 import {
-  canonicalData, hasPhoneColumn, mergeData, numbersOf, planColumns, readData, withColumns,
-  type ColumnPlan, type ContactData, type NumberReader,
+  canonicalData,
+  hasPhoneColumn,
+  mergeData,
+  numbersOf,
+  planColumns,
+  readData,
+  withColumns,
+  type ColumnPlan,
+  type ContactData,
+  type NumberReader,
 } from './fields.js';
 import * as store from './store.js';
 
@@ -86,7 +94,13 @@ export async function importContacts(ctx: ServiceContext, raw: ImportInput): Pro
 
   const groupId = uuidv7();
   await ctx.sql.transaction(async (tx) => {
-    const now = await store.insertImportedGroup(tx, { id: groupId, userId: ctx.user.id, name: input.group_name, description: input.description, csvHeaders: headers });
+    const now = await store.insertImportedGroup(tx, {
+      id: groupId,
+      userId: ctx.user.id,
+      name: input.group_name,
+      description: input.description,
+      csvHeaders: headers,
+    });
     // One COPY takes every contact while the rows are built: the database writes some rows while this
     // process builds the next, and waiting on write() keeps this process from running far ahead of it.
     const copy = store.copyContacts(tx, ctx.user.id, groupId, now);
@@ -165,7 +179,14 @@ class DraftBook {
 }
 
 /** The drafts of rows [start, end); each source row is let go once read. */
-function buildDrafts(rows: Record<string, unknown>[], start: number, end: number, plan: ColumnPlan[], readNumber: NumberReader, book: DraftBook) {
+function buildDrafts(
+  rows: Record<string, unknown>[],
+  start: number,
+  end: number,
+  plan: ColumnPlan[],
+  readNumber: NumberReader,
+  book: DraftBook,
+) {
   const drafts: Draft[] = [];
   for (let index = start; index < end; index += 1) {
     const data = canonicalData(plan, rows[index]!, readNumber);
@@ -177,13 +198,23 @@ function buildDrafts(rows: Record<string, unknown>[], start: number, end: number
 }
 
 /** A draft as the store writes it. */
-const toImported = ({ id, phone_number, status, data }: Draft): store.ImportedContact => ({ id, phoneNumber: phone_number, status, ...withColumns(data) });
+const toImported = ({ id, phone_number, status, data }: Draft): store.ImportedContact => ({
+  id,
+  phoneNumber: phone_number,
+  status,
+  ...withColumns(data),
+});
 
 async function mergeLateDuplicates(tx: SqlSession, duplicates: { id: string; data: ContactData }[], userId: string, groupId: string) {
   const rows = await store.contactData(tx, [...new Set(duplicates.map((d) => d.id))]);
   const merged = new Map(rows.map((r) => [r.id, readData(r.data)]));
   for (const { id, data } of duplicates) merged.set(id, mergeData(data, merged.get(id)!));
-  await store.rewriteGroupContacts(tx, userId, groupId, [...merged].map(([id, data]) => ({ id, ...withColumns(data) })));
+  await store.rewriteGroupContacts(
+    tx,
+    userId,
+    groupId,
+    [...merged].map(([id, data]) => ({ id, ...withColumns(data) })),
+  );
 }
 
 function readTable(input: z.output<typeof importInput>, maxRows: number): ParsedTable {
@@ -207,8 +238,7 @@ function readTable(input: z.output<typeof importInput>, maxRows: number): Parsed
   return tableFromRows(csvData);
 }
 
-const tooMany = (field: string, maxRows: number) =>
-  ValidationError.field(field, `Ensure this import has no more than ${maxRows} rows.`);
+const tooMany = (field: string, maxRows: number) => ValidationError.field(field, `Ensure this import has no more than ${maxRows} rows.`);
 
 /** Rows given as JSON objects: every value a string, number, boolean or null; headers in first-seen order. */
 function tableFromRows(rows: unknown[]): ParsedTable {
@@ -220,7 +250,10 @@ function tableFromRows(rows: unknown[]): ParsedTable {
   };
   rows.forEach((row, index) => {
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
-      fail(`csv_data.${index}`, `Expected a dictionary of items but got type "${Array.isArray(row) ? 'list' : row === null ? 'null' : typeof row}".`);
+      fail(
+        `csv_data.${index}`,
+        `Expected a dictionary of items but got type "${Array.isArray(row) ? 'list' : row === null ? 'null' : typeof row}".`,
+      );
       return;
     }
     for (const [key, value] of Object.entries(row)) {

@@ -53,7 +53,12 @@ export interface ClaimLimits {
  * since it was enrolled), and called only inside its calling window, in its own time zone. Null when
  * every slot is taken: the calls in flight wake the campaign when they end.
  */
-export function planClaim(campaign: TickCampaign, agent: Pick<TickAgent, 'inFlight' | 'live'>, candidates: Candidate[], limits: ClaimLimits): ClaimPlan | null {
+export function planClaim(
+  campaign: TickCampaign,
+  agent: Pick<TickAgent, 'inFlight' | 'live'>,
+  candidates: Candidate[],
+  limits: ClaimLimits,
+): ClaimPlan | null {
   const free = freeSlots(campaign.concurrentCalls, agent.inFlight, agent.live);
   if (free <= 0) return null;
   const slots = Math.min(free, limits.callsPerTick);
@@ -121,7 +126,13 @@ export interface Ending {
  */
 export function endingOf(f: FinishedAttempt, result: CallResult, now: Date): Ending {
   const zone = f.contactTimezone ?? f.campaignTimezone;
-  const done = (outcome: string): ContactStep => ({ id: f.enrolmentId, state: 'done', outcome, nextAttemptAt: null, lastStatus: result.status });
+  const done = (outcome: string): ContactStep => ({
+    id: f.enrolmentId,
+    state: 'done',
+    outcome,
+    nextAttemptAt: null,
+    lastStatus: result.status,
+  });
   let contact: ContactStep;
   if (result.doNotCall) contact = done('do_not_call');
   else if (result.invalidDestination) contact = done('invalid');
@@ -132,10 +143,24 @@ export function endingOf(f: FinishedAttempt, result: CallResult, now: Date): End
       attemptsToday: f.attemptTimes.filter((t) => localDate(new Date(t), zone) === today).length,
       firstAttemptAt: new Date(f.firstAttemptAt),
     };
-    const decision = decide(result.status, history, policyOf(f.scheduleConfig, f.maxRetryDays), now, zone, windowOf(f.callingHours, f.activeDays));
+    const decision = decide(
+      result.status,
+      history,
+      policyOf(f.scheduleConfig, f.maxRetryDays),
+      now,
+      zone,
+      windowOf(f.callingHours, f.activeDays),
+    );
     contact =
       'retryAt' in decision
-        ? { id: f.enrolmentId, state: 'pending', outcome: null, nextAttemptAt: decision.retryAt, readyAt: decision.readyAt, lastStatus: result.status }
+        ? {
+            id: f.enrolmentId,
+            state: 'pending',
+            outcome: null,
+            nextAttemptAt: decision.retryAt,
+            readyAt: decision.readyAt,
+            lastStatus: result.status,
+          }
         : done(decision.outcome);
   }
   return {

@@ -60,13 +60,33 @@ export function applyResults(env: ServiceEnv, batch: Batch, now: Date): Promise<
       const prices = new Map(finished.map((f) => [f.id, callCostCents(batch.results.get(f.id)!.durationSeconds, rate)]));
       await addToList(tx, blocked, 'Asked during a call', 'call');
       const ends = finished.map((f) => attemptEnd(f.id, batch, prices.get(f.id)!));
-      await writeResults(tx, ends, endings.map((e) => e.contact), appointments, now);
+      await writeResults(
+        tx,
+        ends,
+        endings.map((e) => e.contact),
+        appointments,
+        now,
+      );
 
-      const accounts = await lockAccounts(tx, finished.map((f) => f.userId));
+      const accounts = await lockAccounts(
+        tx,
+        finished.map((f) => f.userId),
+      );
       // Calls that talked are charged; every other hold is given back.
       const talked = finished.filter((f) => batch.results.get(f.id)!.durationSeconds > 0);
-      const charges = talked.map((f) => ({ callAttemptId: f.id, campaignId: f.campaignId, userId: f.userId, durationSeconds: batch.results.get(f.id)!.durationSeconds }));
-      const charged = await endCalls(tx, env, accounts, charges, finished.map((f) => f.id));
+      const charges = talked.map((f) => ({
+        callAttemptId: f.id,
+        campaignId: f.campaignId,
+        userId: f.userId,
+        durationSeconds: batch.results.get(f.id)!.durationSeconds,
+      }));
+      const charged = await endCalls(
+        tx,
+        env,
+        accounts,
+        charges,
+        finished.map((f) => f.id),
+      );
       const corrections = costCorrections(prices, charged);
       if (corrections.length) await correctCosts(tx, corrections);
       return { campaigns: [...new Set(finished.map((f) => f.campaignId))], finished, blocked };

@@ -82,8 +82,22 @@ export class Dialer {
     const until = now.getTime() + this.options.leaseSeconds * 1000;
     for (const call of claim.calls) this.live.set(call.id, { campaignId, until });
     if (claim.calls.length === 0) return;
-    const calls = claim.calls.map((c) => ({ attemptId: c.id, attemptNumber: c.attemptNumber, from: claim.from!, to: c.to, providerAgentId: claim.providerAgentId ?? null, variables: c.variables }));
-    const { placed, later, retryAfterSeconds } = await placeCalls(this.env, this.telephony(), campaignId, calls, (result) => this.report(result), log);
+    const calls = claim.calls.map((c) => ({
+      attemptId: c.id,
+      attemptNumber: c.attemptNumber,
+      from: claim.from!,
+      to: c.to,
+      providerAgentId: claim.providerAgentId ?? null,
+      variables: c.variables,
+    }));
+    const { placed, later, retryAfterSeconds } = await placeCalls(
+      this.env,
+      this.telephony(),
+      campaignId,
+      calls,
+      (result) => this.report(result),
+      log,
+    );
     if (later.length) {
       for (const id of later) this.live.delete(id);
       const dueAt = new Date(this.env.clock.now().getTime() + retryAfterSeconds * 1000);
@@ -160,7 +174,10 @@ export class Dialer {
     if (ringing.length) {
       await markRinging(this.env.sql, ringing);
       for (const campaignId of new Set(ringing.map((c) => c.campaignId))) {
-        this.announce(campaignId, ringing.filter((c) => c.campaignId === campaignId).map((c) => c.id));
+        this.announce(
+          campaignId,
+          ringing.filter((c) => c.campaignId === campaignId).map((c) => c.id),
+        );
       }
     }
     if (batch.results.size === 0) return;
@@ -168,7 +185,10 @@ export class Dialer {
     if (!applied) return;
     await markListed(this.env.sql, applied.blocked);
     for (const campaignId of applied.campaigns) {
-      this.announce(campaignId, applied.finished.filter((f) => f.campaignId === campaignId).map((f) => f.id));
+      this.announce(
+        campaignId,
+        applied.finished.filter((f) => f.campaignId === campaignId).map((f) => f.id),
+      );
       if (await settleCampaign(this.env, this.options, campaignId)) this.announce(campaignId, []);
       this.wake(campaignId);
     }
@@ -189,7 +209,9 @@ export class Dialer {
     };
     this.pending = [];
     this.placed = [];
-    for (const { result: { attemptId } } of reported) {
+    for (const {
+      result: { attemptId },
+    } of reported) {
       for (const [campaignId, ended] of this.ended) if (ended.delete(attemptId) && ended.size === 0) this.ended.delete(campaignId);
     }
     return batch;

@@ -17,7 +17,13 @@ export interface DialerOptions {
   callsPerTick: number;
 }
 
-export const DEFAULT_DIALER_OPTIONS: DialerOptions = { leaseSeconds: 300, holdMinutes: 5, breakerWindow: 20, breakerThreshold: 0.8, callsPerTick: 50 };
+export const DEFAULT_DIALER_OPTIONS: DialerOptions = {
+  leaseSeconds: 300,
+  holdMinutes: 5,
+  breakerWindow: 20,
+  breakerThreshold: 0.8,
+  callsPerTick: 50,
+};
 
 /**
  * Asks for a tick of the campaign now, or at `at`; `hereOnly`: in this process, since what it frees

@@ -92,10 +92,22 @@ export async function claim(
         return { claim: verdict === 'retry' ? { calls: [], more: true } : null, changed: changed || paused };
       }
       if (plan.chosen.length === 0) return { claim: { calls: [], more: false }, changed };
-      const calls = plan.chosen.map((c) => ({ id: uuidv7(), contactId: c.contactId, attemptNumber: c.attempts + 1, to: c.phoneNumber!, variables: variablesOf(c.data) }));
+      const calls = plan.chosen.map((c) => ({
+        id: uuidv7(),
+        contactId: c.contactId,
+        attemptNumber: c.attempts + 1,
+        to: c.phoneNumber!,
+        variables: variablesOf(c.data),
+      }));
       const leaseUntil = new Date(now.getTime() + options.leaseSeconds * 1000);
       const taken = await claimCalls(tx, { campaignId, userId: campaign.userId, fromNumber: agent.fromNumber!, leaseUntil, now }, calls);
-      const claim = { calls: calls.filter((c) => taken.has(c.id)), userId: campaign.userId, from: agent.fromNumber!, providerAgentId: agent.providerAgentId, more: plan.more };
+      const claim = {
+        calls: calls.filter((c) => taken.has(c.id)),
+        userId: campaign.userId,
+        from: agent.fromNumber!,
+        providerAgentId: agent.providerAgentId,
+        more: plan.more,
+      };
       return { claim, changed };
     }),
   );

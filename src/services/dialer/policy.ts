@@ -44,7 +44,14 @@ export type Decision = { retryAt: Date; readyAt: Date } | { outcome: 'reached' |
  * the interval (on the next day when today's attempts are used up), inside the calling window, as long
  * as attempts remain and the next try falls within max_retry_days of the first; otherwise not reached.
  */
-export function decide(status: CallStatus, history: AttemptHistory, policy: RetryPolicy, now: Date, zone: string, window: CallingWindow): Decision {
+export function decide(
+  status: CallStatus,
+  history: AttemptHistory,
+  policy: RetryPolicy,
+  now: Date,
+  zone: string,
+  window: CallingWindow,
+): Decision {
   if (status === 'completed') return { outcome: 'reached' };
   if (!policy.retryOn.includes(status) || history.attempts >= policy.maxAttempts) return { outcome: 'not_reached' };
   let next = new Date(now.getTime() + policy.retryIntervalMinutes * 60_000);

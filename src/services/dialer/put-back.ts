@@ -19,7 +19,16 @@ export async function putBackUnplaced(env: ServiceEnv, attemptIds: string[], due
       const unplaced = await lockUnplaced(tx, attemptIds);
       if (unplaced.length === 0) return;
       const ids = unplaced.map((a) => a.id);
-      await endCalls(tx, env, await lockAccounts(tx, unplaced.map((a) => a.userId)), [], ids);
+      await endCalls(
+        tx,
+        env,
+        await lockAccounts(
+          tx,
+          unplaced.map((a) => a.userId),
+        ),
+        [],
+        ids,
+      );
       await putBack(tx, ids, dueAt, now);
     }),
   );

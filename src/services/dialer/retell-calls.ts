@@ -100,7 +100,10 @@ export function callResultOf(attemptId: string, call: RetellCall): CallResult {
     invalidDestination: reason === 'invalid_destination' || undefined,
     doNotCall: custom.do_not_call === true || custom.do_not_call === 'true' || undefined,
     appointment: appointmentAt
-      ? { scheduledAt: appointmentAt, notes: typeof custom.appointment_notes === 'string' ? custom.appointment_notes : (analysis?.call_summary ?? '') }
+      ? {
+          scheduledAt: appointmentAt,
+          notes: typeof custom.appointment_notes === 'string' ? custom.appointment_notes : (analysis?.call_summary ?? ''),
+        }
       : undefined,
     analysis,
   };

@@ -35,7 +35,12 @@ const SIGNATURE = /^v=(\d{1,16}),d=([0-9a-f]{64})$/i;
  * timestamp>`, keyed with the webhook key) and returns the event it signs. A missing, malformed, wrong
  * or stale signature, or a signed body that is not a Retell event, is a ValidationError.
  */
-export function verifiedRetellEvent(payload: Uint8Array, signature: string | undefined, settings: RetellWebhookSettings, now: Date): RetellEvent {
+export function verifiedRetellEvent(
+  payload: Uint8Array,
+  signature: string | undefined,
+  settings: RetellWebhookSettings,
+  now: Date,
+): RetellEvent {
   const match = SIGNATURE.exec(signature?.trim() ?? '');
   if (!match) throw ValidationError.field('x-retell-signature', 'Missing or malformed signature.');
   const [, timestamp, digest] = match as unknown as [string, string, string];

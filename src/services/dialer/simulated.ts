@@ -38,10 +38,13 @@ export class SimulatedTelephony implements Telephony {
     const delayMs = result.durationSeconds * 1000 * this.options.timeScale;
     if (delayMs <= 0) setImmediate(deliver);
     else {
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        deliver();
-      }, delayMs + 2000 * this.options.timeScale);
+      const timer = setTimeout(
+        () => {
+          this.timers.delete(timer);
+          deliver();
+        },
+        delayMs + 2000 * this.options.timeScale,
+      );
       this.timers.set(timer, deliver);
     }
     return { providerCallId: `sim_${call.attemptId}` };

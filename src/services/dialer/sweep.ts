@@ -30,7 +30,11 @@ export interface SweepHost {
 export async function sweep(env: ServiceEnv, now: Date, host: SweepHost): Promise<string[]> {
   await clearEndedMarks(env.sql);
   for (const { id, pendingResult } of await expiredAttempts(env.db, now)) {
-    host.report(pendingResult ? readPendingResult(pendingResult) : { attemptId: id, status: 'failed', durationSeconds: 0, disconnectReason: 'no_report' });
+    host.report(
+      pendingResult
+        ? readPendingResult(pendingResult)
+        : { attemptId: id, status: 'failed', durationSeconds: 0, disconnectReason: 'no_report' },
+    );
   }
   await host.settled();
   for (const campaignId of await closeCancelled(env.sql, now)) host.announce(campaignId);

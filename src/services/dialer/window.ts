@@ -49,5 +49,4 @@ export function nextOpening(at: Date, zone: string, window: CallingWindow): Date
 /** The calendar date (YYYY-MM-DD) of a moment in a zone: retries are counted per local day. */
 export const localDate = (at: Date, zone: string) => DateTime.fromJSDate(at, { zone }).toISODate()!;
 
-export const daysBetween = (from: string, to: string) =>
-  DateTime.fromISO(to).diff(DateTime.fromISO(from), 'days').days;
+export const daysBetween = (from: string, to: string) => DateTime.fromISO(to).diff(DateTime.fromISO(from), 'days').days;

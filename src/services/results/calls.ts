@@ -35,9 +35,11 @@ export function callAttemptFilterWhere(filter: CallAttemptFilter): Prisma.CallAt
 }
 
 /** The caller's call attempts across campaigns, newest first; `query` carries paging and relations. */
-export function listCallAttempts<
-  Q extends store.CallAttemptQuery & Pick<Prisma.CallAttemptFindManyArgs, 'take' | 'skip' | 'cursor'> = {},
->(ctx: ServiceContext, filter: CallAttemptFilter, query: Q = {} as Q): Promise<Prisma.CallAttemptGetPayload<Q>[]> {
+export function listCallAttempts<Q extends store.CallAttemptQuery & Pick<Prisma.CallAttemptFindManyArgs, 'take' | 'skip' | 'cursor'> = {}>(
+  ctx: ServiceContext,
+  filter: CallAttemptFilter,
+  query: Q = {} as Q,
+): Promise<Prisma.CallAttemptGetPayload<Q>[]> {
   return store.findCallAttempts(ctx, callAttemptFilterWhere(filter), query);
 }
 

@@ -34,10 +34,14 @@ export function countCallAttempts(ctx: ServiceContext, where: Prisma.CallAttempt
 }
 
 /** One of the caller's call attempts, or null. */
-export function findCallAttempt<Q extends CallAttemptQuery>(ctx: ServiceContext, id: string, query: Q): Promise<Prisma.CallAttemptGetPayload<Q> | null> {
-  return named('results.callAttempt', () => ctx.db.callAttempt.findFirst({ ...query, where: { id, userId: ctx.user.id } })) as Promise<
-    Prisma.CallAttemptGetPayload<Q> | null
-  >;
+export function findCallAttempt<Q extends CallAttemptQuery>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q,
+): Promise<Prisma.CallAttemptGetPayload<Q> | null> {
+  return named('results.callAttempt', () =>
+    ctx.db.callAttempt.findFirst({ ...query, where: { id, userId: ctx.user.id } }),
+  ) as Promise<Prisma.CallAttemptGetPayload<Q> | null>;
 }
 
 /** The campaign's `take` latest completed calls, newest first (read from the report's covering index). */
@@ -148,9 +152,7 @@ export function sumCallsByStatus(ctx: ServiceContext, campaign: ReportCampaign):
 
 /** Appointments booked from the campaign's calls, whatever their status since. */
 export function countCampaignAppointments(ctx: ServiceContext, campaign: ReportCampaign): Promise<number> {
-  return named('results.report.appointments', () =>
-    ctx.db.appointment.count({ where: { campaignId: campaign.id, userId: ctx.user.id } }),
-  );
+  return named('results.report.appointments', () => ctx.db.appointment.count({ where: { campaignId: campaign.id, userId: ctx.user.id } }));
 }
 
 export interface ContactOutcomeRow {
@@ -211,10 +213,14 @@ export function countAppointments(ctx: ServiceContext, where: Prisma.Appointment
 }
 
 /** One of the caller's appointments, or null. */
-export function findAppointment<Q extends AppointmentQuery>(ctx: ServiceContext, id: string, query: Q): Promise<Prisma.AppointmentGetPayload<Q> | null> {
-  return named('results.appointment', () => ctx.db.appointment.findFirst({ ...query, where: { id, userId: ctx.user.id } })) as Promise<
-    Prisma.AppointmentGetPayload<Q> | null
-  >;
+export function findAppointment<Q extends AppointmentQuery>(
+  ctx: ServiceContext,
+  id: string,
+  query: Q,
+): Promise<Prisma.AppointmentGetPayload<Q> | null> {
+  return named('results.appointment', () =>
+    ctx.db.appointment.findFirst({ ...query, where: { id, userId: ctx.user.id } }),
+  ) as Promise<Prisma.AppointmentGetPayload<Q> | null>;
 }
 
 export interface AppointmentChange {

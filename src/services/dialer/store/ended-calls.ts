@@ -3,7 +3,10 @@ import { statement, type SqlSession } from '../../../db/sql.js';
 // The statements of a batch of results: the marks that free slots early, the calls placed, the
 // attempts finished and their contacts' next steps, and the campaign's verdict after them.
 
-const markEndedStatement = statement('dialer.mark_ended', 'INSERT INTO ended_calls (attempt_id) SELECT unnest($1::uuid[]) ON CONFLICT DO NOTHING');
+const markEndedStatement = statement(
+  'dialer.mark_ended',
+  'INSERT INTO ended_calls (attempt_id) SELECT unnest($1::uuid[]) ON CONFLICT DO NOTHING',
+);
 
 /** Tells every worker that these calls ended, before their results are written. */
 export async function markEnded(sql: SqlSession, attemptIds: string[]): Promise<void> {
@@ -143,7 +146,13 @@ const writeResultsStatement = statement(
 );
 
 /** Writes the attempts' ends, their contacts' next steps and the appointments booked, in one statement. */
-export async function writeResults(tx: SqlSession, attempts: AttemptEnd[], contacts: ContactStep[], appointments: NewAppointment[], now: Date): Promise<void> {
+export async function writeResults(
+  tx: SqlSession,
+  attempts: AttemptEnd[],
+  contacts: ContactStep[],
+  appointments: NewAppointment[],
+  now: Date,
+): Promise<void> {
   await tx.run(writeResultsStatement, [
     JSON.stringify(
       attempts.map((a) => ({

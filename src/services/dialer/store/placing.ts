@@ -82,8 +82,7 @@ export interface Candidate {
 }
 
 type CandidateRow = { agentActive: boolean; providerAgentId: string | null; fromNumber: string | null; inFlight: number; live: number } & (
-  | Candidate
-  | { [K in keyof Candidate]: null }
+  Candidate | { [K in keyof Candidate]: null }
 );
 
 // A person is their number: a contact whose number has a call in flight, from any group or campaign

@@ -20,7 +20,11 @@ export async function clearEndedMarks(sql: SqlSession): Promise<void> {
 /** Unfinished attempts whose lease ran out, with the result their provider left for them, if any (at most 5,000). */
 export function expiredAttempts(db: PrismaClient, now: Date): Promise<{ id: string; pendingResult: Prisma.JsonValue }[]> {
   return named('dialer.expired_leases', () =>
-    db.callAttempt.findMany({ where: { status: { in: UNFINISHED }, leaseExpiresAt: { lt: now } }, select: { id: true, pendingResult: true }, take: 5_000 }),
+    db.callAttempt.findMany({
+      where: { status: { in: UNFINISHED }, leaseExpiresAt: { lt: now } },
+      select: { id: true, pendingResult: true },
+      take: 5_000,
+    }),
   );
 }
 
@@ -39,7 +43,9 @@ export async function closeCancelled(sql: SqlSession, now: Date): Promise<string
 
 /** Scheduled campaigns whose start has come. */
 export async function scheduledToStart(db: PrismaClient, now: Date): Promise<string[]> {
-  const rows = await named('dialer.scheduled_due', () => db.campaign.findMany({ where: { status: 'scheduled', startedAt: { lte: now } }, select: { id: true } }));
+  const rows = await named('dialer.scheduled_due', () =>
+    db.campaign.findMany({ where: { status: 'scheduled', startedAt: { lte: now } }, select: { id: true } }),
+  );
   return rows.map((c) => c.id);
 }
 
