@@ -13,7 +13,7 @@ import type { RetellWebhookSettings } from './services/dialer/retell-webhooks.js
 import { accessLog } from './http/access-log.js';
 import { cors, type CorsOrigins } from './http/cors.js';
 import { markEventStream } from './http/drain.js';
-import { createGraphQLServer } from './http/graphql.js';
+import { createGraphQLServer } from './schema/server/server.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
 import { readinessEndpoint } from './http/readiness-endpoint.js';
 import { requestMetrics } from './http/request-metrics.js';

@@ -1,5 +1,10 @@
 import type { MiddlewareHandler } from 'hono';
-import { CSRF_HEADER } from './graphql.js';
+
+/**
+ * A request a browser sends without a preflight (a GET, a multipart upload) must carry this header (any
+ * value) for GraphQL to run it; a page can only add it after a preflight that CORS_ORIGINS allows.
+ */
+export const CSRF_HEADER = 'X-GraphQL-Yoga-CSRF';
 
 /** Origins whose pages may call the API from a browser: `*` for any, an empty list for none. */
 export type CorsOrigins = '*' | readonly string[];

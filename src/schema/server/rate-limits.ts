@@ -1,9 +1,9 @@
 import { getOperationAST, GraphQLError, Kind, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { RateLimitBucket, RateLimiter } from '../ops/rate-limits.js';
-import type { GraphQLContext } from '../schema/context.js';
-import { maskGraphQLError } from '../schema/errors.js';
-import { RateLimitedError } from '../services/errors.js';
+import type { RateLimitBucket, RateLimiter } from '../../ops/rate-limits.js';
+import type { GraphQLContext } from '../context.js';
+import { maskGraphQLError } from '../errors.js';
+import { RateLimitedError } from '../../services/errors.js';
 
 /**
  * Spends the caller's budgets before an operation runs: the general one, plus the bucket of each root

@@ -3,20 +3,21 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { GraphQLContext } from '../schema/context.js';
-import { maskGraphQLError } from '../schema/errors.js';
-import { buildSchema } from '../schema/index.js';
-import type { Authenticator } from '../services/auth.js';
-import { serviceContext, type ServiceEnv } from '../services/context.js';
-import { AuthenticationError } from '../services/errors.js';
-import type { RateLimiter } from '../ops/rate-limits.js';
-import { WWW_AUTHENTICATE } from './errors.js';
-import { hideSchemaNames } from './graphql-hidden-schema.js';
-import { graphqlInput } from './graphql-input.js';
-import { acceptedMediaTypes } from './graphql-media-types.js';
-import { graphqlMetrics } from './graphql-metrics.js';
-import { graphqlRateLimits } from './graphql-rate-limits.js';
-import { currentRequestScope, type RequestScope } from './request-scope.js';
+import type { GraphQLContext } from '../context.js';
+import { maskGraphQLError } from '../errors.js';
+import { buildSchema } from '../index.js';
+import type { Authenticator } from '../../services/auth.js';
+import { serviceContext, type ServiceEnv } from '../../services/context.js';
+import { AuthenticationError } from '../../services/errors.js';
+import type { RateLimiter } from '../../ops/rate-limits.js';
+import { CSRF_HEADER } from '../../http/cors.js';
+import { WWW_AUTHENTICATE } from '../../http/errors.js';
+import { hideSchemaNames } from './hidden-schema.js';
+import { graphqlInput } from './input.js';
+import { acceptedMediaTypes } from './media-types.js';
+import { graphqlMetrics } from './metrics.js';
+import { graphqlRateLimits } from './rate-limits.js';
+import { currentRequestScope, type RequestScope } from '../../http/request-scope.js';
 
 export interface GraphQLDeps {
   env: ServiceEnv;
@@ -25,12 +26,6 @@ export interface GraphQLDeps {
   graphiql: boolean;
   rateLimiter: RateLimiter;
 }
-
-/**
- * A request a browser sends without a preflight (a GET, a multipart upload) must carry this header (any
- * value), which a page can only add after a preflight that CORS_ORIGINS allows.
- */
-export const CSRF_HEADER = 'X-GraphQL-Yoga-CSRF';
 
 /** Limits on what one operation may ask for, against abusive or accidental giant queries. */
 export const QUERY_LIMITS = { maxDepth: 10, maxAliases: 20, maxCost: 100_000, maxTokens: 2_000, maxDirectives: 20 };

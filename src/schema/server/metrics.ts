@@ -1,6 +1,6 @@
 import { getOperationAST } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { graphqlOperationDuration, graphqlOperations } from '../ops/metrics.js';
+import { graphqlOperationDuration, graphqlOperations } from '../../ops/metrics.js';
 
 // Operation names come from clients, so only the first MAX_OPERATION_NAMES distinct ones become label
 // values; later ones are counted as `(other)`. Parentheses cannot occur in a GraphQL name.

@@ -8,7 +8,7 @@ import {
   textProblem,
   TOO_DEEP_MESSAGE,
   type UnsafeInput,
-} from '../services/input-safety.js';
+} from '../../services/input-safety.js';
 
 // What /graphql refuses before it parses, coerces or executes anything: the checks every v1 body gets
 // (src/services/input-safety.ts), applied to the JSON texts of the request, its variables and
