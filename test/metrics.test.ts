@@ -73,6 +73,17 @@ describe('/metrics', () => {
     expect(sample(await scrape(), 'db_statements_total')! - scraped).toBe(5);
   });
 
+  it('counts and times each store statement under its name', async () => {
+    const labels = { statement: 'campaigns.list_with_relations' };
+    const before = await scrape();
+    await app.request('GET', '/api/v1/campaigns/', { token });
+    await app.request('GET', '/api/v1/campaigns/', { token });
+    const after = await scrape();
+    expect((sample(after, 'db_named_statements_total', labels) ?? 0) - (sample(before, 'db_named_statements_total', labels) ?? 0)).toBe(2);
+    const timed = (text: string) => sample(text, 'db_named_statement_duration_seconds_count', labels) ?? 0;
+    expect(timed(after) - timed(before)).toBe(2);
+  });
+
   it('reads the dialer gauges from the database at each scrape', async () => {
     const before = await scrape();
     expect(sample(before, 'dialer_calls_in_flight')).toBe(0);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
-import { copyText, type SqlTransaction } from '../src/db/sql.js';
+import { copyText, statement, type SqlTransaction } from '../src/db/sql.js';
 import { openTestDatabase } from './support/database.js';
 import { testSql } from './support/sql.js';
 
@@ -93,5 +93,17 @@ describe('plain SQL', () => {
     await db.prisma.user.count();
     // One, then BEGIN, the statement and COMMIT, then Prisma's one.
     expect(db.statementCount() - before).toBe(5);
+  });
+
+  it('refuses two texts under one statement name, so that a name always means one statement', () => {
+    statement('test.one_name', 'SELECT 1');
+    expect(() => statement('test.one_name', 'SELECT 1')).not.toThrow();
+    expect(() => statement('test.one_name', 'SELECT 2')).toThrow('Two SQL statements are named test.one_name.');
+  });
+
+  it('names the statement in the error a failed one throws', async () => {
+    const failing = statement('test.divide_by_zero', 'SELECT 1 / 0');
+    await expect(db.sql.run(failing)).rejects.toMatchObject({ statement: 'test.divide_by_zero' });
+    await expect(db.sql.transaction((tx) => tx.run(failing))).rejects.toMatchObject({ statement: 'test.divide_by_zero' });
   });
 });
