@@ -6,7 +6,7 @@ import type { ServiceEnv } from '../services/context.js';
 import { dialerStatus } from '../services/dialer/status.js';
 
 /** GET /metrics in Prometheus' text format; with a token configured, only for `Authorization: Bearer <token>`. */
-export function metricsEndpoint(env: Pick<ServiceEnv, 'db' | 'clock' | 'log'>, token: string | undefined) {
+export function metricsEndpoint(env: Pick<ServiceEnv, 'sql' | 'clock' | 'log'>, token: string | undefined) {
   return async (c: Context): Promise<Response> => {
     if (token && !bearerMatches(c.req.header('authorization'), token)) {
       return json(401, { detail: 'Authentication credentials were not provided.' }, { 'www-authenticate': 'Bearer realm="metrics"' });
@@ -25,9 +25,9 @@ function bearerMatches(header: string | undefined, token: string): boolean {
 }
 
 /** With the database down the scrape still answers, with the gauges' last values (and /readyz failing). */
-async function refreshDialerGauges(env: Pick<ServiceEnv, 'db' | 'clock' | 'log'>): Promise<void> {
+async function refreshDialerGauges(env: Pick<ServiceEnv, 'sql' | 'clock' | 'log'>): Promise<void> {
   try {
-    const status = await dialerStatus(env.db, env.clock.now());
+    const status = await dialerStatus(env.sql, env.clock.now());
     dialerCallsInFlight.set(status.callsInFlight);
     dialerQueueDepth.set(status.contactsDue);
     dialerCreditHeldCents.set(Number(status.heldCents));

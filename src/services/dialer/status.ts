@@ -1,4 +1,4 @@
-import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { SqlSession } from '../../db/sql.js';
 import { statusCounts } from './store/sweep.js';
 
 export interface DialerStatus {
@@ -11,7 +11,7 @@ export interface DialerStatus {
 }
 
 /** The dialer's state as the database knows it, the same whichever process asks (for the metrics gauges). */
-export async function dialerStatus(db: PrismaClient, now: Date): Promise<DialerStatus> {
-  const row = await statusCounts(db, now);
+export async function dialerStatus(sql: SqlSession, now: Date): Promise<DialerStatus> {
+  const row = await statusCounts(sql, now);
   return { callsInFlight: row.inFlight, contactsDue: row.due, heldCents: row.held };
 }

@@ -54,15 +54,16 @@ export async function runningCampaigns(db: PrismaClient): Promise<string[]> {
   return rows.map((c) => c.id);
 }
 
+const statusStatement = statement<{ inFlight: number; due: number; held: bigint }>(
+  'dialer.status',
+  `SELECT (SELECT count(*)::int FROM campaign_contacts WHERE state = 'dialing') AS "inFlight",
+          (SELECT count(*)::int FROM campaign_contacts cc JOIN campaigns c ON c.id = cc.campaign_id
+            WHERE c.status = 'running' AND cc.state = 'pending' AND cc.next_attempt_at <= $1) AS due,
+          (SELECT coalesce(sum(held_cents), 0)::bigint FROM credit_accounts) AS held`,
+);
+
 /** The dialer's state as the database knows it: calls in flight, contacts due, credit held. */
-export async function statusCounts(db: PrismaClient, now: Date): Promise<{ inFlight: number; due: number; held: bigint }> {
-  const [row] = await named(
-    'dialer.status',
-    () => db.$queryRaw<{ inFlight: number; due: number; held: bigint }[]>`
-      SELECT (SELECT count(*)::int FROM campaign_contacts WHERE state = 'dialing') AS "inFlight",
-             (SELECT count(*)::int FROM campaign_contacts cc JOIN campaigns c ON c.id = cc.campaign_id
-               WHERE c.status = 'running' AND cc.state = 'pending' AND cc.next_attempt_at <= ${now}) AS due,
-             (SELECT coalesce(sum(held_cents), 0)::bigint FROM credit_accounts) AS held`,
-  );
+export async function statusCounts(sql: SqlSession, now: Date): Promise<{ inFlight: number; due: number; held: bigint }> {
+  const [row] = await sql.run(statusStatement, [now]);
   return row!;
 }
