@@ -7,13 +7,12 @@ import {
   type GraphQLResolveInfo,
 } from 'graphql';
 import { NON_FIELD, ValidationError, type FieldErrors } from '../services/errors.js';
+import { snakeCase } from '../services/validation.js';
 
 // The service layer reads inputs in one key style, the stored one (snake_case, as v1 and the JSON columns
 // spell them); GraphQL's public names are camelCase. This is the one translation between the two, driven
 // by the schema's own input types, so a resolver never renames a field by hand: only the fields of input
 // objects are renamed, and JSON values pass as sent.
-
-const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 
 /** The service's name of an input field: its `serviceName` extension, else its name in snake_case. */
 const serviceName = (field: GraphQLInputField) => (field.extensions?.serviceName as string | undefined) ?? snakeCase(field.name);

@@ -134,8 +134,12 @@ export type SnakeKeys<T> = { [K in keyof T as K extends string ? SnakeCase<K> : 
  * names are camelCase and whose values are flat (filters, the v1 import body); nested values are left
  * as they are.
  */
+/** `group_name` -> `groupName`: a surface's public camelCase name of a service key. */
+export const camelCase = (name: string) => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
+
+/** `groupName` -> `group_name`: the services' key style. */
+export const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
 export function snakeKeys<T extends object>(value: T): SnakeKeys<T> {
-  return Object.fromEntries(
-    Object.entries(value).map(([key, inner]) => [key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`), inner]),
-  ) as SnakeKeys<T>;
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [snakeCase(key), inner])) as SnakeKeys<T>;
 }
