@@ -88,6 +88,16 @@ describe('over HTTP', () => {
     expect(result.errors?.[0]?.message).toMatch(/alias/i);
   });
 
+  it('refuses an operation over the cost limit with a message that says what to change, and a code', async () => {
+    // Pages multiply: 100 agents, each with a page of 100 campaigns.
+    const document = '{ agents(first: 100) { edges { node { id campaigns(first: 100) { edges { node { id name status } } } } } } }';
+    const result = await app.gql(document, {}, await app.token());
+    expect(result.data ?? null).toBeNull();
+    expect(result.errors).toHaveLength(1);
+    expect(result.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COSTLY');
+    expect(result.errors?.[0]?.message).toMatch(/^This operation's estimated cost, \d+, is above the limit of 100000: select fewer fields/);
+  });
+
   it('refuses a query with too many tokens', async () => {
     const fields = Array.from({ length: 2500 }, () => 'id').join(' ');
     const result = await app.gql(`{ agentTemplates { ${fields} } }`, {}, await app.token());

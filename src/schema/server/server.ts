@@ -1,7 +1,7 @@
 import { useDisableIntrospection } from '@envelop/disable-introspection';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type ValidationContext } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../context.js';
 import { maskGraphQLError } from '../errors.js';
@@ -25,6 +25,18 @@ export interface GraphQLDeps {
   introspection: boolean;
   graphiql: boolean;
   rateLimiter: RateLimiter;
+}
+
+/**
+ * An operation over the cost limit is a validation error with a message that says what to change and
+ * a code to branch on, instead of the plugin's bare "Syntax Error" without one.
+ */
+function refuseCost(context: ValidationContext | null, refusal: GraphQLError): void {
+  const cost = /found (\d+)/.exec(refusal.message)?.[1];
+  const message =
+    `This operation's estimated cost${cost ? `, ${cost},` : ''} is above the limit of ${QUERY_LIMITS.maxCost}: ` +
+    'select fewer fields or nested lists, or split it into several operations.';
+  context?.reportError(new GraphQLError(message, { extensions: { code: 'QUERY_TOO_COSTLY' } }));
 }
 
 /** Limits on what one operation may ask for, against abusive or accidental giant queries. */
@@ -56,7 +68,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
       EnvelopArmorPlugin({
         maxDepth: { n: QUERY_LIMITS.maxDepth },
         maxAliases: { n: QUERY_LIMITS.maxAliases },
-        costLimit: { maxCost: QUERY_LIMITS.maxCost },
+        costLimit: { maxCost: QUERY_LIMITS.maxCost, propagateOnRejection: false, onReject: [refuseCost] },
         maxTokens: { n: QUERY_LIMITS.maxTokens },
         maxDirectives: { n: QUERY_LIMITS.maxDirectives },
         // Its mask misses enum suggestions and the names in other messages; hideSchemaNames covers them.
