@@ -86,6 +86,8 @@ describe('over HTTP', () => {
     const result = await app.gql(`{ ${aliases} }`, {}, await app.token());
     expect(result.data ?? null).toBeNull();
     expect(result.errors?.[0]?.message).toMatch(/alias/i);
+    expect(result.errors?.[0]?.message).toBe('This operation uses 25 aliases, above the limit of 20: split it into several operations.');
+    expect(result.errors?.[0]?.extensions?.code).toBe('TOO_MANY_ALIASES');
   });
 
   it('refuses an operation over the cost limit with a message that says what to change, and a code', async () => {
@@ -109,6 +111,8 @@ describe('over HTTP', () => {
     for (let i = 0; i < 6; i += 1) selection = `campaigns(first: 1) { edges { node { ${selection} } } }`;
     const result = await app.gql(`{ agents(first: 1) { edges { node { ${selection} } } } }`, {}, await app.token());
     expect(result.errors?.[0]?.message).toMatch(/depth/i);
+    expect(result.errors?.[0]?.message).toMatch(/^This operation's depth, \d+, is above the limit of 10: select fewer nested fields\.$/);
+    expect(result.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_DEEP');
   });
 
   it('answers introspection when enabled and refuses it when switched off', async () => {

@@ -27,20 +27,46 @@ export interface GraphQLDeps {
   rateLimiter: RateLimiter;
 }
 
-/**
- * An operation over the cost limit is a validation error with a message that says what to change and
- * a code to branch on, instead of the plugin's bare "Syntax Error" without one.
- */
-function refuseCost(context: ValidationContext | null, refusal: GraphQLError): void {
-  const cost = /found (\d+)/.exec(refusal.message)?.[1];
-  const message =
-    `This operation's estimated cost${cost ? `, ${cost},` : ''} is above the limit of ${QUERY_LIMITS.maxCost}: ` +
-    'select fewer fields or nested lists, or split it into several operations.';
-  context?.reportError(new GraphQLError(message, { extensions: { code: 'QUERY_TOO_COSTLY' } }));
-}
-
 /** Limits on what one operation may ask for, against abusive or accidental giant queries. */
 export const QUERY_LIMITS = { maxDepth: 10, maxAliases: 20, maxCost: 100_000, maxTokens: 2_000, maxDirectives: 20 };
+
+/**
+ * An operation over one of the limits is a validation error with a message that says what to change and
+ * a code to branch on, instead of graphql-armor's bare "Syntax Error" without one.
+ */
+function refusal(code: string, explain: (found: string, limit: number) => string, limit: number) {
+  return (context: ValidationContext | null, refused: GraphQLError): void => {
+    const found = /found (\d+)/.exec(refused.message)?.[1] ?? 'more';
+    context?.reportError(new GraphQLError(explain(found, limit), { extensions: { code } }));
+  };
+}
+
+const LIMIT_REFUSALS = {
+  maxDepth: refusal(
+    'QUERY_TOO_DEEP',
+    (found, limit) => `This operation's depth, ${found}, is above the limit of ${limit}: select fewer nested fields.`,
+    QUERY_LIMITS.maxDepth,
+  ),
+  maxAliases: refusal(
+    'TOO_MANY_ALIASES',
+    (found, limit) => `This operation uses ${found} aliases, above the limit of ${limit}: split it into several operations.`,
+    QUERY_LIMITS.maxAliases,
+  ),
+  costLimit: refusal(
+    'QUERY_TOO_COSTLY',
+    (found, limit) =>
+      `This operation's estimated cost, ${found}, is above the limit of ${limit}: ` +
+      'select fewer fields or nested lists, or split it into several operations.',
+    QUERY_LIMITS.maxCost,
+  ),
+  maxDirectives: refusal(
+    'TOO_MANY_DIRECTIVES',
+    (found, limit) => `This operation uses ${found} directives, above the limit of ${limit}.`,
+    QUERY_LIMITS.maxDirectives,
+  ),
+};
+
+const reported = (name: keyof typeof LIMIT_REFUSALS) => ({ propagateOnRejection: false, onReject: [LIMIT_REFUSALS[name]] });
 
 /** What the HTTP app hands yoga with each request. */
 export interface GraphQLServerContext {
@@ -66,11 +92,11 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
       acceptedMediaTypes(),
       useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),
       EnvelopArmorPlugin({
-        maxDepth: { n: QUERY_LIMITS.maxDepth },
-        maxAliases: { n: QUERY_LIMITS.maxAliases },
-        costLimit: { maxCost: QUERY_LIMITS.maxCost, propagateOnRejection: false, onReject: [refuseCost] },
+        maxDepth: { n: QUERY_LIMITS.maxDepth, ...reported('maxDepth') },
+        maxAliases: { n: QUERY_LIMITS.maxAliases, ...reported('maxAliases') },
+        costLimit: { maxCost: QUERY_LIMITS.maxCost, ...reported('costLimit') },
         maxTokens: { n: QUERY_LIMITS.maxTokens },
-        maxDirectives: { n: QUERY_LIMITS.maxDirectives },
+        maxDirectives: { n: QUERY_LIMITS.maxDirectives, ...reported('maxDirectives') },
         // Its mask misses enum suggestions and the names in other messages; hideSchemaNames covers them.
         blockFieldSuggestion: { enabled: false },
       }),
