@@ -150,6 +150,24 @@ describe('signatures', () => {
     expect(res.body).toEqual({ 'call.call_id': ['This field is required.'] });
   });
 
+  it('answers 400 to a signed event carrying text no column can store or JSON nested too deep, and changes nothing', async () => {
+    const { call, campaignId, userId } = await dialOne();
+    await deliver('call_started', call, TALK);
+    const before = await state(campaignId, userId);
+    const deep = JSON.parse(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`) as Record<string, unknown>;
+    const cases: [Record<string, unknown>, string][] = [
+      [{ ...TALK.analysis, call_summary: 'Booked\u0000 a check-up.' }, 'call.call_analysis.call_summary'],
+      [{ ...TALK.analysis, call_summary: 'Booked \ud800 a check-up.' }, 'call.call_analysis.call_summary'],
+      [{ ...TALK.analysis, custom_analysis_data: deep }, 'non_field_errors'],
+    ];
+    for (const [analysis, field] of cases) {
+      const res = await deliver('call_analyzed', call, { ...TALK, analysis } as Script);
+      expect(res.status).toBe(400);
+      expect(Object.keys(res.body as object)[0]).toMatch(new RegExp(`^${field.replaceAll('.', '\\.')}`));
+    }
+    expect(await state(campaignId, userId)).toEqual(before);
+  });
+
   it('answers 503 while RETELL_WEBHOOK_KEY is not configured, so that Retell retries later', async () => {
     const unconfigured = await startTestApp();
     try {

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { ServiceEnv } from '../context.js';
 import { ValidationError } from '../errors.js';
+import { refuseDeepJsonText, refuseUnsafeInput } from '../input-safety.js';
 import { parseInput } from '../validation.js';
 import { pendingResultJson } from './pending-result.js';
 import { attemptIdOf, callResultOf, retellCall } from './retell-calls.js';
@@ -51,12 +52,17 @@ export function verifiedRetellEvent(
   if (!timingSafeEqual(expected, Buffer.from(digest, 'hex'))) {
     throw ValidationError.field('x-retell-signature', 'Signature does not match the body.');
   }
+  // A signed body is still input: text no column can store (NUL, a lone surrogate) or JSON nested too
+  // deep is refused like anywhere else, before the parser or the database sees it.
+  const text = Buffer.from(payload).toString('utf8');
+  refuseDeepJsonText(text);
   let body: unknown;
   try {
-    body = JSON.parse(Buffer.from(payload).toString('utf8'));
+    body = JSON.parse(text);
   } catch {
     throw ValidationError.field('body', 'Not JSON.');
   }
+  refuseUnsafeInput(body);
   return parseInput(retellEvent, body);
 }
 
