@@ -7,7 +7,7 @@ import {
   type GraphQLResolveInfo,
 } from 'graphql';
 import { NON_FIELD, ValidationError, type FieldErrors } from '../services/errors.js';
-import { snakeCase } from '../services/validation.js';
+import { snakeCase } from '../key-case.js';
 
 // The service layer reads inputs in one key style, the stored one (snake_case, as v1 and the JSON columns
 // spell them); GraphQL's public names are camelCase. This is the one translation between the two, driven

@@ -122,24 +122,3 @@ export const jsonObject = z.record(z.string(), z.unknown());
  * schemas whose own description would be unhelpful (int64's union becomes "anything").
  */
 export const describedAs = <S extends z.ZodType>(schema: S, doc: Record<string, unknown>) => z.unknown().pipe(schema).meta(doc);
-
-type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
-  ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
-  : S;
-/** An object under the service's key style: `groupName` -> `group_name`. */
-export type SnakeKeys<T> = { [K in keyof T as K extends string ? SnakeCase<K> : K]: T[K] };
-
-/**
- * Top-level keys in the services' one key style (snake_case, as stored). For a surface whose public
- * names are camelCase and whose values are flat (filters, the v1 import body); nested values are left
- * as they are.
- */
-/** `group_name` -> `groupName`: a surface's public camelCase name of a service key. */
-export const camelCase = (name: string) => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
-
-/** `groupName` -> `group_name`: the services' key style. */
-export const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-
-export function snakeKeys<T extends object>(value: T): SnakeKeys<T> {
-  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [snakeCase(key), inner])) as SnakeKeys<T>;
-}

@@ -1,6 +1,6 @@
 import * as appointments from '../../services/results/appointments.js';
 import { builder } from '../builder.js';
-import { snakeKeys } from '../../services/validation.js';
+import { snakeKeys } from '../../key-case.js';
 import { withServiceInput } from '../service-input.js';
 
 const STATUSES = appointments.APPOINTMENT_STATUSES.join(', ');

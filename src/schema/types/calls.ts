@@ -1,6 +1,6 @@
 import { CallStatus as CallStatuses, Sentiment as Sentiments } from '../../generated/prisma/enums.js';
 import * as calls from '../../services/results/calls.js';
-import { snakeKeys } from '../../services/validation.js';
+import { snakeKeys } from '../../key-case.js';
 import { builder } from '../builder.js';
 
 export const CallStatus = builder.enumType(CallStatuses, { name: 'CallStatus' });

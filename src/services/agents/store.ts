@@ -1,4 +1,5 @@
-import { camelKeys, named } from '../../db/prisma-names.js';
+import { named } from '../../db/prisma-names.js';
+import { camelKeys } from '../../key-case.js';
 import { statement, type SqlSession } from '../../db/sql.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { TemplateColumns } from './templates.js';
