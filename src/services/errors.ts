@@ -125,8 +125,11 @@ export class RateLimitedError extends AppError {
   }
 }
 
+/** PostgreSQL's SQLSTATE when an insert meets a row with the same unique key. */
+export const UNIQUE_VIOLATION = '23505';
+
 /** SQLSTATEs of plain SQL (node-postgres, PGlite): unique violation, serialization failure, deadlock. */
-const CONFLICTING_STATES = new Set(['23505', '40001', '40P01']);
+const CONFLICTING_STATES = new Set([UNIQUE_VIOLATION, '40001', '40P01']);
 
 /**
  * What the database answers when two requests change the same rows at once and the service did not

@@ -34,36 +34,30 @@ export const QUERY_LIMITS = { maxDepth: 10, maxAliases: 20, maxCost: 100_000, ma
  * An operation over one of the limits is a validation error with a message that says what to change and
  * a code to branch on, instead of graphql-armor's bare "Syntax Error" without one.
  */
-function refusal(code: string, explain: (found: string, limit: number) => string, limit: number) {
+function refusal(code: string, explain: (found: string) => string) {
   return (context: ValidationContext | null, refused: GraphQLError): void => {
     const found = /found (\d+)/.exec(refused.message)?.[1] ?? 'more';
-    context?.reportError(new GraphQLError(explain(found, limit), { extensions: { code } }));
+    context?.reportError(new GraphQLError(explain(found), { extensions: { code } }));
   };
 }
 
+const { maxDepth, maxAliases, maxCost, maxDirectives } = QUERY_LIMITS;
 const LIMIT_REFUSALS = {
   maxDepth: refusal(
     'QUERY_TOO_DEEP',
-    (found, limit) => `This operation's depth, ${found}, is above the limit of ${limit}: select fewer nested fields.`,
-    QUERY_LIMITS.maxDepth,
+    (found) => `This operation's depth, ${found}, is above the limit of ${maxDepth}: select fewer nested fields.`,
   ),
   maxAliases: refusal(
     'TOO_MANY_ALIASES',
-    (found, limit) => `This operation uses ${found} aliases, above the limit of ${limit}: split it into several operations.`,
-    QUERY_LIMITS.maxAliases,
+    (found) => `This operation uses ${found} aliases, above the limit of ${maxAliases}: split it into several operations.`,
   ),
   costLimit: refusal(
     'QUERY_TOO_COSTLY',
-    (found, limit) =>
-      `This operation's estimated cost, ${found}, is above the limit of ${limit}: ` +
+    (found) =>
+      `This operation's estimated cost, ${found}, is above the limit of ${maxCost}: ` +
       'select fewer fields or nested lists, or split it into several operations.',
-    QUERY_LIMITS.maxCost,
   ),
-  maxDirectives: refusal(
-    'TOO_MANY_DIRECTIVES',
-    (found, limit) => `This operation uses ${found} directives, above the limit of ${limit}.`,
-    QUERY_LIMITS.maxDirectives,
-  ),
+  maxDirectives: refusal('TOO_MANY_DIRECTIVES', (found) => `This operation uses ${found} directives, above the limit of ${maxDirectives}.`),
 };
 
 const reported = (name: keyof typeof LIMIT_REFUSALS) => ({ propagateOnRejection: false, onReject: [LIMIT_REFUSALS[name]] });

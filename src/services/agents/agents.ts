@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
-import { ValidationError, type FieldErrors } from '../errors.js';
+import { UNIQUE_VIOLATION, ValidationError, type FieldErrors } from '../errors.js';
 import { validateAgainst } from '../json-schema.js';
 import { INVALID_PHONE_MESSAGE, toE164 } from '../phone.js';
 import { defaultCountryOf } from '../users/store.js';
@@ -128,8 +128,6 @@ export async function createAgent<Q extends AgentQuery = {}>(
 
 /** Rolls the agent's transaction back when its number was taken meanwhile. */
 class NumberTaken extends Error {}
-
-const UNIQUE_VIOLATION = '23505';
 
 /**
  * Archives an agent: it leaves the active list and its running campaigns pause with the reason

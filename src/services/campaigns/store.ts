@@ -240,9 +240,6 @@ export async function referencedGroup(tx: SqlSession, userId: string, groupId: s
   return (await tx.run(referencedGroupStatement, [groupId, userId]))[0];
 }
 
-/** The stored columns of a campaign: the editable inputs are named as the columns. */
-export type CampaignColumns = UpdateCampaignColumns;
-
 const JSON_COLUMNS = new Set([
   'calling_hours',
   'active_days',
@@ -255,7 +252,7 @@ const JSON_COLUMNS = new Set([
 const UUID_COLUMNS = new Set(['agent_id', 'contact_group_id']);
 
 /** The given columns (undefined ones left out) as `$first`, `$first + 1`, ... placeholders, and their values. */
-function assignments(columns: CampaignColumns, first: number) {
+function assignments(columns: UpdateCampaignColumns, first: number) {
   const given = Object.entries(columns).filter(([, value]) => value !== undefined);
   const cast = (name: string) => (JSON_COLUMNS.has(name) ? '::jsonb' : UUID_COLUMNS.has(name) ? '::uuid' : '');
   return {
@@ -268,7 +265,7 @@ function assignments(columns: CampaignColumns, first: number) {
 /** Inserts a campaign; the columns not given take their defaults. */
 export async function insertCampaign(
   tx: SqlSession,
-  row: CampaignColumns & { id: string; user_id: string; status: CampaignStatus },
+  row: UpdateCampaignColumns & { id: string; user_id: string; status: CampaignStatus },
 ): Promise<void> {
   const { id, user_id, status, ...columns } = row;
   const given = assignments(columns, 4);
@@ -278,7 +275,7 @@ export async function insertCampaign(
 }
 
 /** Writes the given columns of a campaign. */
-export async function updateCampaignRow(tx: SqlSession, id: string, columns: CampaignColumns): Promise<void> {
+export async function updateCampaignRow(tx: SqlSession, id: string, columns: UpdateCampaignColumns): Promise<void> {
   const given = assignments(columns, 2);
   const sets = given.names.map((name, index) => `, ${name} = ${given.params[index]}`).join('');
   await tx.run(dynamicStatement('campaigns.update', `UPDATE campaigns SET updated_at = now()${sets} WHERE id = $1::uuid`), [
