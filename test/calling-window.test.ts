@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decide, policyOf } from '../src/services/dialer/policy.js';
 import { isOpen, nextOpening, windowOf } from '../src/services/dialer/window.js';
 import { startTestApp } from './support/app.js';
-import { dialerEnv, manualDialer, ManualClock, RecordingTelephony, runningCampaign } from './support/dialer.js';
+import { dialerEnv, ManualClock, recordingDialer, runningCampaign } from './support/dialer.js';
 
 const weekdays9to5 = windowOf({ start: '09:00', end: '17:00' }, ['mon', 'tue', 'wed', 'thu', 'fri']);
 
@@ -79,13 +79,8 @@ describe('a campaign outside its window', () => {
       // Tuesday 2026-11-03, 02:00 UTC: evening in Los Angeles and New York, night in London.
       const clock = new ManualClock(new Date('2026-11-03T02:00:00Z'));
       const env = dialerEnv(app, clock);
-      let dialer: ReturnType<typeof manualDialer>;
-      const telephony = new RecordingTelephony(
-        clock,
-        () => ({ status: 'completed', durationSeconds: 5 }),
-        () => (r) => dialer.dialer.report(r),
-      );
-      dialer = manualDialer(env, telephony);
+      const dialer = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 5 }));
+      const { telephony } = dialer;
       const setup = await runningCampaign(app, env, {
         rows: [
           { Phone: '+14155550123', 'Time Zone': 'America/Los_Angeles' },

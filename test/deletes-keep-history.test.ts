@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrollContacts } from '../src/services/campaigns/store.js';
 import type { PlaceCall } from '../src/services/dialer/telephony.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { dialerEnv, manualDialer, ManualClock, RecordingTelephony, runningCampaign } from './support/dialer.js';
+import { dialerEnv, ManualClock, recordingDialer, runningCampaign } from './support/dialer.js';
 
 // Deleting a contact or a group never changes a campaign's history or money: every report figure,
 // the call history and the ledger read the same before and after, on both surfaces. A deleted person's
@@ -65,9 +65,7 @@ function outcomeFor(target: Person) {
 async function finishedCampaigns(target: Person) {
   const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
   const env = dialerEnv(app, clock);
-  let dialer: ReturnType<typeof manualDialer>;
-  const telephony = new RecordingTelephony(clock, outcomeFor(target), () => (result) => dialer.dialer.report(result));
-  dialer = manualDialer(env, telephony);
+  const dialer = recordingDialer(env, outcomeFor(target));
   const rows = [
     { 'First Name': target.first, 'Last Name': target.last, Email: target.email, Phone: target.phone, Loyalty: target.loyalty },
     ...others(serial * 100, 19),
@@ -334,14 +332,9 @@ describe('deleting a contact that campaigns called', () => {
   it('is refused while a call to the person is in flight, changing nothing', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(
-      clock,
-      () => ({ status: 'completed', durationSeconds: 30 }),
-      () => (result) => dialer.dialer.report(result),
-    );
+    const dialer = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 30 }));
+    const { telephony } = dialer;
     telephony.auto = false;
-    dialer = manualDialer(env, telephony);
     const setup = await runningCampaign(app, env, { rows: [{ Name: 'On the line', Phone: '+16285551234' }] });
     await dialer.run(setup.campaignId);
     expect(telephony.placed).toHaveLength(1);

@@ -8,7 +8,15 @@ import { importContacts } from '../src/services/contacts/import.js';
 import type { ServiceEnv } from '../src/services/context.js';
 import { enrollContacts } from '../src/services/campaigns/store.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { dialerEnv, holdWrites, manualDialer, ManualClock, RecordingTelephony, runningCampaign } from './support/dialer.js';
+import {
+  dialerEnv,
+  holdWrites,
+  ManualClock,
+  manualDialer,
+  recordingDialer,
+  RecordingTelephony,
+  runningCampaign,
+} from './support/dialer.js';
 
 // Three rules the dialer keeps whatever the timing: one call at a time per number of a customer, across
 // groups and campaigns; a new calling window re-plans the contacts waiting for the old one; and a
@@ -46,14 +54,9 @@ describe('one person, one call', () => {
   it('leaves a number in flight from another campaign for later, then calls it', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(
-      clock,
-      () => ({ status: 'no_answer', durationSeconds: 0 }),
-      () => (r) => dialer.dialer.report(r),
-    );
+    const dialer = recordingDialer(env, () => ({ status: 'no_answer', durationSeconds: 0 }));
+    const { telephony } = dialer;
     telephony.auto = false;
-    dialer = manualDialer(env, telephony);
     const shared = '+14155550142';
     const setup = await runningCampaign(app, env, { rows: [{ Phone: shared }, { Phone: '+14155550143' }], campaign: ALL_DAY });
     const other = await secondCampaign(env, setup, [{ Phone: shared }, { Phone: '+14155550144' }]);
@@ -131,13 +134,8 @@ describe('a new calling window', () => {
     // Monday 12:00 UTC, outside 09:00-10:00: the contacts wait for Tuesday 09:00.
     const clock = new ManualClock(new Date('2026-11-02T12:00:00Z'));
     const env = dialerEnv(app, clock);
-    let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(
-      clock,
-      () => ({ status: 'completed', durationSeconds: 10 }),
-      () => (r) => dialer.dialer.report(r),
-    );
-    dialer = manualDialer(env, telephony);
+    const dialer = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 10 }));
+    const { telephony } = dialer;
     const setup = await runningCampaign(app, env, {
       rows: [{ Phone: '+14155550160' }, { Phone: '+14155550161' }],
       campaign: { callingHours: { start: '09:00', end: '10:00' } },
@@ -158,13 +156,8 @@ describe('a new calling window', () => {
     // Saturday 10:00 UTC, weekdays only: contacts wait for Monday.
     const clock = new ManualClock(new Date('2026-11-07T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(
-      clock,
-      () => ({ status: 'no_answer', durationSeconds: 0 }),
-      () => (r) => dialer.dialer.report(r),
-    );
-    dialer = manualDialer(env, telephony);
+    const dialer = recordingDialer(env, () => ({ status: 'no_answer', durationSeconds: 0 }));
+    const { telephony } = dialer;
     const setup = await runningCampaign(app, env, {
       rows: [{ Phone: '+14155550170' }],
       campaign: { callingHours: { start: '09:00', end: '17:00' }, activeDays: ['mon', 'tue', 'wed', 'thu', 'fri'] },

@@ -7,8 +7,9 @@ import {
   dialerEnv,
   holdWrites,
   ledgerMatchesAccount,
-  manualDialer,
   ManualClock,
+  manualDialer,
+  recordingDialer,
   RecordingTelephony,
   runningCampaign,
 } from './support/dialer.js';
@@ -165,13 +166,8 @@ describe('credits running out mid-campaign', () => {
   it('pauses with insufficient_credits, places no call the balance cannot hold, and resumes after a top-up', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(
-      clock,
-      () => ({ status: 'completed', durationSeconds: 120, sentiment: 'neutral' }),
-      () => (r) => dialer.dialer.report(r),
-    );
-    dialer = manualDialer(env, telephony, { holdMinutes: 5 });
+    const dialer = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 120, sentiment: 'neutral' }), { holdMinutes: 5 });
+    const { telephony } = dialer;
     // 60 cents a minute: a hold is 300 cents; 1,000 cents hold three calls at once, and pay for eight.
     const setup = await runningCampaign(app, env, {
       rows: Array.from({ length: 20 }, (_, i) => ({ Phone: number(5_000 + i) })),
@@ -285,14 +281,9 @@ describe('a call whose result came in but is not written yet', () => {
   it("leaves its slot to this dialer at once, up to a campaign's worth of such calls", async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(
-      clock,
-      () => ({ status: 'completed', durationSeconds: 30 }),
-      () => (r) => dialer.dialer.report(r),
-    );
+    const dialer = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 30 }));
+    const { telephony } = dialer;
     telephony.auto = false;
-    dialer = manualDialer(env, telephony);
     const setup = await runningCampaign(app, env, {
       rows: Array.from({ length: 7 }, (_, i) => ({ Phone: number(6_000 + i) })),
       campaign: { concurrentCalls: 2 },
@@ -355,13 +346,8 @@ describe("a balance spent elsewhere between a tick's read and its holds", () => 
       transaction: base.sql.transaction.bind(base.sql),
     };
     const env = { ...base, sql };
-    let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(
-      clock,
-      () => ({ status: 'completed', durationSeconds: 30 }),
-      () => (r) => dialer.dialer.report(r),
-    );
-    dialer = manualDialer(env, telephony);
+    const dialer = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 30 }));
+    const { telephony } = dialer;
     const setup = await runningCampaign(app, env, { rows: [{ Phone: number(7_001) }, { Phone: number(7_002) }], creditsCents: 10_000 });
 
     await dialer.dialer.tick(setup.campaignId);
@@ -387,14 +373,9 @@ describe('calls that never report back', () => {
   it('hold their slot only for the lease, then count as failed and are retried', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    let dialer: ReturnType<typeof manualDialer>;
     let silent = true;
-    const telephony = new RecordingTelephony(
-      clock,
-      () => (silent ? null : { status: 'completed', durationSeconds: 10 }),
-      () => (r) => dialer.dialer.report(r),
-    );
-    dialer = manualDialer(env, telephony, { leaseSeconds: 60 });
+    const dialer = recordingDialer(env, () => (silent ? null : { status: 'completed', durationSeconds: 10 }), { leaseSeconds: 60 });
+    const { telephony } = dialer;
     const setup = await runningCampaign(app, env, {
       rows: [{ Phone: number(9_001) }, { Phone: number(9_002) }],
       campaign: { concurrentCalls: 1 },
@@ -421,13 +402,8 @@ describe('the circuit breaker', () => {
   it('pauses the campaign with high_failure_rate when most recent dials fail', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    let dialer: ReturnType<typeof manualDialer>;
-    const telephony = new RecordingTelephony(
-      clock,
-      () => ({ status: 'failed', durationSeconds: 0 }),
-      () => (r) => dialer.dialer.report(r),
-    );
-    dialer = manualDialer(env, telephony);
+    const dialer = recordingDialer(env, () => ({ status: 'failed', durationSeconds: 0 }));
+    const { telephony } = dialer;
     const setup = await runningCampaign(app, env, {
       rows: Array.from({ length: 100 }, (_, i) => ({ Phone: number(10_000 + i) })),
       campaign: { concurrentCalls: 5 },

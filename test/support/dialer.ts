@@ -117,6 +117,19 @@ export function manualDialer(env: ServiceEnv, telephony: Telephony, options: Par
   };
 }
 
+/** A manual dialer placing its calls on a RecordingTelephony that reports each result back to it. */
+export function recordingDialer(
+  env: ServiceEnv,
+  outcome: ConstructorParameters<typeof RecordingTelephony>[1],
+  options: Partial<DialerOptions> = {},
+) {
+  // The telephony reports to the dialer, which is made with the telephony: the first reads the second late.
+  let handle: ReturnType<typeof manualDialer>;
+  const telephony = new RecordingTelephony(env.clock, outcome, () => (result) => handle.dialer.report(result));
+  handle = manualDialer(env, telephony, options);
+  return { ...handle, telephony };
+}
+
 /** A dialer whose batches of results a test can hold back. */
 export class TestDialer extends Dialer {
   private writable: Promise<void> = Promise.resolve();
