@@ -18,7 +18,6 @@ import { ShutdownHooks, type ShutdownHook } from './ops/shutdown-hooks.js';
 import { createAuthenticator, UserRegistry } from './services/auth.js';
 import { systemClock, type Clock, type ServiceEnv } from './services/context.js';
 import { idleDialer } from './services/dialer/control.js';
-import { closePhoneWorkers } from './services/phone-pool.js';
 
 export interface Runtime {
   url: string;
@@ -91,7 +90,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       const drained = await draining;
       if (!drained) log.warn({ timeoutMs }, 'requests still in flight at the shutdown timeout were cut off');
       const hooksFinished = await shutdownHooks.run(log, timeoutMs);
-      await Promise.all([rateLimiter.close(), events.close(), closePhoneWorkers()]);
+      await Promise.all([rateLimiter.close(), events.close()]);
       await db.close();
       return drained && hooksFinished;
     };

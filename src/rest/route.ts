@@ -30,6 +30,21 @@ export interface RouteDefinition<
   body?: B;
   /** Takes the larger import body limit (whole files) instead of the ordinary one. */
   largeBody?: boolean;
+  /**
+   * A JSON body whose last field is the list `field` goes to `handler` as it arrives: the body's other
+   * fields (the list as `[]`) as `body`, the list's items in batches (see http/json-list.ts). The handler
+   * must leave nothing behind when it throws. A body of another shape, a refusal (ValidationError) or an
+   * answer of undefined sends the whole body to the route's own handler instead, which decides the answer.
+   */
+  streamList?: {
+    field: string;
+    batchBytes: number;
+    handler: (
+      input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>,
+      items: AsyncIterable<unknown[]>,
+      ctx: ServiceContext,
+    ) => Promise<(R extends z.ZodType ? z.input<R> : void) | undefined>;
+  };
   /** A tighter per-user budget this endpoint also spends, besides the general one. */
   rateLimit?: RateLimitBucket;
   /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import * as contacts from '../../services/contacts/contacts.js';
 import * as groups from '../../services/contacts/groups.js';
-import { importContacts } from '../../services/contacts/import.js';
+import { ARRIVING_BATCH_BYTES, importArrivingRows, importContacts } from '../../services/contacts/import.js';
 import { ValidationError } from '../../services/errors.js';
 import { snakeKeys } from '../../key-case.js';
 import { describedAs } from '../../services/validation.js';
@@ -56,6 +56,16 @@ export const contactRoutes = [
       if (file && file.size === 0) throw ValidationError.field('file', 'The submitted file is empty.');
       const csv_text = file ? await file.text() : undefined;
       return toV1ImportResult(await importContacts(ctx, { ...snakeKeys(rest), csv_text }));
+    },
+    // JSON rows are imported while the body arrives, rather than once it has all arrived and been parsed.
+    streamList: {
+      field: 'csvData',
+      batchBytes: ARRIVING_BATCH_BYTES,
+      handler: async ({ body }, rows, ctx) => {
+        const { file: _file, csvData: _rows, ...rest } = body;
+        const result = await importArrivingRows(ctx, snakeKeys(rest), rows);
+        return result && toV1ImportResult(result);
+      },
     },
   }),
   defineRoute({

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../context.js';
 import { defaultCountryOf } from '../users/store.js';
 import { uuidv7 } from '../ids.js';
 import { NON_FIELD, ValidationError, type FieldErrors } from '../errors.js';
-import { toE164Batch } from '../phone-pool.js';
+import { toE164 } from '../phone.js';
 import { listInPlace, parseInput, type RawInput } from '../validation.js';
 import { NotCsvError, parseCsv, type ParsedTable } from './csv.js';
 import { doNotCallSet } from './do-not-call.js';
@@ -12,7 +12,6 @@ import {
   canonicalData,
   hasPhoneColumn,
   mergeData,
-  numbersOf,
   planColumns,
   readData,
   withColumns,
@@ -61,37 +60,86 @@ interface Draft {
   data: ContactData;
 }
 
+type Row = Record<string, unknown>;
+type ParsedImport = z.output<typeof importInput>;
+
 export async function importContacts(ctx: ServiceContext, raw: ImportInput): Promise<ImportResult> {
   const input = parseInput(importInput, raw);
   const source = input.csv_text !== undefined ? 'file' : 'csv_data';
   const table = readTable(input, ctx.settings.importMaxRows);
-  const headers = selectHeaders(table.headers, input.selected_headers);
-  const plan = planColumns(headers);
-  const rows = table.rows;
-  if (rows.length === 0) throw ValidationError.field(source, 'There are no rows to import.');
-  if (!hasPhoneColumn(plan)) {
-    throw ValidationError.field(source, 'No column holds phone numbers: name one "Phone", "Phone Number" or "Mobile".');
+  const columns = new Columns(input.selected_headers);
+  columns.add(table.headers);
+  columns.check(source, table.rows.length);
+  return writeImport(ctx, input, columns, chunksOf(table.rows));
+}
+
+/**
+ * Text of the rows of a JSON import read at a time while its body arrives (importArrivingRows): small
+ * enough to stay out of V8's large-object space, whose garbage waits for a full collection.
+ */
+export const ARRIVING_BATCH_BYTES = 64 * 1024;
+
+/**
+ * A JSON import whose rows are read as the body arrives, in batches: the same import as importContacts
+ * with the rows as `csv_data`, started before they have all arrived and without holding them all.
+ * Answers undefined, having written nothing, when the rows cannot be imported as they come (a column that
+ * first appears late would change what an earlier one means: "Name" once "First Name" appears); the caller
+ * then imports them all at once. A refusal is thrown as importContacts would throw it, though not always
+ * the same one: the caller decides the answer on the whole input.
+ */
+export async function importArrivingRows(
+  ctx: ServiceContext,
+  raw: ImportInput,
+  batches: AsyncIterable<unknown[]>,
+): Promise<ImportResult | undefined> {
+  const input = parseInput(importInput, raw);
+  const maxRows = ctx.settings.importMaxRows;
+  const columns = new Columns(input.selected_headers);
+  async function* rows() {
+    let count = 0;
+    for await (const batch of batches) {
+      columns.add(readRows(batch, count));
+      count += batch.length;
+      if (count > maxRows) throw tooMany('csv_data', maxRows);
+      yield batch as Row[];
+    }
+    columns.check('csv_data', count);
   }
+  try {
+    return await writeImport(ctx, input, columns, rows());
+  } catch (error) {
+    if (error instanceof ColumnsChanged) return undefined;
+    throw error;
+  }
+}
 
-  const userCountry = await defaultCountryOf(ctx.db, ctx.user.id);
+/** The rows of an import in memory, a chunk at a time; each row is let go once taken. */
+function* chunksOf(rows: Row[]): Generator<Row[]> {
+  for (let start = 0; start < rows.length; start += WRITE_ROWS) {
+    const end = Math.min(start + WRITE_ROWS, rows.length);
+    const chunk = rows.slice(start, end);
+    rows.fill(EMPTY_ROW, start, end);
+    yield chunk;
+  }
+}
+
+/**
+ * Rows handed to the COPY at a time. Their text (some 90 KB) stays small enough for the young generation,
+ * so it is collected as soon as it is sent; a row whose number was already sent is a late duplicate.
+ */
+const WRITE_ROWS = 250;
+const EMPTY_ROW: Row = {};
+
+/** Writes the import's group and its rows, which come in chunks, in one transaction; `columns` grows with them. */
+async function writeImport(
+  ctx: ServiceContext,
+  input: ParsedImport,
+  columns: Columns,
+  chunks: Iterable<Row[]> | AsyncIterable<Row[]>,
+): Promise<ImportResult> {
+  const [userCountry, blocked] = await Promise.all([defaultCountryOf(ctx.db, ctx.user.id), doNotCallSet(ctx.sql, ctx.user.id)]);
   const country = input.default_country ?? userCountry;
-  const book = new DraftBook(await doNotCallSet(ctx.sql, ctx.user.id));
-
-  // The phone pool reads the numbers of a few chunks ahead of the one being built, so that they are ready
-  // when it is, without holding every chunk's numbers at once.
-  const chunkCount = Math.ceil(rows.length / CHUNK_ROWS);
-  const chunkEnd = (chunkIndex: number) => Math.min((chunkIndex + 1) * CHUNK_ROWS, rows.length);
-  const readChunk = (chunkIndex: number) => {
-    const numbers: string[] = [];
-    for (let index = chunkIndex * CHUNK_ROWS; index < chunkEnd(chunkIndex); index += 1) numbers.push(...numbersOf(plan, rows[index]!));
-    const reading = readNumbers(numbers, country);
-    // Awaited in turn below; this keeps one that fails while an earlier chunk is written (or after the
-    // transaction failed) from counting as unhandled.
-    reading.catch(() => {});
-    return reading;
-  };
-  const readings = Array.from({ length: Math.min(READ_AHEAD, chunkCount) }, (_, chunkIndex) => readChunk(chunkIndex));
-
+  const book = new DraftBook(blocked);
   const groupId = uuidv7();
   await ctx.sql.transaction(async (tx) => {
     const now = await store.insertImportedGroup(tx, {
@@ -99,19 +147,18 @@ export async function importContacts(ctx: ServiceContext, raw: ImportInput): Pro
       userId: ctx.user.id,
       name: input.group_name,
       description: input.description,
-      csvHeaders: headers,
     });
     // One COPY takes every contact while the rows are built: the database writes some rows while this
     // process builds the next, and waiting on write() keeps this process from running far ahead of it.
+    // Numbers are read here, between writes (about a millisecond for 250 rows): worker threads cost an
+    // import 15 to 60 MB at its peak and saved it no time, the database's side of the COPY being the slower.
     const copy = store.copyContacts(tx, ctx.user.id, groupId, now);
-    for (let chunkIndex = 0; chunkIndex < chunkCount; chunkIndex += 1) {
-      if (chunkIndex + READ_AHEAD < chunkCount) readings.push(readChunk(chunkIndex + READ_AHEAD));
-      const read = await readings.shift()!;
-      const readNumber = (number: string) => read.get(number) ?? null;
-      for (let start = chunkIndex * CHUNK_ROWS; start < chunkEnd(chunkIndex); start += WRITE_ROWS) {
-        const drafts = buildDrafts(rows, start, Math.min(start + WRITE_ROWS, chunkEnd(chunkIndex)), plan, readNumber, book);
+    const readNumber = (number: string) => toE164(number, country);
+    for await (const rows of chunks) {
+      for (let start = 0; start < rows.length; start += WRITE_ROWS) {
+        const drafts = buildDrafts(rows, start, Math.min(start + WRITE_ROWS, rows.length), columns.plan, readNumber, book);
         const writing = copy.write(drafts.map(toImported));
-        book.written(drafts);
+        book.written();
         await writing;
       }
     }
@@ -119,35 +166,61 @@ export async function importContacts(ctx: ServiceContext, raw: ImportInput): Pro
     if (book.lateDuplicates.length) await mergeLateDuplicates(tx, book.lateDuplicates, ctx.user.id, groupId);
     // Counted here rather than recounted (a recount visits 100,000 fresh rows: 0.2 s): no other transaction
     // can see the new group yet, so it holds exactly the rows written above.
-    await store.setGroupTotal(tx, groupId, book.counts.imported);
+    await store.finishImportedGroup(tx, groupId, { total: book.counts.imported, csvHeaders: columns.headers });
   });
 
   const { imported, invalid, duplicates, doNotCall } = book.counts;
   return { success: true, groupId, totalImported: imported, totalInvalid: invalid, totalDuplicates: duplicates, totalDoNotCall: doNotCall };
 }
 
-/** Rows whose numbers go to the phone pool as one batch. */
-const CHUNK_ROWS = 5_000;
-const READ_AHEAD = 2;
-/**
- * Rows handed to the COPY at a time. Their text (some 90 KB) stays small enough for the young generation,
- * so it is collected as soon as it is sent; a row whose number was already sent is a late duplicate.
- */
-const WRITE_ROWS = 250;
-const EMPTY_ROW: Record<string, unknown> = {};
+/** A column that arrives late would change what an earlier column means. */
+class ColumnsChanged extends Error {}
 
-async function readNumbers(numbers: string[], country: string): Promise<Map<string, string | null>> {
-  const e164 = await toE164Batch(numbers, country);
-  return new Map(numbers.map((number, index) => [number, e164[index]!]));
+/**
+ * The columns an import keeps (all, or the selected ones), in the order they were first seen, and what
+ * each means. Rows arriving in batches may bring new columns; one that changes what an earlier column means
+ * throws ColumnsChanged, since rows already written read that column otherwise.
+ */
+class Columns {
+  readonly headers: string[] = [];
+  plan: ColumnPlan[] = [];
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly selected: string[] | undefined) {}
+
+  add(headers: string[]) {
+    const kept = headers.filter((h) => !this.seen.has(h) && (!this.selected?.length || this.selected.includes(h)));
+    for (const header of headers) this.seen.add(header);
+    if (kept.length === 0) return;
+    this.headers.push(...kept);
+    const plan = planColumns(this.headers);
+    if (this.plan.some((column, index) => plan[index]!.field !== column.field)) throw new ColumnsChanged();
+    this.plan = plan;
+  }
+
+  /** Refuses columns no import can take: selected ones the rows lack, none for numbers; and no rows at all. */
+  check(source: string, rowCount: number) {
+    const unknown = this.selected?.filter((h) => !this.seen.has(h)) ?? [];
+    if (unknown.length) throw ValidationError.field('selected_headers', `Unknown column(s): ${unknown.join(', ')}.`);
+    if (rowCount === 0) throw ValidationError.field(source, 'There are no rows to import.');
+    if (!hasPhoneColumn(this.plan)) {
+      throw ValidationError.field(source, 'No column holds phone numbers: name one "Phone", "Phone Number" or "Mobile".');
+    }
+  }
 }
 
 /** The drafts of an import's rows, in order: rows that share a number merge into the first, which wins. */
 class DraftBook {
   readonly counts = { imported: 0, invalid: 0, duplicates: 0, doNotCall: 0 };
   /** Rows whose number's first row was written before they came; merged into it at the end (rare). */
-  readonly lateDuplicates: { id: string; data: ContactData }[] = [];
-  /** A number maps to its draft until that is written, then only to its id, so that memory does not grow with the import. */
-  private readonly byNumber = new Map<string, Draft | string>();
+  readonly lateDuplicates: { phoneNumber: string; data: ContactData }[] = [];
+  /** Drafts not written yet, by number. */
+  private readonly pending = new Map<string, Draft>();
+  /**
+   * Numbers already written. A late duplicate finds its first row by number (one per group), so that
+   * 100,000 ids are not held through the import.
+   */
+  private readonly writtenNumbers = new Set<string>();
 
   constructor(private readonly blocked: Set<string>) {}
 
@@ -155,38 +228,35 @@ class DraftBook {
   add(data: ContactData, e164: string | null): Draft | undefined {
     const given = data.phone_number ?? '';
     const key = e164 ?? (given ? given.slice(0, PHONE_COLUMN_LENGTH) : null);
-    const earlier = key ? this.byNumber.get(key) : undefined;
-    if (earlier) {
-      // Later rows fill in what the first left blank.
-      if (typeof earlier === 'string') this.lateDuplicates.push({ id: earlier, data });
-      else earlier.data = mergeData(data, earlier.data);
-      this.counts.duplicates += 1;
-      return undefined;
+    if (key) {
+      const earlier = this.pending.get(key);
+      const late = !earlier && this.writtenNumbers.has(key);
+      if (earlier || late) {
+        // Later rows fill in what the first left blank.
+        if (earlier) earlier.data = mergeData(data, earlier.data);
+        else this.lateDuplicates.push({ phoneNumber: key, data });
+        this.counts.duplicates += 1;
+        return undefined;
+      }
     }
     const status = !e164 ? 'invalid' : this.blocked.has(e164) ? 'do_not_call' : 'active';
     const draft: Draft = { id: uuidv7(), phone_number: key, status, data };
-    if (key) this.byNumber.set(key, draft);
+    if (key) this.pending.set(key, draft);
     this.counts.imported += 1;
     if (status === 'invalid') this.counts.invalid += 1;
     if (status === 'do_not_call') this.counts.doNotCall += 1;
     return draft;
   }
 
-  /** The drafts are written as they stand: later rows of their numbers are late duplicates. */
-  written(drafts: Draft[]) {
-    for (const draft of drafts) if (draft.phone_number) this.byNumber.set(draft.phone_number, draft.id);
+  /** The pending drafts are written as they stand: later rows of their numbers are late duplicates. */
+  written() {
+    for (const number of this.pending.keys()) this.writtenNumbers.add(number);
+    this.pending.clear();
   }
 }
 
 /** The drafts of rows [start, end); each source row is let go once read. */
-function buildDrafts(
-  rows: Record<string, unknown>[],
-  start: number,
-  end: number,
-  plan: ColumnPlan[],
-  readNumber: NumberReader,
-  book: DraftBook,
-) {
+function buildDrafts(rows: Row[], start: number, end: number, plan: ColumnPlan[], readNumber: NumberReader, book: DraftBook) {
   const drafts: Draft[] = [];
   for (let index = start; index < end; index += 1) {
     const data = canonicalData(plan, rows[index]!, readNumber);
@@ -205,15 +275,23 @@ const toImported = ({ id, phone_number, status, data }: Draft): store.ImportedCo
   ...withColumns(data),
 });
 
-async function mergeLateDuplicates(tx: SqlSession, duplicates: { id: string; data: ContactData }[], userId: string, groupId: string) {
-  const rows = await store.contactData(tx, [...new Set(duplicates.map((d) => d.id))]);
-  const merged = new Map(rows.map((r) => [r.id, readData(r.data)]));
-  for (const { id, data } of duplicates) merged.set(id, mergeData(data, merged.get(id)!));
+async function mergeLateDuplicates(
+  tx: SqlSession,
+  duplicates: { phoneNumber: string; data: ContactData }[],
+  userId: string,
+  groupId: string,
+) {
+  const rows = await store.contactsByNumbers(tx, groupId, [...new Set(duplicates.map((d) => d.phoneNumber))]);
+  const merged = new Map(rows.map((r) => [r.phoneNumber, { id: r.id, data: readData(r.data) }]));
+  for (const { phoneNumber, data } of duplicates) {
+    const first = merged.get(phoneNumber)!;
+    first.data = mergeData(data, first.data);
+  }
   await store.rewriteGroupContacts(
     tx,
     userId,
     groupId,
-    [...merged].map(([id, data]) => ({ id, ...withColumns(data) })),
+    [...merged.values()].map(({ id, data }) => ({ id, ...withColumns(data) })),
   );
 }
 
@@ -242,13 +320,22 @@ const tooMany = (field: string, maxRows: number) => ValidationError.field(field,
 
 /** Rows given as JSON objects: every value a string, number, boolean or null; headers in first-seen order. */
 function tableFromRows(rows: unknown[]): ParsedTable {
+  return { headers: readRows(rows, 0), rows: rows as Row[] };
+}
+
+/**
+ * Checks rows given as JSON objects, `offset` being the first one's index, and answers their headers in
+ * first-seen order; a ValidationError names the first rows that are not objects of plain values.
+ */
+function readRows(rows: unknown[], offset: number): string[] {
   const headers = new Set<string>();
   const errors: FieldErrors = {};
   let errorCount = 0;
   const fail = (path: string, message: string) => {
     if (errorCount++ < MAX_ROW_ERRORS) (errors[path] ??= []).push(message);
   };
-  rows.forEach((row, index) => {
+  rows.forEach((row, at) => {
+    const index = offset + at;
     if (typeof row !== 'object' || row === null || Array.isArray(row)) {
       fail(
         `csv_data.${index}`,
@@ -256,18 +343,12 @@ function tableFromRows(rows: unknown[]): ParsedTable {
       );
       return;
     }
-    for (const [key, value] of Object.entries(row)) {
+    for (const key of Object.keys(row)) {
+      const value = (row as Row)[key];
       if (value !== null && typeof value === 'object') fail(`csv_data.${index}.${key}`, 'Expected a text, number or boolean value.');
       else if (key.trim()) headers.add(key);
     }
   });
   if (errorCount > 0) throw new ValidationError(errors);
-  return { headers: [...headers], rows: rows as Record<string, unknown>[] };
-}
-
-function selectHeaders(headers: string[], selected: string[] | undefined): string[] {
-  if (!selected || selected.length === 0) return headers;
-  const unknown = selected.filter((h) => !headers.includes(h));
-  if (unknown.length) throw ValidationError.field('selected_headers', `Unknown column(s): ${unknown.join(', ')}.`);
-  return headers.filter((h) => selected.includes(h));
+  return [...headers];
 }
