@@ -1,31 +1,58 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentRelations, listAgentsWithRelations } from '../src/services/agents/with-relations.js';
+import type { IsoInstants } from '../src/db/json-rows.js';
+import { toV1Agent } from '../src/rest/serializers/agents.js';
+import { toV1Campaign } from '../src/rest/serializers/campaigns.js';
+import { agentHidden, agentRelations, listAgentsWithRelations } from '../src/services/agents/with-relations.js';
 import { listAgents } from '../src/services/agents/agents.js';
 import { getCampaign, listCampaigns } from '../src/services/campaigns/campaigns.js';
-import { campaignRelations, getCampaignWithRelations, listCampaignsWithRelations } from '../src/services/campaigns/with-relations.js';
+import {
+  campaignRelations,
+  getCampaignWithRelations,
+  listCampaignsWithRelations,
+  type CampaignWithRelations,
+} from '../src/services/campaigns/with-relations.js';
 import { serviceContext } from '../src/services/context.js';
 import { NotFoundError } from '../src/services/errors.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createCampaign, customer, forceStatus, importGroup, contactRows, type Customer } from './support/campaigns.js';
 import { dialerEnv } from './support/dialer.js';
-import { createAgent, nextPhoneNumber } from './support/fixtures.js';
+import { createAgent, nextPhoneNumber, templateId } from './support/fixtures.js';
 
-// The v1 lists read campaigns and agents with their relations in plain SQL; Prisma reads the same
-// relations through its own include. The two must give the same objects, field for field and in the
-// same order, or the v1 shapes would drift from everything else that reads through Prisma.
+// The v1 lists read campaigns and agents with their relations in plain SQL, each row built as JSON with
+// its instants as ISO 8601 text (and a campaign's schedule columns as their JSON text); Prisma reads the
+// same relations through its own include. The two must
+// give the same objects, field for field, or the v1 shapes would drift from everything else that reads
+// through Prisma; and the v1 bytes must be those the serializers made of Prisma's read.
 
 let app: TestApp;
 let alice: Customer;
 let bob: Customer;
 const ctxOf = (who: Customer) => serviceContext(dialerEnv(app, { now: () => new Date() }), { id: who.id, isAdmin: false });
+/** Prisma's read as the SQL read gives it: a Date in JSON is its ISO 8601 text. */
+const isoInstants = <T>(value: T) => JSON.parse(JSON.stringify(value)) as IsoInstants<T>;
+/** The SQL read of a campaign with its schedule columns parsed from their JSON text, as Prisma reads them. */
+const scheduleParsed = (c: CampaignWithRelations | undefined) =>
+  c && {
+    ...c,
+    callingHours: JSON.parse(c.callingHours),
+    scheduleConfig: JSON.parse(c.scheduleConfig),
+    activeDays: JSON.parse(c.activeDays),
+  };
+/** Prisma's read of a campaign as the SQL read gives it, for the serializer. */
+const asRead = <C extends { callingHours: unknown; scheduleConfig: unknown; activeDays: unknown }>(c: C) => {
+  const read = isoInstants(c);
+  const text = (value: unknown) => JSON.stringify(value);
+  return { ...read, callingHours: text(read.callingHours), scheduleConfig: text(read.scheduleConfig), activeDays: text(read.activeDays) };
+};
 
 beforeAll(async () => {
   app = await startTestApp();
   alice = await customer(app, { contacts: 3 });
   bob = await customer(app, { contacts: 1 });
-  // Alice: a second agent with two more numbers (one primary), an archived agent, groups with headers,
-  // campaigns in several states, some created in the same millisecond.
+  // Alice: a second agent with two more numbers (one primary), an archived agent, an agent of another
+  // template with no number and no campaign, groups with headers (one archived, one with an erased contact), campaigns in
+  // several states with their optional fields null or set, some created in the same millisecond.
   const second = await createAgent(app, alice.token, { name: 'Night desk' });
   await app.prisma.phoneNumber.createMany({
     data: [
@@ -40,16 +67,40 @@ beforeAll(async () => {
     calling_hours: { start: '08:30', end: '18:00' },
     active_days: ['mon', 'sat'],
   });
-  await createCampaign(app, alice, {
+  const summer = await createCampaign(app, alice, {
     name: 'Summer',
     agent_id: second.id,
     contact_group_id: otherGroup,
     description: 'With a description',
   });
+  // Schedule columns as an older row may hold them: readers fill in the defaults of what is missing or bad.
+  await app.prisma.campaign.update({
+    where: { id: summer.id },
+    data: { scheduleConfig: { max_attempts: 1 }, callingHours: { start: '25:00', end: '17:00' } },
+  });
   const third = await createCampaign(app, alice, { name: 'Autumn', agent_id: archived.id });
   await forceStatus(app, first.id, 'paused', { startedAt: new Date('2026-11-01T10:00:00Z'), pausedReason: 'user_requested' });
   await app.prisma.campaign.update({ where: { id: third.id }, data: { createdAt: new Date('2026-01-01T00:00:00Z') } });
   await app.request('DELETE', `/api/v1/agents/${archived.id}/`, { token: alice.token });
+  const lineless = await createAgent(app, alice.token, { name: 'No line' });
+  await app.prisma.agent.update({
+    where: { id: lineless.id },
+    data: { phoneNumberId: null, llmWebsocketUrl: 'wss://llm.example/ws', templateId: await templateId(app, 'lead_qualifier') },
+  });
+  await app.prisma.phoneNumber.deleteMany({ where: { agentId: lineless.id } });
+  const done = await createCampaign(app, alice, { name: 'Winter', contact_group_id: otherGroup });
+  await app.prisma.campaign.update({
+    where: { id: done.id },
+    data: { status: 'completed', startedAt: new Date('2026-10-01T09:00:00.001Z'), completedAt: new Date('2026-10-02T17:30:00Z') },
+  });
+  await app.prisma.contactGroup.update({ where: { id: otherGroup }, data: { archivedAt: new Date() } });
+  // A contact that was called is erased in place when deleted: its group counts one fewer.
+  const [called] = await app.prisma.contact.findMany({ where: { groupId: alice.groupId }, take: 1 });
+  await app.prisma.callAttempt.create({
+    data: { userId: alice.id, campaignId: first.id, contactId: called!.id, attemptNumber: 1, status: 'completed' },
+  });
+  expect((await app.request('DELETE', `/api/v1/contacts/contacts/${called!.id}/`, { token: alice.token })).status).toBe(204);
+  expect(await app.prisma.contact.findUniqueOrThrow({ where: { id: called!.id } })).toMatchObject({ erasedAt: expect.any(Date) });
   await createCampaign(app, bob);
 }, 60_000);
 afterAll(() => app.close());
@@ -58,18 +109,20 @@ describe('campaigns with their agent and group', () => {
   it('list as Prisma lists them with the same relations', async () => {
     const ctx = ctxOf(alice);
     const viaPrisma = await listCampaigns(ctx, {}, { include: campaignRelations });
-    expect(viaPrisma).toHaveLength(3);
-    expect(await listCampaignsWithRelations(ctx)).toEqual(viaPrisma);
-    expect(await listCampaignsWithRelations(ctx, { take: 1, skip: 1 })).toEqual(
-      await listCampaigns(ctx, {}, { include: campaignRelations, take: 1, skip: 1 }),
+    expect(viaPrisma).toHaveLength(4);
+    expect((await listCampaignsWithRelations(ctx)).map(scheduleParsed)).toEqual(isoInstants(viaPrisma));
+    expect((await listCampaignsWithRelations(ctx, { take: 1, skip: 1 })).map(scheduleParsed)).toEqual(
+      isoInstants(await listCampaigns(ctx, {}, { include: campaignRelations, take: 1, skip: 1 })),
     );
-    expect(await listCampaignsWithRelations(ctx, { take: 5, skip: 3 })).toEqual([]);
+    expect(await listCampaignsWithRelations(ctx, { take: 5, skip: 4 })).toEqual([]);
   });
 
   it('read one as Prisma reads it, and another user’s not at all', async () => {
     const ctx = ctxOf(alice);
     for (const { id } of await listCampaigns(ctx, {})) {
-      expect(await getCampaignWithRelations(ctx, id)).toEqual(await getCampaign(ctx, id, { include: campaignRelations }));
+      expect(scheduleParsed(await getCampaignWithRelations(ctx, id))).toEqual(
+        isoInstants(await getCampaign(ctx, id, { include: campaignRelations })),
+      );
     }
     const [bobs] = await listCampaigns(ctxOf(bob), {});
     await expect(getCampaignWithRelations(ctx, bobs!.id)).rejects.toBeInstanceOf(NotFoundError);
@@ -83,10 +136,61 @@ describe('agents with their template, numbers and campaigns', () => {
   it('list as Prisma lists them with the same relations, by status and all', async () => {
     const ctx = ctxOf(alice);
     for (const status of ['active', 'archived', null] as const) {
-      const viaPrisma = await listAgents(ctx, status, { include: agentRelations });
+      const viaPrisma = await listAgents(ctx, status, { include: agentRelations, omit: agentHidden });
       expect(viaPrisma.length).toBeGreaterThan(0);
-      expect(await listAgentsWithRelations(ctx, status)).toEqual(viaPrisma);
+      expect(await listAgentsWithRelations(ctx, status)).toEqual(isoInstants(viaPrisma));
     }
     expect((await listAgentsWithRelations(ctxOf(bob), null)).map((a) => a.id)).toEqual([bob.agent.id]);
+  });
+});
+
+describe('the v1 lists’ bytes', () => {
+  it('GET /campaigns/: the serializer over Prisma’s read, each item as the detail endpoint answers it, the caller’s only', async () => {
+    const list = await app.request('GET', '/api/v1/campaigns/', { token: alice.token });
+    expect(list.status).toBe(200);
+    const viaPrisma = await listCampaigns(ctxOf(alice), {}, { include: campaignRelations });
+    expect(list.text).toBe(JSON.stringify(viaPrisma.map((c) => toV1Campaign(asRead(c)))));
+    const details = [];
+    for (const { id } of viaPrisma) details.push((await app.request('GET', `/api/v1/campaigns/${id}/`, { token: alice.token })).text);
+    expect(list.text).toBe(`[${details.join(',')}]`);
+    // Nulls and an archived agent and group are shown as they are.
+    expect(list.json.map((c: any) => [c.name, c.started_at, c.paused_reason, c.user_agents.is_active])).toContainEqual([
+      'Summer',
+      null,
+      null,
+      true,
+    ]);
+    expect(list.json.find((c: any) => c.name === 'Autumn').user_agents).toMatchObject({ status: 'archived', is_active: false });
+    expect(list.json.find((c: any) => c.name === 'Summer')).toMatchObject({
+      calling_hours: { start: '09:00', end: '17:00' },
+      schedule_config: { max_attempts: 1, max_attempts_per_day: 1, retry_interval_minutes: 60 },
+    });
+    expect(list.json.find((c: any) => c.name === 'Winter')).toMatchObject({
+      started_at: '2026-10-01T09:00:00.001Z',
+      completed_at: '2026-10-02T17:30:00.000Z',
+      contact_groups: { name: 'VIPs' },
+    });
+
+    const bobs = await app.request('GET', '/api/v1/campaigns/', { token: bob.token });
+    expect(bobs.json.map((c: any) => c.id)).toEqual((await listCampaigns(ctxOf(bob), {})).map((c) => c.id));
+    for (const { id } of viaPrisma) expect((await app.request('GET', `/api/v1/campaigns/${id}/`, { token: bob.token })).status).toBe(404);
+  });
+
+  it('GET /agents/active/: the serializer over Prisma’s read, the caller’s only', async () => {
+    const list = await app.request('GET', '/api/v1/agents/active/', { token: alice.token });
+    expect(list.status).toBe(200);
+    const viaPrisma = await listAgents(ctxOf(alice), 'active', { include: agentRelations, omit: agentHidden });
+    expect(list.text).toBe(JSON.stringify(viaPrisma.map((a) => toV1Agent(isoInstants(a)))));
+    expect(list.json.find((a: any) => a.name === 'No line')).toMatchObject({
+      phone_numbers: [],
+      campaigns: [],
+      phone_number_id: null,
+      llm_websocket_url: 'wss://llm.example/ws',
+      agent_templates: { template_key: 'lead_qualifier' },
+    });
+    expect(list.json.map((a: any) => a.name)).not.toContain('Retired');
+
+    const bobs = await app.request('GET', '/api/v1/agents/active/', { token: bob.token });
+    expect(bobs.json.map((a: any) => a.id)).toEqual([bob.agent.id]);
   });
 });

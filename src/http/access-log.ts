@@ -1,23 +1,29 @@
 import type { MiddlewareHandler } from 'hono';
+import type { Logger } from 'pino';
 import { scopeOf } from './request-scope.js';
 
 // Probes and scrapes come every few seconds and would drown the log, so they are logged at debug.
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
-/** One line per request once it is answered. The path is logged without its query, which may hold secrets. */
-export function accessLog(): MiddlewareHandler {
+/**
+ * One line per request once it is answered, through the request's logger. The path is logged without its
+ * query, which may hold secrets. `log` (the logger the request's is a child of) tells whether the line
+ * would be written at all, before the request's logger is made for it.
+ */
+export function accessLog(log: Logger): MiddlewareHandler {
   return async (c, next) => {
     const started = performance.now();
     await next();
-    const { log, userId } = scopeOf(c);
+    const level = QUIET_PATHS.has(c.req.path) ? 'debug' : 'info';
+    if (!log.isLevelEnabled(level)) return;
+    const scope = scopeOf(c);
     const line = {
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
       durationMs: Math.round((performance.now() - started) * 10) / 10,
-      userId,
+      userId: scope.userId,
     };
-    if (QUIET_PATHS.has(c.req.path)) log.debug(line, 'request');
-    else log.info(line, 'request');
+    scope.log[level](line, 'request');
   };
 }

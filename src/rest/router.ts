@@ -1,18 +1,19 @@
 import { Hono, type Context } from 'hono';
 import type { Authenticator } from '../services/auth.js';
-import { serviceContext, type ServiceEnv } from '../services/context.js';
+import { serviceContext, type ServiceContext, type ServiceEnv } from '../services/context.js';
 import type { BodyLimits } from '../config.js';
 import { scopeOf } from '../http/request-scope.js';
 import type { RateLimiter } from '../ops/rate-limits.js';
 import { NotFoundError, ValidationError } from '../services/errors.js';
 import { refuseUnsafeInput } from '../services/input-safety.js';
 import { fieldErrorsOf } from '../services/validation.js';
-import { BodyParseError, readBody } from '../http/body.js';
+import { ArrivingBody, BodyParseError, isJsonMediaType, readBody } from '../http/body.js';
+import { NotStreamable, streamJsonList } from '../http/json-list.js';
 import { camelCaseFields } from './field-case.js';
 import { errorResponse, json } from '../http/errors.js';
 import { docsAssetsPath, docsPage, serveDocsAsset } from './docs.js';
 import { buildOpenApiDocument } from './openapi.js';
-import type { RouteDefinition } from './route.js';
+import type { RouteDefinition, RouteInput } from './route.js';
 import { v1Routes } from './routes/index.js';
 
 export interface RestDeps {
@@ -35,6 +36,8 @@ export function createRestApp(deps: RestDeps): Hono {
 
   // A path without its trailing slash answers 308 to the slashed one, keeping method and body.
   app.use(`${V1_PREFIX}/*`, async (c, next) => {
+    // Most requests are slashed already: only the others pay for parsing their URL.
+    if (c.req.path.endsWith('/')) return next();
     const url = new URL(c.req.url);
     if (!url.pathname.endsWith('/') && !url.pathname.startsWith(docsAssetsPath)) {
       url.pathname += '/';
@@ -80,6 +83,7 @@ function paramsLookValid(params: Record<string, string>): boolean {
 
 async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promise<Response> {
   const scope = scopeOf(c);
+  let arriving: ArrivingBody | undefined;
   try {
     const rawParams = c.req.param() as Record<string, string>;
     if (!paramsLookValid(rawParams)) throw new NotFoundError();
@@ -87,11 +91,16 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     scope.userId = user.id;
     // Before the body is read, so that a refused import is not parsed.
     await deps.rateLimiter.consume(user.id, route.rateLimit ? [route.rateLimit] : []);
-    const ctx = serviceContext({ ...deps.env, log: scope.log }, user, scope.requestId);
+    const ctx = serviceContext(deps.env, user, scope.requestId, scope);
 
     const limit = route.largeBody ? deps.limits.maxImportBodyBytes : deps.limits.maxBodyBytes;
     const rawQuery = firstValues(c.req.queries());
-    const rawBody = route.body ? await readBody(c.req.raw, limit) : {};
+    arriving = route.body ? new ArrivingBody(c.req.raw, limit) : undefined;
+    if (arriving && route.streamList && canStream(c.req.raw, limit)) {
+      const result = await streamed(route, arriving, rawParams, rawQuery, ctx);
+      if (result !== undefined) return json(route.status, result);
+    }
+    const rawBody = route.body ? await readBody(c.req.raw, limit, arriving) : {};
     refuseUnsafeInput(rawQuery);
     refuseUnsafeInput(rawBody);
 
@@ -108,6 +117,50 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
       return errorResponse(new ValidationError(camelCaseFields(error.fieldErrors)), scope.log);
     }
     return errorResponse(error, scope.log);
+  } finally {
+    // The answer holds nothing of the body: its memory goes back now.
+    arriving?.release();
+  }
+}
+
+/** A JSON body of a declared length within the limit: the only kind read as it arrives. */
+function canStream(request: Request, limit: number): boolean {
+  const declared = Number(request.headers.get('content-length') ?? '');
+  const mediaType = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  return request.body !== null && isJsonMediaType(mediaType) && Number.isSafeInteger(declared) && declared > 0 && declared <= limit;
+}
+
+/**
+ * The route's `streamList` handler on the body as it arrives, checked as a whole body would be; undefined
+ * when the whole body must decide instead (see RouteDefinition.streamList). Before the handler, anything
+ * that goes wrong is left to the whole body's path too, so that its answer keeps its own order of checks.
+ */
+async function streamed(
+  route: RouteDefinition,
+  arriving: ArrivingBody,
+  rawParams: Record<string, string>,
+  rawQuery: Record<string, string>,
+  ctx: ServiceContext,
+): Promise<unknown> {
+  const { field, batchBytes, handler } = route.streamList!;
+  let input: RouteInput<unknown, unknown, unknown>;
+  let items: AsyncIterable<unknown[]>;
+  try {
+    const list = await streamJsonList(arriving, field, batchBytes);
+    refuseUnsafeInput(rawQuery);
+    const params = route.params ? route.params.parse(rawParams) : {};
+    const query = route.query ? parseOrThrow(route.query, rawQuery) : {};
+    const body = route.body ? parseOrThrow(route.body, { ...list.head, [field]: [] }) : {};
+    input = { params, query, body };
+    items = list.items;
+  } catch {
+    return undefined;
+  }
+  try {
+    return await handler(input, items, ctx);
+  } catch (error) {
+    if (error instanceof NotStreamable || error instanceof ValidationError) return undefined;
+    throw error;
   }
 }
 

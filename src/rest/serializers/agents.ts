@@ -49,7 +49,7 @@ export const v1Agent = z
   })
   .meta({ id: 'Agent' });
 
-export function toV1AgentTemplate(t: AgentTemplate): z.input<typeof v1AgentTemplate> {
+export function toV1AgentTemplate(t: AgentTemplate | AgentWithRelations['template']): z.input<typeof v1AgentTemplate> {
   return {
     id: t.id,
     name: t.name,

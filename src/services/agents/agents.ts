@@ -28,6 +28,16 @@ export function listAgents<Q extends AgentQuery & AgentPage = {}>(
   return store.findAgents(ctx.db, { userId: ctx.user.id, status }, query);
 }
 
+/** The filter and order of the caller's agent list, for reads that compile it into their own statement. */
+export function agentListQuery(ctx: ServiceContext, status: AgentStatusFilter | null | undefined) {
+  return store.agentList({ userId: ctx.user.id, status });
+}
+
+/** The filter of one of the caller's agents, for reads that compile it into their own statement. */
+export function agentItemQuery(ctx: ServiceContext, id: string) {
+  return { where: store.agentList({ userId: ctx.user.id, id }).where };
+}
+
 export function countAgents(ctx: ServiceContext, status: AgentStatusFilter | null | undefined): Promise<number> {
   return store.countAgents(ctx.db, { userId: ctx.user.id, status });
 }

@@ -1,3 +1,4 @@
+import { isoText } from '../../db/json-rows.js';
 import { named } from '../../db/prisma-names.js';
 import { camelKeys } from '../../key-case.js';
 import { statement, type SqlSession } from '../../db/sql.js';
@@ -8,7 +9,7 @@ import type { AgentWithRelations } from './with-relations.js';
 // The agents domain's one door to the database: agents, their phone numbers and the agent templates.
 // Rules (agents.ts, templates.ts) decide who may see and change what; this module only reads and writes.
 
-export type AgentQuery = { include?: Prisma.AgentInclude; select?: Prisma.AgentSelect };
+export type AgentQuery = { include?: Prisma.AgentInclude; select?: Prisma.AgentSelect; omit?: Prisma.AgentOmit };
 export type AgentPage = Pick<Prisma.AgentFindManyArgs, 'take' | 'skip' | 'cursor'>;
 export type AgentStatusFilter = 'active' | 'archived';
 export type TemplateQuery = { include?: Prisma.AgentTemplateInclude; select?: Prisma.AgentTemplateSelect };
@@ -24,6 +25,11 @@ function agentWhere({ userId, status, id }: AgentFilter): Prisma.AgentWhereInput
   return { userId, ...(status ? { status } : {}), ...(id ? { id } : {}) };
 }
 
+/** Agents newest first: the one filter and order every read of the list uses. */
+export function agentList(filter: AgentFilter) {
+  return { where: agentWhere(filter), orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] } satisfies Prisma.AgentFindManyArgs;
+}
+
 /**
  * The one Prisma read of agents, newest first, with what `query` selects, joins and pages: GraphQL's
  * lists and single agents, and what a write hands back.
@@ -33,46 +39,42 @@ export function findAgents<Q extends AgentQuery & AgentPage = {}>(
   filter: AgentFilter,
   query: Q = {} as Q,
 ): Promise<Prisma.AgentGetPayload<Q>[]> {
-  return named('agents.find', () =>
-    db.agent.findMany({ ...query, where: agentWhere(filter), orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] }),
-  ) as Promise<Prisma.AgentGetPayload<Q>[]>;
+  return named('agents.find', () => db.agent.findMany({ ...query, ...agentList(filter) })) as Promise<Prisma.AgentGetPayload<Q>[]>;
 }
 
 export function countAgents(db: PrismaClient, filter: AgentFilter): Promise<number> {
   return named('agents.count', () => db.agent.count({ where: agentWhere(filter) }));
 }
 
-/** As read: the template comes as a JSON object, its timestamps as text. */
-type RelationsRow = Omit<AgentWithRelations, 'template'> & {
-  template: Omit<AgentWithRelations['template'], 'createdAt' | 'updatedAt'> & { createdAt: string | Date; updatedAt: string | Date };
-};
-
-// Agents with their template, numbers and campaigns in one statement: Prisma's mapping of the same
-// nested rows cost several times the CPU on a list clients poll. The template, numbers and campaigns come
-// as JSON objects already in their final shape: cheaper to read than a column each and to put together
-// here. The shape is Prisma's own for `agentRelations` (with-relations.ts), and a test holds the two
+// Agents with their template, numbers and campaigns in one statement, as JSON objects in Prisma's shape
+// for `agentRelations` less `agentHidden` (with-relations.ts), instants as ISO 8601 text (see
+// json-rows.ts): Prisma's mapping of the same nested rows cost several times the CPU on a list clients
+// poll, and one JSON value costs less to read than a column each. Agents mostly share a few templates,
+// so each template comes once, beside the agents, and is given to its agents here. A test holds the two
 // reads to the same result.
-const listWithRelations = statement<RelationsRow>(
+const AGENTS_OF = 'agents a WHERE a.user_id = $1::uuid AND ($2::text IS NULL OR a.status::text = $2)';
+const listWithRelations = statement<{ agents: Omit<AgentWithRelations, 'template'>[]; templates: AgentWithRelations['template'][] }>(
   'agents.listWithRelations',
   `
-  SELECT a.id, a.user_id AS "userId", a.template_id AS "templateId", a.name, a.status, a.is_active AS "isActive",
-         a.phone_number_id AS "phoneNumberId", a.response_engine_type AS "responseEngineType",
-         a.llm_websocket_url AS "llmWebsocketUrl", a.system_prompt AS "systemPrompt", a.agent_config AS "agentConfig",
-         a.agent_profile AS "agentProfile", a.agent_variables AS "agentVariables", a.llm_runtime_overrides AS "llmRuntimeOverrides",
-         a.provider_agent_id AS "providerAgentId", a.created_at AS "createdAt", a.updated_at AS "updatedAt",
-         json_build_object(
-           'id', t.id, 'templateKey', t.template_key, 'name', t.name, 'description', t.description,
-           'systemPromptTemplate', t.system_prompt_template, 'placeholderSchema', t.placeholder_schema,
-           'agentProfileDefaults', t.agent_profile_defaults, 'llmRuntimeDefaults', t.llm_runtime_defaults,
-           'responseEngineType', t.response_engine_type, 'isActive', t.is_active, 'createdAt', t.created_at, 'updatedAt', t.updated_at) AS template,
-         coalesce((SELECT json_agg(json_build_object('id', p.id, 'number', p.number, 'label', p.label, 'isPrimary', p.is_primary)
-                                   ORDER BY p.is_primary DESC, p.created_at, p.id)
-                   FROM phone_numbers p WHERE p.agent_id = a.id), '[]') AS "phoneNumbers",
-         coalesce((SELECT json_agg(json_build_object('id', c.id, 'name', c.name, 'status', c.status) ORDER BY c.created_at DESC, c.id DESC)
-                   FROM campaigns c WHERE c.agent_id = a.id), '[]') AS campaigns
-  FROM agents a JOIN agent_templates t ON t.id = a.template_id
-  WHERE a.user_id = $1::uuid AND ($2::text IS NULL OR a.status::text = $2)
-  ORDER BY a.created_at DESC, a.id DESC`,
+  SELECT coalesce((SELECT json_agg(json_build_object(
+             'id', a.id, 'userId', a.user_id, 'templateId', a.template_id, 'name', a.name, 'status', a.status, 'isActive', a.is_active,
+             'phoneNumberId', a.phone_number_id, 'responseEngineType', a.response_engine_type, 'llmWebsocketUrl', a.llm_websocket_url,
+             'agentConfig', a.agent_config, 'agentProfile', a.agent_profile, 'agentVariables', a.agent_variables,
+             'llmRuntimeOverrides', a.llm_runtime_overrides, 'createdAt', ${isoText('a.created_at')}, 'updatedAt', ${isoText('a.updated_at')},
+             'phoneNumbers', coalesce((SELECT json_agg(json_build_object('id', p.id, 'number', p.number, 'label', p.label, 'isPrimary', p.is_primary)
+                                                       ORDER BY p.is_primary DESC, p.created_at, p.id)
+                                       FROM phone_numbers p WHERE p.agent_id = a.id), '[]'),
+             'campaigns', coalesce((SELECT json_agg(json_build_object('id', c.id, 'name', c.name, 'status', c.status)
+                                                    ORDER BY c.created_at DESC, c.id DESC)
+                                    FROM campaigns c WHERE c.agent_id = a.id), '[]'))
+           ORDER BY a.created_at DESC, a.id DESC) FROM ${AGENTS_OF}), '[]') AS agents,
+         coalesce((SELECT json_agg(json_build_object(
+             'id', t.id, 'templateKey', t.template_key, 'name', t.name, 'description', t.description,
+             'systemPromptTemplate', t.system_prompt_template, 'placeholderSchema', t.placeholder_schema,
+             'agentProfileDefaults', t.agent_profile_defaults, 'llmRuntimeDefaults', t.llm_runtime_defaults,
+             'responseEngineType', t.response_engine_type, 'isActive', t.is_active,
+             'createdAt', ${isoText('t.created_at')}, 'updatedAt', ${isoText('t.updated_at')}))
+           FROM agent_templates t WHERE t.id IN (SELECT a.template_id FROM ${AGENTS_OF})), '[]') AS templates`,
 );
 
 /** One user's agents with their template, numbers and campaigns, newest first, of one status or all. */
@@ -81,12 +83,9 @@ export async function listAgentsWithRelations(
   userId: string,
   status: AgentStatusFilter | null | undefined,
 ): Promise<AgentWithRelations[]> {
-  const rows = await sql.run(listWithRelations, [userId, status ?? null]);
-  for (const row of rows) {
-    row.template.createdAt = new Date(row.template.createdAt);
-    row.template.updatedAt = new Date(row.template.updatedAt);
-  }
-  return rows as AgentWithRelations[];
+  const { agents, templates } = (await sql.run(listWithRelations, [userId, status ?? null]))[0]!;
+  const byId = new Map(templates.map((template) => [template.id, template]));
+  return agents.map((agent) => Object.assign(agent, { template: byId.get(agent.templateId)! }));
 }
 
 /** The user's row for a number, if the user has it, with whether an active agent holds it now. */

@@ -1,11 +1,13 @@
+import type { IsoInstants } from '../../db/json-rows.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
 import * as store from './store.js';
 import type { AgentStatusFilter } from './store.js';
 
 // Agents with their template, numbers and campaigns: what v1 lists. The store reads them in one plain
-// SQL statement; the shape is Prisma's own for `agentRelations`, and a test holds the SQL read and
-// Prisma's include to the same result.
+// SQL statement that builds each row as one JSON object; the shape is Prisma's own for `agentRelations`
+// less `agentHidden`, with instants as ISO 8601 text, and a test holds the SQL read and Prisma's to the
+// same result.
 
 export const agentRelations = {
   template: true,
@@ -16,7 +18,10 @@ export const agentRelations = {
   campaigns: { select: { id: true, name: true, status: true }, orderBy: [{ createdAt: 'desc' as const }, { id: 'desc' as const }] },
 } satisfies Prisma.AgentInclude;
 
-export type AgentWithRelations = Prisma.AgentGetPayload<{ include: typeof agentRelations }>;
+/** What v1 never shows of an agent, left unread: the prompt filled in from its template, the provider's id. */
+export const agentHidden = { systemPrompt: true, providerAgentId: true } satisfies Prisma.AgentOmit;
+
+export type AgentWithRelations = IsoInstants<Prisma.AgentGetPayload<{ include: typeof agentRelations; omit: typeof agentHidden }>>;
 
 /** The caller's agents, newest first, of one status or all. */
 export function listAgentsWithRelations(ctx: ServiceContext, status: AgentStatusFilter | null | undefined): Promise<AgentWithRelations[]> {
