@@ -13,6 +13,7 @@ import type { RetellWebhookSettings } from './services/dialer/retell-webhooks.js
 import { accessLog } from './http/access-log.js';
 import { cors, type CorsOrigins } from './http/cors.js';
 import { markEventStream } from './http/drain.js';
+import { adapterResponse } from './schema/server/node-adapter.js';
 import { createGraphQLServer } from './schema/server/server.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
 import { readinessEndpoint } from './http/readiness-endpoint.js';
@@ -25,7 +26,7 @@ export interface AppDeps {
   env: ServiceEnv;
   authenticator: Authenticator;
   limits: BodyLimits;
-  graphql: { introspection: boolean; graphiql: boolean };
+  graphql: { introspection: boolean; graphiql: boolean; compiledReads: boolean };
   /** Origins whose pages may call /graphql and /api/v1 from a browser. */
   corsOrigins: CorsOrigins;
   /** The v1 routes to serve; tests mount probe routes beside the real ones. */
@@ -49,7 +50,7 @@ export function createApp(deps: AppDeps): Hono {
   const app = new Hono({ strict: true });
   const yoga = createGraphQLServer({ ...deps, ...deps.graphql });
 
-  app.use(requestScope(deps.env.log), accessLog(), requestMetrics());
+  app.use(requestScope(deps.env.log), accessLog(deps.env.log), requestMetrics());
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', readinessEndpoint(deps.readiness));
   app.get('/metrics', metricsEndpoint(deps.env, deps.metricsToken));
@@ -68,7 +69,7 @@ export function createApp(deps: AppDeps): Hono {
     const response = await yoga.fetch(c.req.raw, { scope: scopeOf(c) });
     const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
     if (outgoing && response.headers.get('content-type')?.startsWith('text/event-stream')) markEventStream(outgoing);
-    return response;
+    return adapterResponse(response);
   });
   app.post('/webhooks/stripe', stripeWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, secret: deps.stripeWebhookSecret }));
   // A long call's events carry its whole transcript, word by word: they get the import body limit.

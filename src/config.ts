@@ -80,6 +80,7 @@ const envSchema = z
     JWT_ISSUER: z.string().min(1).optional(),
     JWT_AUDIENCE: z.string().min(1).optional(),
     GRAPHQL_INTROSPECTION: boolean.optional(),
+    GRAPHQL_COMPILED_READS: boolean.optional(),
     GRAPHIQL: boolean.optional(),
     CORS_ORIGINS: corsOrigins.optional(),
     SEED_DEMO: boolean.optional(),
@@ -173,7 +174,7 @@ export interface Config {
     issuer: string | undefined;
     audience: string | undefined;
   };
-  graphql: { introspection: boolean; graphiql: boolean };
+  graphql: { introspection: boolean; graphiql: boolean; compiledReads: boolean };
   /** Origins whose pages may call /graphql and /api/v1 from a browser. */
   corsOrigins: CorsOrigins;
   seedDemo: boolean;
@@ -232,6 +233,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     graphql: {
       introspection: env.GRAPHQL_INTROSPECTION ?? !production,
       graphiql: env.GRAPHIQL ?? !production,
+      compiledReads: env.GRAPHQL_COMPILED_READS ?? true,
     },
     corsOrigins: env.CORS_ORIGINS ?? (production ? [] : '*'),
     seedDemo: env.SEED_DEMO ?? !production,

@@ -24,7 +24,7 @@ describe('configuration', () => {
       databaseUrl: undefined,
       dataDir: './.data',
       seedDemo: true,
-      graphql: { introspection: true, graphiql: true },
+      graphql: { introspection: true, graphiql: true, compiledReads: true },
     });
   });
 
@@ -51,7 +51,7 @@ describe('configuration', () => {
 
   it('turns introspection, GraphiQL and demo data off in production unless asked for', () => {
     const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) });
-    expect(config.graphql).toEqual({ introspection: false, graphiql: false });
+    expect(config.graphql).toEqual({ introspection: false, graphiql: false, compiledReads: true });
     expect(config.seedDemo).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), GRAPHQL_INTROSPECTION: 'true' }).graphql.introspection).toBe(
       true,

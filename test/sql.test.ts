@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
-import { copyText, statement, type SqlTransaction } from '../src/db/sql.js';
+import { copyText, generatedStatement, statement, type SqlTransaction } from '../src/db/sql.js';
 import { openTestDatabase } from './support/database.js';
 import { testSql } from './support/sql.js';
 
@@ -99,6 +99,17 @@ describe('plain SQL', () => {
     statement('test.one_name', 'SELECT 1');
     expect(() => statement('test.one_name', 'SELECT 1')).not.toThrow();
     expect(() => statement('test.one_name', 'SELECT 2')).toThrow('Two SQL statements are named test.one_name.');
+  });
+
+  it('prepares each generated text under a name of its own, and runs them all, under one metrics name', async () => {
+    const first = generatedStatement<{ n: number }>('tests.generated', 'SELECT $1::int AS n');
+    const second = generatedStatement<{ n: number }>('tests.generated', 'SELECT $1::int + 1 AS n');
+    expect(generatedStatement('tests.generated', 'SELECT $1::int AS n')).toBe(first);
+    expect(first.preparedAs).not.toBe(second.preparedAs);
+    for (let i = 0; i < 3; i += 1) {
+      expect(await db.sql.run(first, [i])).toEqual([{ n: i }]);
+      expect(await db.sql.run(second, [i])).toEqual([{ n: i + 1 }]);
+    }
   });
 
   it('names the statement in the error a failed one throws', async () => {

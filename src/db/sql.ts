@@ -18,6 +18,8 @@ export interface Statement<Row> {
   readonly text: string;
   /** Not prepared on PostgreSQL: a text built at run time (a bulk insert's VALUES list). */
   readonly dynamic: boolean;
+  /** The name it is prepared under when that is not its name (one name, several generated texts). */
+  readonly preparedAs?: string;
   /** Carries the row type only; never set. */
   readonly row?: Row;
 }
@@ -38,6 +40,23 @@ export function statement<Row = Record<string, unknown>>(name: string, text: str
 /** A statement whose text is built at run time (bounded shapes only); it runs unprepared. */
 export function dynamicStatement<Row = Record<string, unknown>>(name: string, text: string): Statement<Row> {
   return { name, text, dynamic: true };
+}
+
+/** Generated texts prepared so far; past the cap, new ones run unprepared so a server's sessions stay bounded. */
+const generated = new Map<string, Statement<unknown>>();
+const MAX_GENERATED = 500;
+
+/**
+ * A statement whose text is generated from a bounded set of shapes (a compiled GraphQL read): each text is
+ * prepared once per connection under its own name, while metrics and errors carry `name`.
+ */
+export function generatedStatement<Row = Record<string, unknown>>(name: string, text: string): Statement<Row> {
+  const known = generated.get(text);
+  if (known) return known as Statement<Row>;
+  if (generated.size >= MAX_GENERATED) return dynamicStatement(name, text);
+  const prepared = { name, text, dynamic: false, preparedAs: `${name}.${generated.size + 1}` };
+  generated.set(text, prepared);
+  return prepared;
 }
 
 export interface SqlSession {
@@ -126,7 +145,9 @@ export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
     return result.rows as R[];
   };
   const runNamed = <R>(client: pg.Pool | pg.PoolClient, statement: Statement<R>, values?: readonly unknown[]) =>
-    measured(statement, () => run<R>(client, statement.text, values, statement.dynamic ? undefined : `callflow.${statement.name}`));
+    measured(statement, () =>
+      run<R>(client, statement.text, values, statement.dynamic ? undefined : `callflow.${statement.preparedAs ?? statement.name}`),
+    );
   return {
     run: (statement, values) => runNamed(pool, statement, values),
     async transaction(work) {

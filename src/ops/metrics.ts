@@ -87,3 +87,10 @@ export const dialerCreditHeldCents = new Gauge({
   help: 'Credit held for calls in flight, across every account, in cents.',
   registers,
 });
+
+export const graphqlReadPaths = new Counter({
+  name: 'graphql_read_paths_total',
+  help: 'Query operations by how they were answered: compiled (one SQL statement writing the JSON) or resolvers.',
+  labelNames: ['path'] as const,
+  registers,
+});

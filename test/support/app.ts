@@ -16,7 +16,6 @@ import { systemClock, type Clock } from '../../src/services/context.js';
 import { idleDialer, type DialerControl } from '../../src/services/dialer/control.js';
 import type { RetellWebhookSettings } from '../../src/services/dialer/retell-webhooks.js';
 import { inProcessEventBus, type EventBus } from '../../src/services/events.js';
-import { closePhoneWorkers } from '../../src/services/phone-pool.js';
 import { defaultSettings, type Settings } from '../../src/services/settings.js';
 import { openTestDatabase } from './database.js';
 
@@ -30,6 +29,8 @@ export interface TestAppOptions {
   settings?: Partial<Settings>;
   dialer?: DialerControl;
   introspection?: boolean;
+  /** Compiled reads on (the default) or off, to compare their answers with the resolvers'. */
+  compiledReads?: boolean;
   /** Origins allowed to call from a browser; any unless given, as in development. */
   corsOrigins?: CorsOrigins;
   routes?: RouteDefinition[];
@@ -86,7 +87,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       maxImportBodyBytes: options.maxImportBodyBytes ?? 64 * 1024 * 1024,
     },
-    graphql: { introspection: options.introspection ?? true, graphiql: true },
+    graphql: { introspection: options.introspection ?? true, graphiql: true, compiledReads: options.compiledReads ?? true },
     corsOrigins: options.corsOrigins ?? '*',
     ...(options.routes ? { routes: options.routes } : {}),
     stripeWebhookSecret: options.stripeWebhookSecret,
@@ -142,7 +143,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     gql,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await Promise.all([rateLimiter.close(), events.close(), closePhoneWorkers()]);
+      await Promise.all([rateLimiter.close(), events.close()]);
       await db.close();
     },
   };

@@ -15,6 +15,8 @@ import { WWW_AUTHENTICATE } from '../../http/errors.js';
 import { hideSchemaNames } from './hidden-schema.js';
 import { graphqlInput } from './input.js';
 import { acceptedMediaTypes } from './media-types.js';
+import { compiledReads } from './compiled-reads.js';
+import { costLimit } from './cost.js';
 import { graphqlMetrics } from './metrics.js';
 import { graphqlRateLimits } from './rate-limits.js';
 import { currentRequestScope, type RequestScope } from '../../http/request-scope.js';
@@ -24,11 +26,13 @@ export interface GraphQLDeps {
   authenticator: Authenticator;
   introspection: boolean;
   graphiql: boolean;
+  /** Queries the schema can say as one SQL statement answered by it (see compiled-reads.ts). */
+  compiledReads: boolean;
   rateLimiter: RateLimiter;
 }
 
 /** Limits on what one operation may ask for, against abusive or accidental giant queries. */
-export const QUERY_LIMITS = { maxDepth: 10, maxAliases: 20, maxCost: 100_000, maxTokens: 2_000, maxDirectives: 20 };
+export const QUERY_LIMITS = { maxDepth: 10, maxAliases: 20, maxTokens: 2_000, maxDirectives: 20 };
 
 /**
  * An operation over one of the limits is a validation error with a message that says what to change and
@@ -41,7 +45,7 @@ function refusal(code: string, explain: (found: string) => string) {
   };
 }
 
-const { maxDepth, maxAliases, maxCost, maxDirectives } = QUERY_LIMITS;
+const { maxDepth, maxAliases, maxDirectives } = QUERY_LIMITS;
 const LIMIT_REFUSALS = {
   maxDepth: refusal(
     'QUERY_TOO_DEEP',
@@ -50,12 +54,6 @@ const LIMIT_REFUSALS = {
   maxAliases: refusal(
     'TOO_MANY_ALIASES',
     (found) => `This operation uses ${found} aliases, above the limit of ${maxAliases}: split it into several operations.`,
-  ),
-  costLimit: refusal(
-    'QUERY_TOO_COSTLY',
-    (found) =>
-      `This operation's estimated cost, ${found}, is above the limit of ${maxCost}: ` +
-      'select fewer fields or nested lists, or split it into several operations.',
   ),
   maxDirectives: refusal('TOO_MANY_DIRECTIVES', (found) => `This operation uses ${found} directives, above the limit of ${maxDirectives}.`),
 };
@@ -88,7 +86,8 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
       EnvelopArmorPlugin({
         maxDepth: { n: QUERY_LIMITS.maxDepth, ...reported('maxDepth') },
         maxAliases: { n: QUERY_LIMITS.maxAliases, ...reported('maxAliases') },
-        costLimit: { maxCost: QUERY_LIMITS.maxCost, ...reported('costLimit') },
+        // Counted at execution, with the variables: see cost.ts.
+        costLimit: { enabled: false },
         maxTokens: { n: QUERY_LIMITS.maxTokens },
         maxDirectives: { n: QUERY_LIMITS.maxDirectives, ...reported('maxDirectives') },
         // Its mask misses enum suggestions and the names in other messages; hideSchemaNames covers them.
@@ -98,12 +97,14 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
       graphqlInput,
       graphqlRateLimits(deps.rateLimiter),
       graphqlMetrics,
+      costLimit,
+      ...(deps.compiledReads ? [compiledReads] : []),
     ],
     context: async ({ request, scope }): Promise<GraphQLContext> => {
       try {
         const user = await deps.authenticator.authenticate(request.headers.get('authorization'));
         scope.userId = user.id;
-        return { user, prisma: deps.env.db, service: serviceContext({ ...deps.env, log: scope.log }, user, scope.requestId) };
+        return { user, prisma: deps.env.db, service: serviceContext(deps.env, user, scope.requestId, scope) };
       } catch (error) {
         if (!(error instanceof AuthenticationError)) throw error;
         throw new GraphQLError(error.message, {

@@ -1,8 +1,14 @@
 import * as agents from '../../services/agents/agents.js';
 import { builder } from '../builder.js';
+import { compiledConnection, compiledItem } from '../compiled-reads/declare.js';
 import { withServiceInput } from '../service-input.js';
 
 export const AgentStatus = builder.enumType('AgentStatus', { values: ['active', 'archived'] as const });
+
+const CAMPAIGNS_PAGE = { cursor: 'id', totalCount: true } as const;
+const CAMPAIGNS_QUERY = { orderBy: [{ createdAt: 'desc' as const }, { id: 'desc' as const }] };
+// countAgents counts the rows the list query reads.
+const AGENTS_PAGE = { cursor: 'id', totalCount: true } as const;
 
 export const Agent = builder.prismaObject('Agent', {
   description: "An AI caller made from a template, with the user's variables rendered into its prompt.",
@@ -25,9 +31,9 @@ export const Agent = builder.prismaObject('Agent', {
     primaryPhoneNumber: t.relation('primaryPhoneNumber', { nullable: true }),
     phoneNumbers: t.relation('phoneNumbers', { query: { orderBy: [{ isPrimary: 'desc' }, { createdAt: 'asc' }] } }),
     campaigns: t.relatedConnection('campaigns', {
-      cursor: 'id',
-      totalCount: true,
-      query: { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
+      ...CAMPAIGNS_PAGE,
+      query: CAMPAIGNS_QUERY,
+      extensions: compiledConnection(CAMPAIGNS_PAGE, CAMPAIGNS_QUERY),
     }),
   }),
 });
@@ -35,11 +41,14 @@ export const Agent = builder.prismaObject('Agent', {
 builder.queryFields((t) => ({
   agents: t.prismaConnection({
     type: 'Agent',
-    cursor: 'id',
+    cursor: AGENTS_PAGE.cursor,
     authScopes: { authenticated: true },
     args: { status: t.arg({ type: AgentStatus, description: 'Only active or only archived agents.' }) },
     totalCount: (_parent, args, ctx) => agents.countAgents(ctx.service, args.status),
     resolve: (query, _root, args, ctx) => agents.listAgents(ctx.service, args.status, query),
+    extensions: compiledConnection(AGENTS_PAGE, (args: { status?: 'active' | 'archived' | null }, ctx) =>
+      agents.agentListQuery(ctx.service, args.status),
+    ),
   }),
   agent: t.prismaField({
     type: 'Agent',
@@ -47,6 +56,7 @@ builder.queryFields((t) => ({
     authScopes: { authenticated: true },
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (query, _root, args, ctx) => agents.getAgent(ctx.service, args.id, query),
+    extensions: compiledItem((args: { id: string }, ctx) => agents.agentItemQuery(ctx.service, args.id)),
   }),
 }));
 

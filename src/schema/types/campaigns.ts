@@ -18,6 +18,7 @@ import { cancelCampaign, pauseCampaign } from '../../services/campaigns/transiti
 import { reasonList } from '../../services/errors.js';
 import { distinct } from '../../services/validation.js';
 import { builder } from '../builder.js';
+import { compiledConnection, compiledItem } from '../compiled-reads/declare.js';
 import type { GraphQLContext } from '../context.js';
 import { withServiceInput } from '../service-input.js';
 
@@ -123,16 +124,28 @@ export const Campaign = builder.prismaObject('Campaign', {
   }),
 });
 
+interface CampaignFilterArgs {
+  statuses?: (typeof CampaignStatus.$inferType)[] | null;
+}
+
+// Each status once, as the other filter lists are (see `distinct`).
+const campaignFilter = ({ statuses }: CampaignFilterArgs) => ({ statuses: statuses && distinct(statuses) });
+
+// countCampaigns counts the rows the list query reads.
+const CAMPAIGNS_PAGE = { cursor: 'id', totalCount: true } as const;
+
 builder.queryFields((t) => ({
   campaigns: t.prismaConnection({
     type: 'Campaign',
     description: "The caller's campaigns, newest first.",
-    cursor: 'id',
+    cursor: CAMPAIGNS_PAGE.cursor,
     authScopes: { authenticated: true },
     args: { statuses: t.arg({ type: [CampaignStatus], description: 'Only campaigns in one of these states.' }) },
-    // Each status once, as the other filter lists are (see `distinct`).
-    totalCount: (_parent, { statuses }, ctx) => campaigns.countCampaigns(ctx.service, { statuses: statuses && distinct(statuses) }),
-    resolve: (query, _root, { statuses }, ctx) => campaigns.listCampaigns(ctx.service, { statuses: statuses && distinct(statuses) }, query),
+    totalCount: (_parent, args, ctx) => campaigns.countCampaigns(ctx.service, campaignFilter(args)),
+    resolve: (query, _root, args, ctx) => campaigns.listCampaigns(ctx.service, campaignFilter(args), query),
+    extensions: compiledConnection(CAMPAIGNS_PAGE, (args: CampaignFilterArgs, ctx) =>
+      campaigns.campaignListQuery(ctx.service, campaignFilter(args)),
+    ),
   }),
   campaign: t.prismaField({
     type: 'Campaign',
@@ -140,6 +153,7 @@ builder.queryFields((t) => ({
     authScopes: { authenticated: true },
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (query, _root, args, ctx) => campaigns.getCampaign(ctx.service, args.id, query),
+    extensions: compiledItem((args: { id: string }, ctx) => campaigns.campaignItemQuery(ctx.service, args.id)),
   }),
 }));
 

@@ -6,9 +6,16 @@ import * as groups from '../../services/contacts/groups.js';
 import { importContacts } from '../../services/contacts/import.js';
 import { ValidationError } from '../../services/errors.js';
 import { builder } from '../builder.js';
+import { compiledConnection, compiledItem, jsonTextValue } from '../compiled-reads/declare.js';
 import { withServiceInput } from '../service-input.js';
 
 export const ContactStatus = builder.enumType('ContactStatus', { values: ['active', 'invalid', 'do_not_call'] as const });
+
+const CONTACTS_PAGE = { cursor: 'id', totalCount: true } as const;
+const contactsQuery = (args: contacts.ContactFilter) => ({
+  where: contacts.contactFilterWhere(args),
+  orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }],
+});
 
 export const ContactGroup = builder.prismaObject('ContactGroup', {
   description: 'Contacts imported together; a campaign calls one group.',
@@ -31,16 +38,13 @@ export const ContactGroup = builder.prismaObject('ContactGroup', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     contacts: t.relatedConnection('contacts', {
-      cursor: 'id',
-      totalCount: true,
+      ...CONTACTS_PAGE,
       args: {
         status: t.arg({ type: ContactStatus }),
         search: t.arg.string({ description: 'Part of the name (any case) or of the number.' }),
       },
-      query: (args) => ({
-        where: contacts.contactFilterWhere(args),
-        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      }),
+      query: contactsQuery,
+      extensions: compiledConnection(CONTACTS_PAGE, contactsQuery),
     }),
   }),
 });
@@ -58,10 +62,30 @@ export const Contact = builder.prismaObject('Contact', {
     phoneNumber: t.exposeString('phoneNumber', { nullable: true, description: 'E.164 when valid, else as given.' }),
     status: t.expose('status', { type: ContactStatus }),
     name: t.exposeString('name'),
-    firstName: t.string({ nullable: true, select: { data: true }, resolve: (c) => readData(c.data).first_name ?? null }),
-    lastName: t.string({ nullable: true, select: { data: true }, resolve: (c) => readData(c.data).last_name ?? null }),
-    email: t.string({ nullable: true, select: { data: true }, resolve: (c) => readData(c.data).email ?? null }),
-    address: t.string({ nullable: true, select: { data: true }, resolve: (c) => readData(c.data).address ?? null }),
+    firstName: t.string({
+      nullable: true,
+      select: { data: true },
+      resolve: (c) => readData(c.data).first_name ?? null,
+      extensions: jsonTextValue('data', 'first_name'),
+    }),
+    lastName: t.string({
+      nullable: true,
+      select: { data: true },
+      resolve: (c) => readData(c.data).last_name ?? null,
+      extensions: jsonTextValue('data', 'last_name'),
+    }),
+    email: t.string({
+      nullable: true,
+      select: { data: true },
+      resolve: (c) => readData(c.data).email ?? null,
+      extensions: jsonTextValue('data', 'email'),
+    }),
+    address: t.string({
+      nullable: true,
+      select: { data: true },
+      resolve: (c) => readData(c.data).address ?? null,
+      extensions: jsonTextValue('data', 'address'),
+    }),
     phoneNumbers: t.field({ type: [ContactPhoneNumber], select: { data: true }, resolve: (c) => readData(c.data).phone_numbers ?? [] }),
     customFields: t.field({ type: 'JSON', select: { data: true }, resolve: (c) => readData(c.data).custom_fields }),
     timezone: t.exposeString('timezone', { nullable: true }),
@@ -89,13 +113,17 @@ export const DoNotCallEntry = builder.prismaObject('DoNotCallEntry', {
   }),
 });
 
+// countGroups counts the rows the list query reads.
+const GROUPS_PAGE = { cursor: 'id', totalCount: true } as const;
+
 builder.queryFields((t) => ({
   contactGroups: t.prismaConnection({
     type: 'ContactGroup',
-    cursor: 'id',
+    cursor: GROUPS_PAGE.cursor,
     authScopes: { authenticated: true },
     totalCount: (_parent, _args, ctx) => groups.countGroups(ctx.service),
     resolve: (query, _root, _args, ctx) => groups.listGroups(ctx.service, query),
+    extensions: compiledConnection(GROUPS_PAGE, (_args, ctx) => groups.groupListQuery(ctx.service)),
   }),
   contactGroup: t.prismaField({
     type: 'ContactGroup',
@@ -103,6 +131,7 @@ builder.queryFields((t) => ({
     authScopes: { authenticated: true },
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (query, _root, args, ctx) => groups.getGroup(ctx.service, args.id, query),
+    extensions: compiledItem((args: { id: string }, ctx) => groups.groupItemQuery(ctx.service, args.id)),
   }),
   contact: t.prismaField({
     type: 'Contact',
@@ -110,6 +139,7 @@ builder.queryFields((t) => ({
     authScopes: { authenticated: true },
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (query, _root, args, ctx) => contacts.getContact(ctx.service, args.id, query),
+    extensions: compiledItem((args: { id: string }, ctx) => contacts.contactItemQuery(ctx.service, args.id)),
   }),
   doNotCallEntries: t.prismaConnection({
     type: 'DoNotCallEntry',

@@ -9,6 +9,8 @@ import { createCampaignInput, updateCampaignInput, type CreateCampaignInput, typ
 import { checkAgent, checkDescriptions, checkGroup } from './references.js';
 import { EDITABLE_STATUSES, lockCampaign, refusal } from './states.js';
 import {
+  campaignItem,
+  campaignList,
   countCampaigns as countRows,
   findCampaign,
   findCampaigns,
@@ -31,6 +33,16 @@ export function listCampaigns<Q extends CampaignQuery & CampaignPage = {}>(
   query: Q = {} as Q,
 ): Promise<Prisma.CampaignGetPayload<Q>[]> {
   return findCampaigns(ctx, filter, query);
+}
+
+/** The filter and order of the caller's campaign list, for reads that compile it into their own statement. */
+export function campaignListQuery(ctx: ServiceContext, filter: CampaignFilter) {
+  return campaignList(ctx.user.id, filter);
+}
+
+/** The filter of one of the caller's campaigns, for reads that compile it into their own statement. */
+export function campaignItemQuery(ctx: ServiceContext, id: string) {
+  return campaignItem(ctx.user.id, id);
 }
 
 export function countCampaigns(ctx: ServiceContext, filter: CampaignFilter): Promise<number> {

@@ -110,15 +110,25 @@ export const scheduleConfig = z
   });
 export type ScheduleConfig = z.output<typeof scheduleConfig>;
 
+/** The effective value of one of these JSON columns, from its stored value or from its JSON text. */
+export interface ColumnReader<T> {
+  (stored: unknown): T;
+  /**
+   * From the column's JSON text, as a statement that builds its rows as JSON can give it: a text seen
+   * before is neither parsed nor printed again (on a list of campaigns, printing each row's three values
+   * to look them up cost more than the rest of its v1 shape).
+   */
+  fromText(text: string): T;
+}
+
 /**
  * Reads a JSON column with its schema, falling back to the default. Every list and page of campaigns
  * reads these three per row, and a user has few distinct values, so results are remembered by their
  * JSON text (frozen, as they are shared) in a small table that starts over when full.
  */
-function columnReader<T>(schema: z.ZodType<T>, fallback: () => T): (stored: unknown) => T {
+function columnReader<T>(schema: z.ZodType<T>, fallback: () => T): ColumnReader<T> {
   const seen = new Map<string, T>();
-  return (stored) => {
-    const key = JSON.stringify(stored ?? null);
+  const read = (key: string, stored: unknown) => {
     let value = seen.get(key);
     if (value === undefined) {
       const parsed = schema.safeParse(stored);
@@ -128,6 +138,9 @@ function columnReader<T>(schema: z.ZodType<T>, fallback: () => T): (stored: unkn
     }
     return value;
   };
+  return Object.assign((stored: unknown) => read(JSON.stringify(stored ?? null), stored), {
+    fromText: (text: string) => seen.get(text) ?? read(text, JSON.parse(text)),
+  });
 }
 
 function deepFreeze<T>(value: T): T {
@@ -135,11 +148,11 @@ function deepFreeze<T>(value: T): T {
   return Object.freeze(value);
 }
 
-export const readCallingHours: (stored: unknown) => CallingHours = columnReader(callingHours, () => ({ ...DEFAULT_CALLING_HOURS }));
+export const readCallingHours: ColumnReader<CallingHours> = columnReader(callingHours, () => ({ ...DEFAULT_CALLING_HOURS }));
 
-export const readActiveDays: (stored: unknown) => Weekday[] = columnReader(activeDays, () => [...DEFAULT_ACTIVE_DAYS]);
+export const readActiveDays: ColumnReader<Weekday[]> = columnReader(activeDays, () => [...DEFAULT_ACTIVE_DAYS]);
 
-export const readScheduleConfig: (stored: unknown) => ScheduleConfig = columnReader(
+export const readScheduleConfig: ColumnReader<ScheduleConfig> = columnReader(
   z.preprocess((stored) => stored ?? {}, scheduleConfig),
   () => scheduleConfig.parse({}),
 );

@@ -1,6 +1,8 @@
+import { isoText } from '../../db/json-rows.js';
 import { named } from '../../db/prisma-names.js';
 import { dynamicStatement, statement, type SqlSession } from '../../db/sql.js';
 import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
+import { camelCase } from '../../key-case.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
 import type { CampaignWithRelations } from './with-relations.js';
 import type { UpdateCampaignColumns } from './inputs.js';
@@ -19,18 +21,28 @@ function owned(userId: string, filter: CampaignFilter = {}): Prisma.CampaignWher
   return { userId, ...(filter.statuses ? { status: { in: filter.statuses } } : {}) };
 }
 
+/** The caller's campaigns, newest first: the one filter and order every read of the list uses. */
+export function campaignList(userId: string, filter: CampaignFilter = {}) {
+  return { where: owned(userId, filter), orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] } satisfies Prisma.CampaignFindManyArgs;
+}
+
 export function findCampaigns<Q extends CampaignQuery & CampaignPage>(
   ctx: ServiceContext,
   filter: CampaignFilter,
   query: Q,
 ): Promise<Prisma.CampaignGetPayload<Q>[]> {
-  return named('campaigns.list', () =>
-    ctx.db.campaign.findMany({ ...query, where: owned(ctx.user.id, filter), orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] }),
-  ) as Promise<Prisma.CampaignGetPayload<Q>[]>;
+  return named('campaigns.list', () => ctx.db.campaign.findMany({ ...query, ...campaignList(ctx.user.id, filter) })) as Promise<
+    Prisma.CampaignGetPayload<Q>[]
+  >;
 }
 
 export function countCampaigns(ctx: ServiceContext, filter: CampaignFilter): Promise<number> {
   return named('campaigns.count', () => ctx.db.campaign.count({ where: owned(ctx.user.id, filter) }));
+}
+
+/** The caller's campaign with this id: the one filter every read of one campaign uses. */
+export function campaignItem(userId: string, id: string) {
+  return { where: { userId, id } } satisfies Prisma.CampaignFindFirstArgs;
 }
 
 /** The caller's campaign, or null (another user's, or none). */
@@ -40,7 +52,7 @@ export function findCampaign<Q extends CampaignQuery>(
   query: Q,
 ): Promise<Prisma.CampaignGetPayload<Q> | null> {
   return named('campaigns.get', () =>
-    ctx.db.campaign.findFirst({ ...query, where: { userId: ctx.user.id, id } }),
+    ctx.db.campaign.findFirst({ ...query, ...campaignItem(ctx.user.id, id) }),
   ) as Promise<Prisma.CampaignGetPayload<Q> | null>;
 }
 
@@ -55,14 +67,42 @@ export function progressCounts(ctx: Pick<ServiceEnv, 'db'>, campaignIds: string[
   );
 }
 
-/** A campaign's columns under Prisma's names. */
-export const CAMPAIGN_COLUMNS = `
-  k.id, k.user_id AS "userId", k.agent_id AS "agentId", k.contact_group_id AS "contactGroupId", k.name, k.description,
-  k.status, k.paused_reason AS "pausedReason", k.concurrent_calls AS "concurrentCalls", k.max_retry_days AS "maxRetryDays",
-  k.calling_hours AS "callingHours", k.schedule_config AS "scheduleConfig", k.active_days AS "activeDays",
-  k.field_mappings AS "fieldMappings", k.selected_contact_fields AS "selectedContactFields", k.timezone,
-  k.call_insights AS "callInsights", k.post_call_analyzers AS "postCallAnalyzers", k.started_at AS "startedAt",
-  k.completed_at AS "completedAt", k.created_at AS "createdAt", k.updated_at AS "updatedAt"`;
+// A campaign's columns, which Prisma names by the camelCase rule (`paused_reason` is `pausedReason`).
+const CAMPAIGN_FIELDS = [
+  'id',
+  'user_id',
+  'agent_id',
+  'contact_group_id',
+  'name',
+  'description',
+  'status',
+  'paused_reason',
+  'concurrent_calls',
+  'max_retry_days',
+  'calling_hours',
+  'schedule_config',
+  'active_days',
+  'field_mappings',
+  'selected_contact_fields',
+  'timezone',
+  'call_insights',
+  'post_call_analyzers',
+  'started_at',
+  'completed_at',
+  'created_at',
+  'updated_at',
+];
+const INSTANTS = new Set(['started_at', 'completed_at', 'created_at', 'updated_at']);
+const SCHEDULE = new Set(['calling_hours', 'schedule_config', 'active_days']);
+
+/** The columns under Prisma's names, for statements that return `Campaign` rows. */
+const CAMPAIGN_COLUMNS = CAMPAIGN_FIELDS.map((column) => `k.${column} AS "${camelCase(column)}"`).join(', ');
+
+/** The same as json_build_object's arguments: instants as ISO 8601 text, the schedule columns as their JSON text. */
+const CAMPAIGN_OBJECT_FIELDS = CAMPAIGN_FIELDS.map((column) => {
+  const value = INSTANTS.has(column) ? isoText(`k.${column}`) : SCHEDULE.has(column) ? `k.${column}::text` : `k.${column}`;
+  return `'${camelCase(column)}', ${value}`;
+}).join(', ');
 
 const lockStatement = statement<Campaign>(
   'campaigns.lock',
@@ -284,44 +324,36 @@ export async function updateCampaignRow(tx: SqlSession, id: string, columns: Upd
   ]);
 }
 
-/** As read: the group's createdAt comes inside JSON, as text. */
-type RelationsRow = Omit<CampaignWithRelations, 'contactGroup'> & {
-  contactGroup: Omit<CampaignWithRelations['contactGroup'], 'createdAt'> & { createdAt: string | Date };
-};
+// The v1 reads: each campaign with its agent (and the agent's numbers) and its group as one JSON object
+// in the shape of `CampaignWithRelations` (with-relations.ts). A list comes as one JSON array: one value
+// to parse rather than one a row.
+const WITH_RELATIONS = `json_build_object(
+  ${CAMPAIGN_OBJECT_FIELDS},
+  'agent', json_build_object(
+    'id', a.id, 'name', a.name, 'status', a.status, 'isActive', a.is_active, 'responseEngineType', a.response_engine_type,
+    'phoneNumbers', coalesce((SELECT json_agg(json_build_object('id', p.id, 'number', p.number, 'label', p.label, 'isPrimary', p.is_primary)
+                                              ORDER BY p.is_primary DESC, p.created_at, p.id)
+                              FROM phone_numbers p WHERE p.agent_id = a.id), '[]')),
+  'contactGroup', json_build_object(
+    'id', g.id, 'name', g.name, 'description', g.description, 'total', g.total, 'csvHeaders', g.csv_headers,
+    'createdAt', ${isoText('g.created_at')}))`;
+const WITH_RELATIONS_FROM = 'campaigns k JOIN agents a ON a.id = k.agent_id JOIN contact_groups g ON g.id = k.contact_group_id';
 
-// The relations come as JSON objects already in their final shape: cheaper to read than a column each.
-const WITH_RELATIONS = `
-  SELECT ${CAMPAIGN_COLUMNS},
-         json_build_object(
-           'id', a.id, 'name', a.name, 'status', a.status, 'isActive', a.is_active, 'responseEngineType', a.response_engine_type,
-           'phoneNumbers', coalesce((SELECT json_agg(json_build_object('id', p.id, 'number', p.number, 'label', p.label, 'isPrimary', p.is_primary)
-                                                     ORDER BY p.is_primary DESC, p.created_at, p.id)
-                                     FROM phone_numbers p WHERE p.agent_id = a.id), '[]')) AS agent,
-         json_build_object(
-           'id', g.id, 'name', g.name, 'description', g.description, 'total', g.total, 'csvHeaders', g.csv_headers,
-           'createdAt', g.created_at) AS "contactGroup"
-  FROM campaigns k JOIN agents a ON a.id = k.agent_id JOIN contact_groups g ON g.id = k.contact_group_id`;
-
-const listWithRelationsStatement = statement<RelationsRow>(
+const listWithRelationsStatement = statement<{ campaigns: CampaignWithRelations[] }>(
   'campaigns.list_with_relations',
-  `${WITH_RELATIONS} WHERE k.user_id = $1::uuid ORDER BY k.created_at DESC, k.id DESC LIMIT $2 OFFSET $3`,
+  `SELECT coalesce(json_agg(page.campaign ORDER BY page.created_at DESC, page.id DESC), '[]') AS campaigns
+   FROM (SELECT ${WITH_RELATIONS} AS campaign, k.created_at, k.id FROM ${WITH_RELATIONS_FROM}
+         WHERE k.user_id = $1::uuid ORDER BY k.created_at DESC, k.id DESC LIMIT $2 OFFSET $3) page`,
 );
-const getWithRelationsStatement = statement<RelationsRow>(
+const getWithRelationsStatement = statement<{ campaign: CampaignWithRelations }>(
   'campaigns.get_with_relations',
-  `${WITH_RELATIONS} WHERE k.id = $1::uuid AND k.user_id = $2::uuid`,
+  `SELECT ${WITH_RELATIONS} AS campaign FROM ${WITH_RELATIONS_FROM} WHERE k.id = $1::uuid AND k.user_id = $2::uuid`,
 );
-
-function withRelations(row: RelationsRow): CampaignWithRelations {
-  row.contactGroup.createdAt = new Date(row.contactGroup.createdAt);
-  return row as CampaignWithRelations;
-}
 
 export async function campaignsWithRelations(ctx: ServiceContext, page: { take?: number | undefined; skip?: number | undefined }) {
-  const rows = await ctx.sql.run(listWithRelationsStatement, [ctx.user.id, page.take ?? null, page.skip ?? 0]);
-  return rows.map(withRelations);
+  return (await ctx.sql.run(listWithRelationsStatement, [ctx.user.id, page.take ?? null, page.skip ?? 0]))[0]!.campaigns;
 }
 
 export async function campaignWithRelations(ctx: ServiceContext, id: string): Promise<CampaignWithRelations | undefined> {
-  const [row] = await ctx.sql.run(getWithRelationsStatement, [id, ctx.user.id]);
-  return row && withRelations(row);
+  return (await ctx.sql.run(getWithRelationsStatement, [id, ctx.user.id]))[0]?.campaign;
 }

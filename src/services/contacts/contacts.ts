@@ -39,6 +39,11 @@ export function contactFilterWhere(filter: ContactFilter): Prisma.ContactWhereIn
   };
 }
 
+/** The filter of one of the caller's contacts, for reads that compile it into their own statement. */
+export function contactItemQuery(ctx: ServiceContext, id: string) {
+  return store.contactItem(ctx.user.id, id);
+}
+
 /** One of the user's contacts; an erased contact is gone for its user. */
 export function getContact<Q extends ContactQuery = {}>(
   ctx: ServiceContext,

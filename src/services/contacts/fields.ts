@@ -115,22 +115,6 @@ const splitNumbers = (value: string) =>
 /** Reads one number: E.164 when it is a valid phone number, else null (`toE164` with the import's country). */
 export type NumberReader = (raw: string) => string | null;
 
-/**
- * Every number a row holds, as `canonicalData` will hand them to its reader: the primary number and the
- * extra ones. An import reads them all in one batch, off the event loop, before it builds the rows.
- */
-export function numbersOf(plan: ColumnPlan[], row: Record<string, unknown>): string[] {
-  const numbers: string[] = [];
-  for (const { header, field } of plan) {
-    if (field !== 'phone_number' && field !== 'phone_numbers') continue;
-    const value = cellText(row[header]);
-    if (!value) continue;
-    if (field === 'phone_number') numbers.push(value);
-    else numbers.push(...splitNumbers(value));
-  }
-  return numbers;
-}
-
 /** Builds the canonical data of one row; blanks are left out. Extra numbers are kept in E.164 where they read as one. */
 export function canonicalData(plan: ColumnPlan[], row: Record<string, unknown>, readNumber: NumberReader): ContactData {
   const data: ContactData = { custom_fields: {} };

@@ -15,6 +15,16 @@ export function listGroups<Q extends GroupQuery & store.GroupPage = {}>(ctx: Ser
   return store.findGroups(ctx.db, ctx.user.id, query);
 }
 
+/** The filter and order of the caller's group list, for reads that compile it into their own statement. */
+export function groupListQuery(ctx: ServiceContext) {
+  return store.groupList(ctx.user.id);
+}
+
+/** The filter of one of the caller's groups, for reads that compile it into their own statement. */
+export function groupItemQuery(ctx: ServiceContext, id: string) {
+  return store.groupItem(ctx.user.id, id);
+}
+
 export function countGroups(ctx: ServiceContext): Promise<number> {
   return store.countGroups(ctx.db, ctx.user.id);
 }

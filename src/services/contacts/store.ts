@@ -20,24 +20,32 @@ export type GroupQuery = { include?: Prisma.ContactGroupInclude; select?: Prisma
 export type GroupPage = Pick<Prisma.ContactGroupFindManyArgs, 'take' | 'skip' | 'cursor'>;
 
 /** The user's groups that are not archived, newest first. */
+/** The user's groups newest first, archived ones left out: the one filter and order every read of the list uses. */
+export function groupList(userId: string) {
+  return {
+    where: { userId, archivedAt: null },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  } satisfies Prisma.ContactGroupFindManyArgs;
+}
+
 export function findGroups<Q extends GroupQuery & GroupPage>(db: PrismaClient, userId: string, query: Q) {
-  return named('contacts.listGroups', () =>
-    db.contactGroup.findMany({
-      ...query,
-      where: { userId, archivedAt: null },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    }),
-  ) as Promise<Prisma.ContactGroupGetPayload<Q>[]>;
+  return named('contacts.listGroups', () => db.contactGroup.findMany({ ...query, ...groupList(userId) })) as Promise<
+    Prisma.ContactGroupGetPayload<Q>[]
+  >;
 }
 
 export function countGroups(db: PrismaClient, userId: string): Promise<number> {
-  return named('contacts.countGroups', () => db.contactGroup.count({ where: { userId, archivedAt: null } }));
+  return named('contacts.countGroups', () => db.contactGroup.count({ where: groupList(userId).where }));
 }
 
-/** The user's group with this id, unless archived. */
+/** The user's group with this id, unless archived: the one filter every read of one group uses. */
+export function groupItem(userId: string, id: string) {
+  return { where: { id, userId, archivedAt: null } } satisfies Prisma.ContactGroupFindFirstArgs;
+}
+
 export function findGroup<Q extends GroupQuery>(db: PrismaClient, userId: string, id: string, query: Q) {
   return named('contacts.findGroup', () =>
-    db.contactGroup.findFirst({ ...query, where: { id, userId, archivedAt: null } }),
+    db.contactGroup.findFirst({ ...query, ...groupItem(userId, id) }),
   ) as Promise<Prisma.ContactGroupGetPayload<Q> | null>;
 }
 
@@ -142,9 +150,14 @@ export async function recountGroup(tx: SqlSession, id: string): Promise<void> {
 export type ContactQuery = { include?: Prisma.ContactInclude; select?: Prisma.ContactSelect };
 
 /** The user's contact with this id, unless erased. */
+/** The user's contact with this id, unless erased: the one filter every read of one contact uses. */
+export function contactItem(userId: string, id: string) {
+  return { where: { id, userId, erasedAt: null } } satisfies Prisma.ContactFindFirstArgs;
+}
+
 export function findContact<Q extends ContactQuery>(db: PrismaClient, userId: string, id: string, query: Q) {
   return named('contacts.findContact', () =>
-    db.contact.findFirst({ ...query, where: { id, userId, erasedAt: null } }),
+    db.contact.findFirst({ ...query, ...contactItem(userId, id) }),
   ) as Promise<Prisma.ContactGetPayload<Q> | null>;
 }
 
@@ -440,22 +453,19 @@ export async function markListedContacts(sql: SqlSession, numbers: readonly { us
 const INSERT_IMPORTED_GROUP = statement<{ now: string }>(
   'contacts.insertImportedGroup',
   // Also answers the transaction's time, which the contacts get as created_at and updated_at, as now() would give them.
-  `INSERT INTO contact_groups (id, user_id, name, description, csv_headers, created_at, updated_at)
-   VALUES ($1::uuid, $2::uuid, $3, $4, $5::jsonb, now(), now()) RETURNING now()::text AS now`,
+  `INSERT INTO contact_groups (id, user_id, name, description, created_at, updated_at)
+   VALUES ($1::uuid, $2::uuid, $3, $4, now(), now()) RETURNING now()::text AS now`,
 );
 
-/** Creates an import's group; answers the transaction's time as text, for its contacts' timestamps. */
+/**
+ * Creates an import's group, its total and columns to come (finishImportedGroup); answers the transaction's
+ * time as text, for its contacts' timestamps.
+ */
 export async function insertImportedGroup(
   tx: SqlSession,
-  group: { id: string; userId: string; name: string; description: string; csvHeaders: string[] },
+  group: { id: string; userId: string; name: string; description: string },
 ): Promise<string> {
-  const [row] = await tx.run(INSERT_IMPORTED_GROUP, [
-    group.id,
-    group.userId,
-    group.name,
-    group.description,
-    JSON.stringify(group.csvHeaders),
-  ]);
+  const [row] = await tx.run(INSERT_IMPORTED_GROUP, [group.id, group.userId, group.name, group.description]);
   return row!.now;
 }
 
@@ -509,14 +519,14 @@ export function copyContacts(tx: SqlTransaction, userId: string, groupId: string
   };
 }
 
-const CONTACT_DATA = statement<{ id: string; data: unknown }>(
-  'contacts.contactData',
-  'SELECT id, data FROM contacts WHERE id = ANY($1::uuid[])',
+const CONTACTS_BY_NUMBERS = statement<{ id: string; phoneNumber: string; data: unknown }>(
+  'contacts.contactsByNumbers',
+  `SELECT id, phone_number AS "phoneNumber", data FROM contacts WHERE contact_group_id = $1::uuid AND phone_number = ANY($2::text[])`,
 );
 
-/** The stored data of these contacts. */
-export function contactData(tx: SqlSession, ids: readonly string[]) {
-  return tx.run(CONTACT_DATA, [ids]);
+/** The group's contacts with these numbers (one each at most), with their stored data. */
+export function contactsByNumbers(tx: SqlSession, groupId: string, phoneNumbers: readonly string[]) {
+  return tx.run(CONTACTS_BY_NUMBERS, [groupId, phoneNumbers]);
 }
 
 const REWRITE_GROUP_CONTACTS = statement(
@@ -536,8 +546,12 @@ export async function rewriteGroupContacts(
   await tx.run(REWRITE_GROUP_CONTACTS, [JSON.stringify(contacts), userId, groupId]);
 }
 
-const SET_GROUP_TOTAL = statement('contacts.setGroupTotal', 'UPDATE contact_groups SET total = $2 WHERE id = $1::uuid');
+const FINISH_IMPORTED_GROUP = statement(
+  'contacts.finishImportedGroup',
+  'UPDATE contact_groups SET total = $2, csv_headers = $3::jsonb WHERE id = $1::uuid',
+);
 
-export async function setGroupTotal(tx: SqlSession, id: string, total: number): Promise<void> {
-  await tx.run(SET_GROUP_TOTAL, [id, total]);
+/** Sets an import's group's total and columns, known once its rows are all written. */
+export async function finishImportedGroup(tx: SqlSession, id: string, group: { total: number; csvHeaders: string[] }): Promise<void> {
+  await tx.run(FINISH_IMPORTED_GROUP, [id, group.total, JSON.stringify(group.csvHeaders)]);
 }
