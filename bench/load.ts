@@ -1,213 +1,228 @@
 import { randomUUID } from 'node:crypto';
-import autocannon from 'autocannon';
-import { cpuMsOf, memoryOf, round, startServer, tokenFor, withDatabase, type Server } from './support.js';
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { startScript } from './contenders/spawn.js';
+import { oursBody, postgraphileBody } from './contenders/nested.js';
+import { AGENTS, CAMPAIGNS, CONTACTS, GROUPS, seedCustomer } from './load-seed.js';
+import {
+  assertSameBytes,
+  CONNECTIONS,
+  fetchAnswer,
+  statementsPerRequest,
+  timeRound,
+  warmUp,
+  type RoundFigures,
+  type Target,
+} from './load-measure.js';
+import { median, memoryOf, round, startServer, tokenFor, withDatabase, type Server } from './support.js';
 
-// Issue 8: the read endpoints under load, on PostgreSQL, against the server started as production starts
-// it. A customer with AGENTS agents, GROUPS groups of CONTACTS contacts and CAMPAIGNS campaigns (and
-// NEIGHBOURS other customers of the same size, so that every query has to pick one user's rows), seeded
-// through the public API. Each scenario: CONNECTIONS connections for SECONDS seconds after a warm-up.
-// Targets: REST list endpoints p99 under 50 ms at 20 connections; the nested GraphQL query one or two
-// SQL statements whatever the page size.
+// The read endpoints under load, against contenders, on one seeded PostgreSQL database in one run. Six
+// customers (10 agents, 10 groups of 200 contacts, 25 campaigns each, through the public API); one of them
+// is measured. Contenders:
+// - ours: the server as production starts it (`npm run build`, node dist/main.js, NODE_ENV=production).
+// - postgraphile: PostGraphile v4 in a process of its own (bench/contenders/postgraphile.ts), production
+//   options, a pool of 20, answering the nested GraphQL read through aliases with the same bytes as ours.
+//   The off-the-shelf alternative: our server should beat it clearly, in throughput and CPU per request.
+// - raw: node:http and pg (bench/contenders/raw-server.ts), one hand-written statement per request that
+//   builds the answer, no auth: the floor for the nested read and the v1 lists.
+// Every contender's answer is first checked to be ours byte for byte. Then, per scenario, a warm-up each
+// and BENCH_LOAD_ROUNDS interleaved rounds (ours, postgraphile, raw, ours, ...) of BENCH_LOAD_SECONDS at
+// BENCH_LOAD_CONNECTIONS: req/s, p50/p99, CPU per request of the contender's process and of PostgreSQL.
+// Compare only ratios taken in one run: the machine is shared. Neither contender checks a token (ours
+// verifies one per request), and ours has its fixed pool of 10. About 13 minutes at the defaults.
 
-const CONNECTIONS = Number(process.env.BENCH_LOAD_CONNECTIONS ?? 20);
 const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 10);
-// A customer some months in: a handful of agents, a few lists, campaigns accumulating (the v1 lists are
-// unpaginated, so their cost grows with the account: BENCH_LOAD_CAMPAIGNS=50 shows a larger one).
-const AGENTS = Number(process.env.BENCH_LOAD_AGENTS ?? 10);
-const GROUPS = 10;
-const CONTACTS = 200;
-const CAMPAIGNS = Number(process.env.BENCH_LOAD_CAMPAIGNS ?? 25);
+const ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 3);
+const WARM_UP_SECONDS = 2;
 const NEIGHBOURS = 5;
+const PAGE_SIZES = [5, 25, 50];
+const PAGE_CONTACTS = 20;
+// How the cost grows with the contacts read per group, at one page of 25 campaigns (groups hold 200).
+const GROWTH_PAGE = 25;
+const GROWTH_CONTACTS = [5, 25, 100];
 
-const NESTED = /* GraphQL */ `
-  query Nested($first: Int!) {
-    campaigns(first: $first) {
-      edges {
-        node {
-          id
-          name
-          status
-          concurrentCalls
-          startedAt
-          agent {
-            id
-            name
-            isActive
-          }
-          contactGroup {
-            id
-            name
-            total
-            contacts(first: 20) {
-              edges {
-                node {
-                  id
-                  name
-                  phoneNumber
-                  status
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-`;
+// Issue targets, printed next to the ratios (the run does not fail on them).
+const TARGETS = { nestedRpsVsPostgraphile: 1.5, nestedCpuVsPostgraphile: 0.6, v1RpsVsRaw: 0.8 };
+
+const postgraphileVersion = JSON.parse(readFileSync(new URL('../node_modules/postgraphile/package.json', import.meta.url), 'utf8')).version;
 
 interface Scenario {
   name: string;
-  method: 'GET' | 'POST';
-  path: string;
-  body?: string;
+  kind: 'nested page' | 'nested growth' | 'v1 list';
+  /** Ours first: the others are checked against its answer. */
+  targets: Target[];
 }
 
-const scenarios = (pageSize: number): Scenario[] => [
-  { name: 'REST GET /api/v1/campaigns/', method: 'GET', path: '/api/v1/campaigns/' },
-  { name: 'REST GET /api/v1/agents/active/', method: 'GET', path: '/api/v1/agents/active/' },
-  {
-    name: `GraphQL campaigns(first: ${pageSize}) + agent + group + 20 contacts`,
-    method: 'POST',
-    path: '/graphql',
-    body: JSON.stringify({ query: NESTED, variables: { first: pageSize }, operationName: 'Nested' }),
-  },
-];
-
-async function call(server: Server, token: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as any;
-  if (res.status >= 300 || json?.errors) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(json).slice(0, 500)}`);
-  return json;
+interface Contenders {
+  ours: Server;
+  postgraphile: Server;
+  raw: Server;
+  token: string;
+  userId: string;
 }
 
-let phoneSeq = 0;
-const phone = () => `+1415${String(2_000_000 + (phoneSeq += 1)).padStart(7, '0')}`;
+const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
 
-/** One customer's agents, groups and campaigns, created the way a client creates them. */
-export async function seedCustomer(server: Server, token: string) {
-  const { data } = await call(server, token, 'POST', '/graphql', { query: '{ agentTemplates { id templateKey } }' });
-  const template =
-    data.agentTemplates.find((t: { templateKey: string }) => t.templateKey === 'appointment_setter') ?? data.agentTemplates[0];
-  const agents: string[] = [];
-  for (let i = 0; i < AGENTS; i += 1) {
-    const created = await call(server, token, 'POST', '/graphql', {
-      query: 'mutation($input: CreateAgentInput!) { createAgent(input: $input) { id } }',
-      variables: {
-        input: {
-          templateId: template.id,
-          name: `Agent ${i}`,
-          phoneNumber: phone(),
-          variables: { agent_name: 'Sam', company_name: 'Acme Dental' },
-        },
+function scenarios({ ours, postgraphile, raw, token, userId }: Contenders): Scenario[] {
+  const auth = { ...JSON_HEADERS, authorization: `Bearer ${token}` };
+  const nested = (kind: Scenario['kind'], first: number, contacts: number): Scenario => ({
+    name: `nested ${first} campaigns x ${contacts} contacts`,
+    kind,
+    targets: [
+      { contender: 'ours', server: ours, method: 'POST', path: '/graphql', headers: auth, body: oursBody(first, contacts) },
+      {
+        contender: 'postgraphile',
+        server: postgraphile,
+        method: 'POST',
+        path: '/graphql',
+        headers: JSON_HEADERS,
+        body: postgraphileBody(first, contacts, userId),
       },
-    });
-    agents.push(created.data.createAgent.id);
-  }
-  const groups: string[] = [];
-  for (let g = 0; g < GROUPS; g += 1) {
-    const csvData = Array.from({ length: CONTACTS }, (_, i) => ({
-      'First Name': `Person ${i}`,
-      'Last Name': `Group ${g}`,
-      Phone: phone(),
-      Company: `Company ${i % 17}`,
-    }));
-    const imported = await call(server, token, 'POST', '/api/v1/contacts/import/', { groupName: `Group ${g}`, csvData });
-    groups.push(imported.groupId);
-  }
-  for (let c = 0; c < CAMPAIGNS; c += 1) {
-    await call(server, token, 'POST', '/api/v1/contacts/contacts/', {
-      name: `Campaign ${c}`,
-      agent_id: agents[c % AGENTS],
-      contact_group_id: groups[c % GROUPS],
-      concurrent_calls: 5,
-    });
-  }
-}
-
-async function statementsTotal(server: Server): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
-  return Number(text.match(/^db_statements_total (\d+)/m)?.[1] ?? Number.NaN);
-}
-
-/** SQL statements per request, from the server's own counter over a few requests sent one at a time. */
-async function statementsPerRequest(server: Server, token: string, scenario: Scenario): Promise<number> {
-  const requests = 10;
-  const before = await statementsTotal(server);
-  for (let i = 0; i < requests; i += 1) {
-    await call(server, token, scenario.method, scenario.path, scenario.body === undefined ? undefined : JSON.parse(scenario.body));
-  }
-  // Less the one statement the second scrape reads the dialer gauges with.
-  return round(((await statementsTotal(server)) - before - 1) / requests, 2);
-}
-
-async function load(server: Server, token: string, scenario: Scenario, seconds: number) {
-  const result = await autocannon({
-    url: `${server.url}${scenario.path}`,
-    method: scenario.method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: scenario.body,
-    connections: CONNECTIONS,
-    duration: seconds,
+      { contender: 'raw', server: raw, method: 'POST', path: '/graphql', headers: JSON_HEADERS, body: oursBody(first, contacts) },
+    ],
   });
-  if (result.non2xx > 0 || result.errors > 0)
-    throw new Error(`${scenario.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return result;
+  const list = (path: string): Scenario => ({
+    name: `GET /api/v1${path}`,
+    kind: 'v1 list',
+    targets: [
+      { contender: 'ours', server: ours, method: 'GET', path: `/api/v1${path}`, headers: auth },
+      { contender: 'raw', server: raw, method: 'GET', path: `/api/v1${path}`, headers: JSON_HEADERS },
+    ],
+  });
+  return [
+    ...PAGE_SIZES.map((first) => nested('nested page', first, PAGE_CONTACTS)),
+    ...GROWTH_CONTACTS.map((contacts) => nested('nested growth', GROWTH_PAGE, contacts)),
+    list('/campaigns/'),
+    list('/agents/active/'),
+  ];
 }
+
+/** Our answer's GraphQL errors (a refusal such as QUERY_TOO_COSTLY), as one line; undefined when it has none. */
+function refusalOf(status: number, text: string): string | undefined {
+  let parsed: { errors?: { message: string; extensions?: { code?: string } }[] } | undefined;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return `HTTP ${status}, not JSON: ${text.slice(0, 200)}`;
+  }
+  if (parsed?.errors?.length) return parsed.errors.map((e) => `${e.extensions?.code ?? 'ERROR'}: ${e.message}`).join(' | ');
+  if (status >= 300) return `HTTP ${status}: ${text.slice(0, 200)}`;
+  return undefined;
+}
+
+const ratio = (a: number, b: number) => (b > 0 ? round(a / b, 2) : Number.NaN);
+const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
 
 export async function benchLoad() {
   return withDatabase(async (url) => {
+    const database = new URL(url).pathname.slice(1);
     // Off: the dialer's sweep would add statements of its own; the limit: one user sends all the load.
-    const server = await startServer(url, { DIALER: 'off', RATE_LIMIT: '9999999/1' });
+    const ours = await startServer(url, { DIALER: 'off', RATE_LIMIT: '9999999/1' });
+    const others: Server[] = [];
     try {
       const token = await tokenFor(randomUUID());
-      for (let n = 0; n < NEIGHBOURS; n += 1) await seedCustomer(server, await tokenFor(randomUUID()));
-      await seedCustomer(server, token);
-      const idle = await memoryOf(server.pid);
+      for (let n = 0; n < NEIGHBOURS; n += 1) await seedCustomer(ours, await tokenFor(randomUUID()));
+      await seedCustomer(ours, token);
+      const idle = await memoryOf(ours.pid);
 
-      // The nested query's statement count at two page sizes: the same count means no N+1.
-      const small = scenarios(5)[2]!;
-      const nestedStatements = {
-        5: await statementsPerRequest(server, token, small),
-        [CAMPAIGNS]: await statementsPerRequest(server, token, scenarios(CAMPAIGNS)[2]!),
-      };
+      // A token's `sub` is its user's id (users.id): read back, so that the contenders are pointed at a user that exists.
+      const sub = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).sub as string;
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const userId = (await client.query<{ id: string }>('SELECT id FROM users WHERE id = $1::uuid', [sub])).rows[0]?.id;
+      await client.end();
+      if (!userId) throw new Error(`no user row for the measured customer ${sub}`);
 
-      const rows = [];
-      for (const scenario of scenarios(CAMPAIGNS)) {
-        const statements = await statementsPerRequest(server, token, scenario);
-        await load(server, token, scenario, 2);
-        const cpuBefore = await cpuMsOf(server.pid);
-        const result = await load(server, token, scenario, SECONDS);
-        const cpuMs = (await cpuMsOf(server.pid)) - cpuBefore;
-        const memory = await memoryOf(server.pid);
-        rows.push({
+      const postgraphile = await startScript('bench/contenders/postgraphile.ts', { DATABASE_URL: url });
+      others.push(postgraphile);
+      const raw = await startScript('bench/contenders/raw-server.ts', { DATABASE_URL: url, BENCH_USER_ID: userId });
+      others.push(raw);
+
+      const rounds: Record<string, unknown>[] = [];
+      const medians: Record<string, unknown>[] = [];
+      const comparisons: Record<string, unknown>[] = [];
+      const refused: Record<string, unknown>[] = [];
+      for (const scenario of scenarios({ ours, postgraphile, raw, token, userId })) {
+        const [oursTarget, ...rest] = scenario.targets as [Target, ...Target[]];
+        const reference = await fetchAnswer(oursTarget);
+        const refusal = refusalOf(reference.status, reference.text);
+        if (refusal) {
+          console.log(`${scenario.name}: our server refused it (${refusal}); not timed`);
+          refused.push({ scenario: scenario.name, answer: refusal });
+          comparisons.push({ scenario: scenario.name, 'ours/pgl req/s': 'refused by ours' });
+          continue;
+        }
+        for (const target of rest) assertSameBytes(scenario.name, target.contender, reference.text, (await fetchAnswer(target)).text);
+        const statements = await statementsPerRequest(oursTarget);
+
+        for (const target of scenario.targets) await warmUp(target, WARM_UP_SECONDS);
+        const figures = new Map<string, RoundFigures[]>(scenario.targets.map((t) => [t.contender, []]));
+        for (let r = 1; r <= ROUNDS; r += 1) {
+          for (const target of scenario.targets) {
+            const measured = await timeRound(target, SECONDS, database);
+            figures.get(target.contender)!.push(measured);
+            rounds.push({ scenario: scenario.name, round: r, contender: target.contender, ...measured });
+          }
+        }
+
+        const mid = new Map<string, RoundFigures>();
+        for (const [contender, list] of figures) {
+          const of = (key: keyof RoundFigures) => median(list.map((f) => f[key]));
+          const row = {
+            requestsPerSecond: of('requestsPerSecond'),
+            p50Ms: of('p50Ms'),
+            p99Ms: of('p99Ms'),
+            cpuMsPerRequest: of('cpuMsPerRequest'),
+            pgCpuMsPerRequest: of('pgCpuMsPerRequest'),
+            requests: of('requests'),
+          };
+          mid.set(contender, row);
+          medians.push({ scenario: scenario.name, contender, ...row, sqlStatementsPerRequest: contender === 'ours' ? statements : '' });
+        }
+
+        const o = mid.get('ours')!;
+        const p = mid.get('postgraphile');
+        const w = mid.get('raw')!;
+        const paged = scenario.kind === 'nested page';
+        const rpsVsPostgraphile = p ? ratio(o.requestsPerSecond, p.requestsPerSecond) : Number.NaN;
+        const cpuVsPostgraphile = p ? ratio(o.cpuMsPerRequest, p.cpuMsPerRequest) : Number.NaN;
+        const rpsVsRaw = ratio(o.requestsPerSecond, w.requestsPerSecond);
+        const isList = scenario.kind === 'v1 list';
+        const check = (applies: boolean, met: boolean) => (applies ? verdict(met) : '');
+        // Ratios of medians, each next to its issue target where one applies.
+        comparisons.push({
           scenario: scenario.name,
-          requestsPerSecond: round(result.requests.average, 0),
-          p50Ms: result.latency.p50,
-          p99Ms: result.latency.p99,
-          maxMs: result.latency.max,
-          requests: result.requests.total,
-          sqlStatementsPerRequest: statements,
-          // Less noisy than latency on a shared machine: what one request costs the server.
-          serverCpuMsPerRequest: round(cpuMs / result.requests.total, 2),
-          rssMb: round(memory.rssMb),
+          'ours/pgl req/s': p ? rpsVsPostgraphile : '',
+          [`>= ${TARGETS.nestedRpsVsPostgraphile}`]: check(paged, rpsVsPostgraphile >= TARGETS.nestedRpsVsPostgraphile),
+          'ours/pgl cpu': p ? cpuVsPostgraphile : '',
+          [`<= ${TARGETS.nestedCpuVsPostgraphile}`]: check(paged, cpuVsPostgraphile <= TARGETS.nestedCpuVsPostgraphile),
+          'ours/raw req/s': rpsVsRaw,
+          [`>= ${TARGETS.v1RpsVsRaw}`]: check(isList, rpsVsRaw >= TARGETS.v1RpsVsRaw),
+          'ours/raw cpu': ratio(o.cpuMsPerRequest, w.cpuMsPerRequest),
+          'ours p99 < 50 ms': check(isList, o.p99Ms < 50),
+          'ours 1 statement': check(!isList, statements === 1),
         });
       }
-      const memory = await memoryOf(server.pid);
+
       return {
-        name: `read endpoints under load (${CONNECTIONS} connections, ${SECONDS} s each, PostgreSQL)`,
+        name: `read endpoints against contenders (${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s, PostgreSQL)`,
         dataset: `${NEIGHBOURS + 1} customers x (${AGENTS} agents, ${GROUPS} groups x ${CONTACTS} contacts, ${CAMPAIGNS} campaigns)`,
-        scenarios: rows,
-        nestedStatementsByPageSize: nestedStatements,
-        idleRssMb: round(idle.rssMb),
-        peakRssMb: round(memory.peakMb),
-        targets: { restP99Ms: 50, nestedStatements: '1 or 2, the same for every page size' },
+        contenders: `ours (pool 10), postgraphile ${postgraphileVersion} (pool 20), raw node:http + pg (pool 20)`,
+        oursIdleRssMb: round(idle.rssMb),
+        oursPeakRssMb: round((await memoryOf(ours.pid)).peakMb),
+        postgraphilePeakRssMb: round((await memoryOf(postgraphile.pid)).peakMb),
+        rawPeakRssMb: round((await memoryOf(raw.pid)).peakMb),
+        targets:
+          `nested pages: ours >= ${TARGETS.nestedRpsVsPostgraphile}x postgraphile req/s and <= ${TARGETS.nestedCpuVsPostgraphile}x its CPU ` +
+          `per request; v1 lists >= ${TARGETS.v1RpsVsRaw}x raw req/s and p99 under 50 ms; nested: 1 SQL statement per request`,
+        refused: refused.length ? refused : 'none',
+        rounds,
+        medians,
+        comparisons,
       };
     } finally {
-      await server.stop();
+      for (const server of others) await server.stop();
+      await ours.stop();
     }
   });
 }

@@ -1,8 +1,8 @@
 import { median, round, startServer, tokenFor, withDatabase } from './support.js';
 import { seedReport } from './report-seed.js';
 
-// Issue 7: a campaign of 100,000 contacts and 300,000 call attempts on PostgreSQL, read through v1.
-// Targets: median at most 100 ms for the report with limit=50, at most 20 ms for a call history page.
+// A campaign of 100,000 contacts and 300,000 call attempts on PostgreSQL, read through v1.
+// Targets: median at most 50 ms for the report with limit=50, at most 20 ms for a call history page.
 
 const CONTACTS = Number(process.env.BENCH_REPORT_CONTACTS ?? 100_000);
 const RUNS = Number(process.env.BENCH_REPORT_RUNS ?? 5);
@@ -52,7 +52,8 @@ export async function benchReport() {
         historyMedianMs: history.medianMs,
         historyRunMediansMs: history.runMediansMs.join(' '),
         reportLastPageMedianMs: lastPage.medianMs,
-        targets: { reportMedianMs: 100, historyMedianMs: 20 },
+        targets: { reportMedianMs: 50, historyMedianMs: 20 },
+        reportTarget: report.medianMs <= 50 ? 'met' : 'NOT met',
       };
     } finally {
       await server.stop();

@@ -55,6 +55,38 @@ export function buildOnce(): Promise<void> {
 /** `npm run start:prod`'s node options and script, run without npm so that the process measured is the server's own. */
 const productionArgs = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')).scripts['start:prod'] as string).split(' ').slice(1);
 
+/**
+ * Resolves once `child` prints the line `ready` matches (its first group is the server's URL); rejects,
+ * with what the process printed, if it exits first.
+ */
+export function serverReady(child: ChildProcess, ready: RegExp, label: string): Promise<Server> {
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const url = ready.exec(output)?.[1];
+      if (!url) return;
+      child.stdout!.off('data', onData);
+      child.removeListener('exit', onExit);
+      resolve({
+        url,
+        pid: child.pid!,
+        child,
+        stop: () =>
+          new Promise((done) => {
+            if (child.exitCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+      });
+    };
+    const onExit = (code: number | null) => reject(new Error(`${label} exited with ${code}:\n${output}`));
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', onExit);
+  });
+}
+
 /** The server as production runs it (`npm run start:prod`, NODE_ENV=production) on the given database. */
 export async function startServer(databaseUrlValue: string, extraEnv: Record<string, string> = {}): Promise<Server> {
   await buildOnce();
@@ -73,29 +105,7 @@ export async function startServer(databaseUrlValue: string, extraEnv: Record<str
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const url = output.match(/REST v1:\s+(http:\/\/\S+)\/api\/v1\//)?.[1];
-      if (url) {
-        child.stdout!.off('data', onData);
-        resolve({
-          url,
-          pid: child.pid!,
-          child,
-          stop: () =>
-            new Promise((done) => {
-              child.once('exit', () => done());
-              child.kill('SIGTERM');
-            }),
-        });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
-  });
+  return serverReady(child, /REST v1:\s+(http:\/\/\S+)\/api\/v1\//, 'server');
 }
 
 export const tokenFor = (sub: string) => signToken(BENCH_SECRET, { sub, ttlSeconds: 3600 });

@@ -1,0 +1,64 @@
+import { createServer } from 'node:http';
+import Module, { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import pg from 'pg';
+
+// PostGraphile v4 as a contender for the nested GraphQL read: its own process (run by bench/load.ts with
+// `node --import tsx`, NODE_ENV=production), on the bench database's `public` schema, with the options
+// a production deployment would use (no GraphiQL, no schema watching, no query log) and a pool of 20.
+// Env: DATABASE_URL. Prints `listening on <url>` once its schema is built.
+
+// Computed columns for what the nested query reads and PostGraphile cannot express on its own: the names
+// inside the jsonb `data`, and a group's contacts without the erased ones, in our order (SQL functions,
+// STABLE, so that PostgreSQL inlines them). Created in the bench database only, never in a migration.
+const COMPUTED_COLUMNS = `
+  CREATE OR REPLACE FUNCTION contacts_first_name(c contacts) RETURNS text
+    AS $$ SELECT c.data->>'first_name' $$ LANGUAGE sql STABLE;
+  CREATE OR REPLACE FUNCTION contacts_last_name(c contacts) RETURNS text
+    AS $$ SELECT c.data->>'last_name' $$ LANGUAGE sql STABLE;
+  CREATE OR REPLACE FUNCTION contact_groups_live_contacts(g contact_groups) RETURNS SETOF contacts
+    AS $$ SELECT * FROM contacts c WHERE c.contact_group_id = g.id AND c.erased_at IS NULL ORDER BY c.created_at, c.id $$
+    LANGUAGE sql STABLE;
+`;
+
+// PostGraphile v4 needs graphql 15 and the project has 16, so npm gives graphile-build-pg and
+// graphql-parse-resolve-info copies (or the root's 16) of their own; types built by one copy then fail the
+// other's checks ("Unexpected input type"). In this process, every `graphql` and `graphile-build` is
+// PostGraphile's own.
+const anchor = createRequire(import.meta.url).resolve('postgraphile');
+const modules = Module as unknown as {
+  _resolveFilename: (request: string, parent: unknown, ...rest: unknown[]) => string;
+  _nodeModulePaths: (dir: string) => string[];
+};
+const postgraphileModule = { id: anchor, filename: anchor, paths: modules._nodeModulePaths(dirname(anchor)) };
+const SHARED = new Set(['graphql', 'graphile-build']);
+const resolveFilename = modules._resolveFilename;
+modules._resolveFilename = function (request, parent, ...rest) {
+  return resolveFilename.call(this, request, SHARED.has(request.split('/')[0]!) ? postgraphileModule : parent, ...rest);
+};
+const { postgraphile } = await import('postgraphile');
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
+await pool.query(COMPUTED_COLUMNS);
+
+const handler = postgraphile(pool, 'public', {
+  graphiql: false,
+  watchPg: false,
+  disableQueryLog: true,
+  retryOnInitFail: false,
+  // Our functions never return null rows: spares the nullable edges.
+  setofFunctionsContainNulls: false,
+});
+await handler.getGraphQLSchema();
+
+const server = createServer(handler);
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address() as { port: number };
+  console.log(`listening on http://127.0.0.1:${address.port}`);
+});
+
+// An orderly exit, so that a CPU profile (BENCH_CPU_PROFILE=1) is written.
+process.once('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => void pool.end().then(() => process.exit(0)));
+});
