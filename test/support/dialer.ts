@@ -12,6 +12,7 @@ import { inProcessEventBus } from '../../src/services/events.js';
 import { defaultSettings } from '../../src/services/settings.js';
 import type { TestApp } from './app.js';
 import { createAgent } from './fixtures.js';
+import { waitFor } from './wait.js';
 
 /** A clock the test moves by hand. */
 export class ManualClock implements Clock {
@@ -204,4 +205,26 @@ export async function ledgerMatchesAccount(app: TestApp, userId: string) {
   >`SELECT coalesce(sum(amount_cents), 0)::bigint AS total FROM credit_transactions WHERE user_id = ${userId}::uuid`;
   const account = await app.prisma.creditAccount.findUniqueOrThrow({ where: { userId } });
   return { ledger: sum!.total, account: account.balanceCents + account.includedRemainingCents, account_: account };
+}
+
+/**
+ * Waits for a campaign to complete. On timeout the error says where it stood (status, paused reason,
+ * contacts by state, attempts by status), so a slow machine and a stuck campaign read differently.
+ */
+export async function campaignCompleted(app: TestApp, campaignId: string, timeoutMs: number): Promise<void> {
+  try {
+    await waitFor(async () => {
+      const campaign = await app.prisma.campaign.findUniqueOrThrow({ where: { id: campaignId } });
+      return campaign.status === 'completed' ? true : undefined;
+    }, timeoutMs);
+  } catch {
+    const campaign = await app.prisma.campaign.findUniqueOrThrow({ where: { id: campaignId } });
+    const contacts = await app.prisma.campaignContact.groupBy({ by: ['state'], where: { campaignId }, _count: true });
+    const attempts = await app.prisma.callAttempt.groupBy({ by: ['status', 'disconnectReason'], where: { campaignId }, _count: true });
+    throw new Error(
+      `campaign not completed after ${timeoutMs} ms: status ${campaign.status}, paused reason ${campaign.pausedReason}, ` +
+        `contacts ${JSON.stringify(contacts.map((c) => [c.state, c._count]))}, ` +
+        `attempts ${JSON.stringify(attempts.map((a) => [a.status, a.disconnectReason, a._count]))}`,
+    );
+  }
 }
