@@ -77,8 +77,10 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
       ticks.run(job.data.campaignId, jobLogger(env.log, { name: WAKE, id: job.id, requestId: job.data.requestId }));
     }
   });
+  // The sweep under way, which stop() waits for: the database closes after it.
+  let sweeping: Promise<unknown> = Promise.resolve();
   const sweeper = setInterval(() => {
-    dialer.sweep().catch((error: unknown) => env.log.error({ err: error }, 'dialer sweep failed'));
+    sweeping = dialer.sweep().catch((error: unknown) => env.log.error({ err: error }, 'dialer sweep failed'));
   }, options.sweepSeconds * 1000);
   sweeper.unref();
 
@@ -95,6 +97,7 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
     async stop() {
       stopped = true;
       clearInterval(sweeper);
+      await sweeping;
       const ticking = ticks.campaigns();
       await boss.offWork(WAKE);
       await ticks.idle();
