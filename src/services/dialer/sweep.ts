@@ -2,6 +2,7 @@ import { startCampaign } from '../campaigns/start.js';
 import { isStartRefusal, pauseForReason } from '../campaigns/states.js';
 import type { ServiceEnv } from '../context.js';
 import { ConflictError } from '../errors.js';
+import { foldReportTotals } from '../results/reports.js';
 import { readPendingResult } from './pending-result.js';
 import { retryOnConflict } from './retry.js';
 import { clearEndedMarks, closeCancelled, expiredAttempts, runningCampaigns, scheduledToStart } from './store/sweep.js';
@@ -9,7 +10,7 @@ import type { CallResult } from './telephony.js';
 
 // What time alone changes, repaired by every worker now and then: calls whose lease ran out, scheduled
 // campaigns whose start has come, cancelled campaigns' waiting contacts, and running campaigns that
-// nobody woke.
+// nobody woke. It also folds the report totals the dialer's writes add rows to.
 
 /** What the sweep needs of the dialer it runs in. */
 export interface SweepHost {
@@ -44,6 +45,7 @@ export async function sweep(env: ServiceEnv, now: Date, host: SweepHost): Promis
   }
   const running = await runningCampaigns(env.db);
   for (const campaignId of running) host.wake(campaignId);
+  await foldReportTotals(env);
   return running;
 }
 

@@ -1,14 +1,16 @@
 import { z } from 'zod';
 import type { CallStatus, Campaign, Prisma, Sentiment } from '../../generated/prisma/client.js';
 import { getCampaign } from '../campaigns/campaigns.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext, ServiceEnv } from '../context.js';
 import { parseInput, type RawInput } from '../validation.js';
 import * as store from './store.js';
 import type { CallAttemptQuery, CallGroup, ContactOutcomeRow } from './store.js';
 
-// A campaign's report, the same on both surfaces. Every figure is an aggregate the database computes
-// over indexed columns; no attempt is loaded to be counted. The statements run side by side, so on a
-// busy campaign two figures may be a few milliseconds apart.
+// A campaign's report, the same on both surfaces. Every figure is computed by the database: the call and
+// dial-state figures from running totals that triggers keep in step with every change (so a report costs
+// the same on a campaign of any size), the others over indexed columns; no attempt is loaded to be
+// counted. The statements run side by side, so on a busy campaign two figures may be a few milliseconds
+// apart.
 
 /** How many of the latest completed calls a report shows. */
 export const RECENT_SUCCESSFUL_CALLS = 10;
@@ -111,6 +113,14 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
     limit: page.limit,
     offset: page.offset,
   };
+}
+
+/**
+ * Folds the rows of the report totals, which grow by one per statement that changes calls or dial states,
+ * into one per campaign (and status): the dialer's sweep does it now and then.
+ */
+export function foldReportTotals(env: ServiceEnv): Promise<void> {
+  return store.foldReportTotals(env.sql);
 }
 
 /** Folds the per-status aggregates, one row per status, into the call metrics. */

@@ -105,12 +105,12 @@ export interface DialStateCounts {
   done: number;
 }
 
+// Read from the totals the triggers keep (see the report_totals migration): a few rows, whatever the
+// campaign's size.
 const DIAL_STATES = statement<DialStateCounts>(
   'results.report.dialStates',
-  `SELECT count(*) FILTER (WHERE attempts > 0)::int AS attempted,
-          count(*) FILTER (WHERE state = 'done' AND outcome = 'reached')::int AS reached,
-          count(*) FILTER (WHERE state = 'done')::int AS done
-   FROM campaign_contacts WHERE campaign_id = $1::uuid`,
+  `SELECT coalesce(sum(attempted), 0)::int AS attempted, coalesce(sum(reached), 0)::int AS reached, coalesce(sum(done), 0)::int AS done
+   FROM campaign_dial_totals WHERE campaign_id = $1::uuid`,
 );
 
 export async function countDialStates(ctx: ServiceContext, campaign: ReportCampaign): Promise<DialStateCounts> {
@@ -127,27 +127,48 @@ export type CallGroup = Record<Sentiment, number> & {
   costCents: bigint;
 };
 
-// One aggregate per status, each over its own range of the covering index: the plan reads the index
-// alone whatever share of the table the campaign is, and no attempt is hashed or sorted.
 const CALL_GROUPS = statement<CallGroup>(
   'results.report.callGroups',
-  `SELECT s.status::text AS status, a.*
-   FROM unnest(enum_range(NULL::"CallStatus")) AS s(status)
-   CROSS JOIN LATERAL (
-     SELECT count(*)::int AS calls,
-            coalesce(sum(duration_seconds), 0)::bigint AS "durationSeconds",
-            count(*) FILTER (WHERE duration_seconds > 0)::int AS connected,
-            coalesce(sum(cost_cents), 0)::bigint AS "costCents",
-            count(*) FILTER (WHERE sentiment = 'positive')::int AS positive,
-            count(*) FILTER (WHERE sentiment = 'neutral')::int AS neutral,
-            count(*) FILTER (WHERE sentiment = 'negative')::int AS negative,
-            count(*) FILTER (WHERE sentiment = 'unknown')::int AS unknown
-     FROM call_attempts WHERE campaign_id = $1::uuid AND status = s.status) AS a`,
+  `SELECT status::text AS status, sum(calls)::int AS calls, sum(duration_seconds)::bigint AS "durationSeconds",
+          sum(connected)::int AS connected, sum(cost_cents)::bigint AS "costCents", sum(positive)::int AS positive,
+          sum(neutral)::int AS neutral, sum(negative)::int AS negative, sum(unknown)::int AS unknown
+   FROM campaign_call_totals WHERE campaign_id = $1::uuid GROUP BY status`,
 );
 
-/** One row per call status, also for statuses with no call. */
+/** One row per call status the campaign's calls have had (from the totals, like the dial states). */
 export function sumCallsByStatus(ctx: ServiceContext, campaign: ReportCampaign): Promise<CallGroup[]> {
   return ctx.sql.run(CALL_GROUPS, [campaign.id]);
+}
+
+// The triggers append a row of differences per statement; folding a campaign's rows into one per status
+// keeps the reads above at a few rows. Rows appended meanwhile are not in the statement's snapshot and
+// stay; two folds at once do not count a row twice (the second finds the first's deleted rows gone).
+const FOLD_CALL_TOTALS = statement(
+  'results.foldCallTotals',
+  `WITH folded AS (
+     DELETE FROM campaign_call_totals WHERE (campaign_id, status) IN (
+       SELECT campaign_id, status FROM campaign_call_totals GROUP BY campaign_id, status HAVING count(*) > 1)
+     RETURNING *)
+   INSERT INTO campaign_call_totals (campaign_id, status, calls, duration_seconds, connected, cost_cents, positive, neutral, negative, unknown)
+   SELECT campaign_id, status, sum(calls), sum(duration_seconds), sum(connected), sum(cost_cents), sum(positive), sum(neutral),
+          sum(negative), sum(unknown)
+   FROM folded GROUP BY campaign_id, status`,
+);
+
+const FOLD_DIAL_TOTALS = statement(
+  'results.foldDialTotals',
+  `WITH folded AS (
+     DELETE FROM campaign_dial_totals WHERE campaign_id IN (
+       SELECT campaign_id FROM campaign_dial_totals GROUP BY campaign_id HAVING count(*) > 1)
+     RETURNING *)
+   INSERT INTO campaign_dial_totals (campaign_id, attempted, reached, done)
+   SELECT campaign_id, sum(attempted), sum(reached), sum(done) FROM folded GROUP BY campaign_id`,
+);
+
+/** Folds every campaign's total rows into one (per status, for calls). */
+export async function foldReportTotals(session: SqlSession): Promise<void> {
+  await session.run(FOLD_CALL_TOTALS);
+  await session.run(FOLD_DIAL_TOTALS);
 }
 
 /** Appointments booked from the campaign's calls, whatever their status since. */
