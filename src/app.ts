@@ -1,6 +1,5 @@
 import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { BodyLimits } from './config.js';
 import type { RateLimiter } from './ops/rate-limits.js';
 import type { Readiness } from './ops/readiness.js';
@@ -11,6 +10,7 @@ import type { Authenticator } from './services/auth.js';
 import type { ServiceEnv } from './services/context.js';
 import type { RetellWebhookSettings } from './services/dialer/retell-webhooks.js';
 import { accessLog } from './http/access-log.js';
+import { declaredBodyLimit } from './http/body-limit.js';
 import { cors, type CorsOrigins } from './http/cors.js';
 import { markEventStream } from './http/drain.js';
 import { adapterResponse } from './schema/server/node-adapter.js';
@@ -58,13 +58,7 @@ export function createApp(deps: AppDeps): Hono {
   app.use('/graphql', cors(deps.corsOrigins));
   app.use(`${V1_PREFIX}/*`, cors(deps.corsOrigins));
   // GraphQL requests may carry a CSV upload (importContacts), so they get the import body limit.
-  app.use(
-    '/graphql',
-    bodyLimit({
-      maxSize: deps.limits.maxImportBodyBytes,
-      onError: () => json(413, { errors: [{ message: 'Request body is too large.', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] }),
-    }),
-  );
+  app.use('/graphql', declaredBodyLimit(deps.limits.maxImportBodyBytes));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', async (c) => {
     const response = await yoga.fetch(c.req.raw, { scope: scopeOf(c) });
     const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;

@@ -119,3 +119,63 @@ describe('CSRF prevention', () => {
     expect(page.text).toContain('"additionalHeaders":{"X-GraphQL-Yoga-CSRF":"1"}');
   });
 });
+
+describe('body size', () => {
+  const LIMIT = 4_000;
+  let small: TestApp;
+  let smallToken: string;
+  beforeAll(async () => {
+    small = await startTestApp({ maxImportBodyBytes: LIMIT });
+    smallToken = await small.token(userId);
+  });
+  afterAll(() => small.close());
+
+  const body = (padding: number) => JSON.stringify({ query: MUTATION, extensions: { padding: 'x'.repeat(padding) } });
+  /** Sent in chunks, with no declared length (transfer-encoding: chunked). */
+  const chunked = (text: string) =>
+    fetch(`${small.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${smallToken}`, 'content-type': 'application/json' },
+      body: new ReadableStream({
+        start(controller) {
+          const bytes = new TextEncoder().encode(text);
+          for (let at = 0; at < bytes.length; at += 1_000) controller.enqueue(bytes.subarray(at, at + 1_000));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+  const tooLarge = { errors: [{ message: 'Request body is too large.', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] };
+  const count = () => small.prisma.doNotCallEntry.count({ where: { userId } });
+
+  it('refuses a declared length above the limit with a 413 and runs nothing', async () => {
+    const res = await small.request('POST', '/graphql', {
+      token: smallToken,
+      raw: body(LIMIT),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(413);
+    expect(res.json).toEqual(tooLarge);
+    expect(await count()).toBe(0);
+  });
+
+  it('counts a body of no declared length as it arrives: a 413 above the limit, the operation run below it', async () => {
+    const refused = await chunked(body(LIMIT));
+    expect(refused.status).toBe(413);
+    expect(await refused.json()).toEqual(tooLarge);
+    expect(await count()).toBe(0);
+    const accepted = await chunked(body(LIMIT / 2));
+    expect(accepted.status).toBe(200);
+    expect(await accepted.json()).toEqual({ data: { addDoNotCall: { phoneNumber: '+14155550123' } } });
+  });
+
+  it('answers a body that is not JSON with a 400', async () => {
+    const res = await small.request('POST', '/graphql', {
+      token: smallToken,
+      raw: '{"query": ',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.errors[0]).toMatchObject({ message: 'POST body sent invalid JSON.', extensions: { code: 'BAD_REQUEST' } });
+  });
+});

@@ -33,6 +33,8 @@ const unsafe = (found: UnsafeInput, prefix: (string | number)[] = []) => {
 
 const badRequest = (message: string) => new GraphQLError(message, { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
 
+const JSON_MEDIA_TYPES = new Set(['application/json', 'application/graphql+json']);
+
 const mediaTypeOf = (request: Request) => (request.headers.get('content-type') ?? '').split(/[;,]/)[0]!.trim().toLowerCase();
 
 /** What the multipart request spec says `map` is: which variables each file part fills. */
@@ -46,15 +48,14 @@ const paramTexts = (params: URLSearchParams) => [params.get('variables'), params
 
 /**
  * Refuses what the request parser would choke on, read from a copy of the request before the parser
- * reads it: JSON texts nested too deep (the body, or the parameters and form fields that hold JSON),
- * and a multipart `map` of another shape, which the parser walks without looking.
+ * reads it: JSON texts nested too deep (the parameters and form fields that hold JSON), and a multipart
+ * `map` of another shape, which the parser walks without looking.
  */
 async function checkBeforeParsing(request: Request): Promise<void> {
   const mediaType = mediaTypeOf(request);
   let texts: unknown[] = [];
   let map: unknown;
   if (request.method === 'GET') texts = paramTexts(new URL(request.url).searchParams);
-  else if (mediaType === 'application/json' || mediaType === 'application/graphql+json') texts = [await request.clone().text()];
   else if (mediaType === 'application/x-www-form-urlencoded') texts = paramTexts(new URLSearchParams(await request.clone().text()));
   else if (mediaType === 'multipart/form-data') {
     const form = await request.clone().formData();
@@ -72,6 +73,12 @@ export const graphqlInput: Plugin = {
     if (!requestParser) return;
     setRequestParser(async (request) => {
       try {
+        // A JSON body, the common case, is read once: the depth check and the parser take its text.
+        if (request.method === 'POST' && JSON_MEDIA_TYPES.has(mediaTypeOf(request))) {
+          const text = await request.text();
+          if (jsonTextTooDeep(text)) throw badInput(TOO_DEEP_MESSAGE);
+          return await requestParser({ json: async () => JSON.parse(text) } as Request);
+        }
         await checkBeforeParsing(request);
         return await requestParser(request);
       } catch (error) {

@@ -78,6 +78,9 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
     // loaded on the first request for it rather than at start.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     logging: false,
+    // The HTTP app limits bodies (http/body-limit.ts); Yoga's own limit would hand the parser a copy of
+    // every request with its body piped through a counting stream.
+    maxRequestBodySize: false,
     // Yoga hands error masking no context, so the request's logger is found from where it runs.
     maskedErrors: { maskError: (error) => maskGraphQLError(currentRequestScope()?.log ?? deps.env.log)(error) },
     plugins: [
