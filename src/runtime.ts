@@ -64,7 +64,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
     registerDatabaseChecks(readiness, db.sql);
 
     const jwtSecret = await resolveJwtSecret(config);
-    const authenticator = createAuthenticator({ ...config.jwt, secret: jwtSecret }, new UserRegistry(db.prisma));
+    const authenticator = createAuthenticator({ ...config.jwt, secret: jwtSecret }, new UserRegistry(db.prisma), db.sql);
     const app = createApp({
       env,
       authenticator,

@@ -201,7 +201,11 @@ describe('the OpenAPI document', () => {
   it('describes the four agent operations with bearer auth', async () => {
     expect(openapi.openapi).toBe('3.1.0');
     expect(openapi.info.version).toBe('1.0.0');
-    expect(openapi.components.securitySchemes.bearerAuth).toEqual({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    expect(openapi.components.securitySchemes.bearerAuth).toEqual({
+      type: 'http',
+      scheme: 'bearer',
+      description: expect.stringContaining('API key'),
+    });
     expect(Object.keys(openapi.paths)).toEqual(
       expect.arrayContaining([
         '/api/v1/agents/templates/',

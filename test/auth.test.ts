@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator, type UserRegistry } from '../src/services/auth.js';
+import type { Sql } from '../src/db/sql.js';
 import { startTestApp, TEST_SECRET, type TestApp } from './support/app.js';
 
 // Every way a bearer token can be wrong is a 401 on both surfaces, with DRF's bodies on v1.
@@ -101,7 +102,7 @@ describe('with a shared secret (HS256)', () => {
   });
 
   it('refuses to start with a secret shorter than 32 characters', () => {
-    expect(() => createAuthenticator({ secret: 'short' }, {} as UserRegistry)).toThrow(/at least 32/);
+    expect(() => createAuthenticator({ secret: 'short' }, {} as UserRegistry, {} as Sql)).toThrow(/at least 32/);
   });
 });
 

@@ -7,7 +7,7 @@ import type { RouteDefinition } from './route.js';
 type JsonSchema = Record<string, unknown>;
 
 const COMMON_ERRORS: Record<number, string> = {
-  401: 'Missing or invalid bearer token.',
+  401: 'Missing or invalid bearer token or API key (also: revoked or expired).',
   429: 'Too many requests; see Retry-After.',
 };
 
@@ -50,6 +50,7 @@ export function buildOpenApiDocument(routes: RouteDefinition[]) {
     };
     if (route.body || route.query) responses[400] = refResponse('Invalid input.', 'FieldErrors');
     if (route.params) responses[404] = refResponse('Not found (or owned by another user).', 'Error');
+    if (route.method !== 'GET') responses[403] = refResponse('A read-only API key: it may only read.', 'Error');
     for (const [status, description] of Object.entries({ ...COMMON_ERRORS, ...route.errors })) {
       responses[status] = refResponse(description, 'Error');
     }
@@ -91,7 +92,14 @@ export function buildOpenApiDocument(routes: RouteDefinition[]) {
     security: [{ bearerAuth: [] }],
     paths,
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'A JWT, or an API key (`cfk_...`, created with the GraphQL mutation createApiKey). A read-only key may call GET endpoints only.',
+        },
+      },
       schemas: components,
     },
   };

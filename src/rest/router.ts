@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import { refuseWritesWithReadKey } from '../services/api-keys/api-keys.js';
 import type { Authenticator } from '../services/auth.js';
 import { serviceContext, type ServiceContext, type ServiceEnv } from '../services/context.js';
 import type { BodyLimits } from '../config.js';
@@ -89,6 +90,7 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     if (!paramsLookValid(rawParams)) throw new NotFoundError();
     const user = await deps.authenticator.authenticate(c.req.header('authorization'));
     scope.userId = user.id;
+    refuseWritesWithReadKey(user, route.method !== 'GET');
     // Before the body is read, so that a refused import is not parsed.
     await deps.rateLimiter.consume(user.id, route.rateLimit ? [route.rateLimit] : []);
     const ctx = serviceContext(deps.env, user, scope.requestId, scope);

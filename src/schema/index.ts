@@ -3,6 +3,7 @@ import { assertRootFieldsDeclareAuthorization } from './authorization.js';
 import { builder } from './builder.js';
 import './types/agent-templates.js';
 import './types/agents.js';
+import './types/api-keys.js';
 import './types/appointments.js';
 import './types/billing.js';
 import './types/calls.js';

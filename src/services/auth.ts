@@ -1,5 +1,7 @@
 import { createRemoteJWKSet, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jose';
+import type { Sql } from '../db/sql.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { looksLikeApiKey, principalOfKey } from './api-keys/api-keys.js';
 import { AuthenticationError } from './errors.js';
 import type { Principal } from './context.js';
 import { insertUserIfMissing } from './users/store.js';
@@ -24,7 +26,8 @@ export interface Authenticator {
   authenticate(header: string | null | undefined): Promise<Principal>;
 }
 
-export function createAuthenticator(settings: AuthSettings, users: UserRegistry): Authenticator {
+/** Accepts JWTs (HS256 with the shared secret, or RS256/ES256 from the JWKS) and the API keys in `keys`. */
+export function createAuthenticator(settings: AuthSettings, users: UserRegistry, keys: Sql): Authenticator {
   let key: Uint8Array | JWTVerifyGetKey;
   let algorithms: string[];
   if (settings.jwksUrl) {
@@ -41,6 +44,11 @@ export function createAuthenticator(settings: AuthSettings, users: UserRegistry)
   return {
     async authenticate(header) {
       const token = bearerToken(header);
+      if (looksLikeApiKey(token)) {
+        const principal = await principalOfKey(keys, token, new Date());
+        if (!principal) throw new AuthenticationError('invalid');
+        return principal;
+      }
       const known = verified.get(token);
       if (known) return known;
       let payload;

@@ -9,6 +9,8 @@ export interface Principal {
   /** The token's `sub`: the customer's user id. */
   id: string;
   isAdmin: boolean;
+  /** Set when the caller presented an API key rather than a token. */
+  apiKey?: { id: string; scope: 'read' | 'full' };
 }
 
 export interface Clock {

@@ -82,7 +82,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
       dialer: options.dialer ?? idleDialer,
       events,
     },
-    authenticator: createAuthenticator(auth, new UserRegistry(db.prisma)),
+    authenticator: createAuthenticator(auth, new UserRegistry(db.prisma), db.sql),
     limits: {
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       maxImportBodyBytes: options.maxImportBodyBytes ?? 64 * 1024 * 1024,

@@ -19,6 +19,7 @@ import { compiledReads } from './compiled-reads.js';
 import { costLimit } from './cost.js';
 import { graphqlMetrics } from './metrics.js';
 import { graphqlRateLimits } from './rate-limits.js';
+import { readOnlyKeys } from './read-only-keys.js';
 import { currentRequestScope, type RequestScope } from '../../http/request-scope.js';
 
 export interface GraphQLDeps {
@@ -98,6 +99,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
       }),
       ...(deps.introspection ? [] : [useDisableIntrospection(), hideSchemaNames()]),
       graphqlInput,
+      readOnlyKeys,
       graphqlRateLimits(deps.rateLimiter),
       graphqlMetrics,
       costLimit,

@@ -1,0 +1,80 @@
+import { named } from '../../db/prisma-names.js';
+import { statement, type Sql } from '../../db/sql.js';
+import type { ApiKeyScope, Prisma, PrismaClient } from '../../generated/prisma/client.js';
+
+// The API keys store: the only module of the domain that talks to the database.
+
+export type ApiKeyQuery = { include?: Prisma.ApiKeyInclude; select?: Prisma.ApiKeySelect };
+
+export interface NewApiKey {
+  userId: string;
+  name: string;
+  publicId: string;
+  secretHash: Uint8Array<ArrayBuffer>;
+  scope: ApiKeyScope;
+  expiresAt: Date | null;
+}
+
+export function insertApiKey(db: PrismaClient, key: NewApiKey) {
+  return named('apiKeys.insert', () => db.apiKey.create({ data: key }));
+}
+
+/** The user's keys, newest first, revoked ones too. */
+export function findApiKeys<Q extends ApiKeyQuery>(db: PrismaClient, userId: string, query: Q) {
+  return named('apiKeys.list', () =>
+    db.apiKey.findMany({ ...query, where: { userId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] }),
+  ) as Promise<Prisma.ApiKeyGetPayload<Q>[]>;
+}
+
+export function findApiKey<Q extends ApiKeyQuery>(db: PrismaClient, userId: string, id: string, query: Q) {
+  return named('apiKeys.one', () => db.apiKey.findFirst({ ...query, where: { id, userId } })) as Promise<Prisma.ApiKeyGetPayload<Q> | null>;
+}
+
+export function countActiveApiKeys(db: PrismaClient, userId: string, now: Date): Promise<number> {
+  return named('apiKeys.countActive', () =>
+    db.apiKey.count({ where: { userId, revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] } }),
+  );
+}
+
+/** Revokes the user's key, keeping the first revocation's time; false when the user has no such key. */
+export async function revokeApiKey(db: PrismaClient, userId: string, id: string, now: Date): Promise<boolean> {
+  const { count } = await named('apiKeys.revoke', () =>
+    db.apiKey.updateMany({ where: { id, userId, revokedAt: null }, data: { revokedAt: now } }),
+  );
+  if (count > 0) return true;
+  return (await findApiKey(db, userId, id, { select: { id: true } })) !== null;
+}
+
+export interface PresentedKey {
+  id: string;
+  userId: string;
+  scope: ApiKeyScope;
+  /** A Buffer on node-postgres, a Uint8Array on PGlite. */
+  secretHash: Uint8Array;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+// Asked on every request a key authenticates: one row by its unique public id.
+const presentedStatement = statement<PresentedKey>(
+  'apiKeys.presented',
+  `SELECT id, user_id AS "userId", scope::text AS scope, secret_hash AS "secretHash", expires_at AS "expiresAt",
+          revoked_at AS "revokedAt", last_used_at AS "lastUsedAt"
+   FROM api_keys WHERE public_id = $1`,
+);
+
+export async function findPresentedKey(sql: Sql, publicId: string): Promise<PresentedKey | undefined> {
+  return (await sql.run(presentedStatement, [publicId]))[0];
+}
+
+const touchStatement = statement(
+  'apiKeys.touch',
+  `UPDATE api_keys SET last_used_at = now()
+   WHERE id = $1::uuid AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')`,
+);
+
+/** Records the key's use, at most once a minute. */
+export async function touchApiKey(sql: Sql, id: string): Promise<void> {
+  await sql.run(touchStatement, [id]);
+}
