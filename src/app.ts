@@ -11,6 +11,9 @@ import type { ServiceEnv } from './services/context.js';
 import type { RetellWebhookSettings } from './services/dialer/retell-webhooks.js';
 import { accessLog } from './http/access-log.js';
 import { declaredBodyLimit } from './http/body-limit.js';
+import { idempotentRequests } from './http/idempotency.js';
+import { v1Idempotency } from './rest/idempotency.js';
+import { graphqlIdempotency } from './schema/server/idempotency.js';
 import { cors, type CorsOrigins } from './http/cors.js';
 import { markEventStream } from './http/drain.js';
 import { adapterResponse } from './schema/server/node-adapter.js';
@@ -59,6 +62,9 @@ export function createApp(deps: AppDeps): Hono {
   app.use(`${V1_PREFIX}/*`, cors(deps.corsOrigins));
   // GraphQL requests may carry a CSV upload (importContacts), so they get the import body limit.
   app.use('/graphql', declaredBodyLimit(deps.limits.maxImportBodyBytes));
+  // After the body limits: a POST with an Idempotency-Key runs once per customer and key.
+  app.use('/graphql', idempotentRequests(deps, graphqlIdempotency, deps.limits.maxImportBodyBytes));
+  app.use(`${V1_PREFIX}/*`, idempotentRequests(deps, v1Idempotency, deps.limits.maxImportBodyBytes));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', async (c) => {
     const response = await yoga.fetch(c.req.raw, { scope: scopeOf(c) });
     const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;

@@ -23,6 +23,9 @@ const STATUS: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
 };
 
+/** The HTTP status of a catalogued error, the same on both surfaces. */
+export const httpStatusOf = (error: AppError): number => STATUS[error.code];
+
 export const WWW_AUTHENTICATE = 'Bearer realm="api"';
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {

@@ -22,6 +22,15 @@ const fieldErrorsBody: JsonSchema = {
   additionalProperties: { type: 'array', items: { type: 'string' } },
 };
 
+const IDEMPOTENCY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Runs the request once per customer and key: a repeat of the same request within 24 hours gets the first response again (with `Idempotent-Replayed: true`); the key with another request is a 400, and a repeat while the first still runs waits for it (409 `idempotency_key_in_use` after 10 s). A refused request (4xx) is not kept.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+};
+
 export function buildOpenApiDocument(routes: RouteDefinition[]) {
   const components: Record<string, JsonSchema> = {
     Error: errorBody,
@@ -42,6 +51,7 @@ export function buildOpenApiDocument(routes: RouteDefinition[]) {
     const parameters = [
       ...objectParameters(route.params, 'path', (s) => toSchema(s, 'input')),
       ...objectParameters(route.query, 'query', (s) => toSchema(s, 'input')),
+      ...(route.method === 'POST' ? [IDEMPOTENCY_PARAMETER] : []),
     ];
     const responses: Record<string, unknown> = {
       [route.status]: route.response

@@ -82,6 +82,7 @@ export const CONFLICT_REASONS = {
   contact_on_call: 'A call to the contact is in progress.',
   concurrent_change: 'Another request changed the same data at the same time; try again.',
   api_key_limit: 'The user holds as many active API keys as there may be; revoke one first.',
+  idempotency_key_in_use: 'A request with the same Idempotency-Key is still running.',
 } as const;
 export type ConflictReason = keyof typeof CONFLICT_REASONS;
 
