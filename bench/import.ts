@@ -1,11 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import pg from 'pg';
 import * as pgCopy from 'pg-copy-streams';
 import { uuidv7 } from '../src/services/ids.js';
-import { cpuMsOf, memoryOf, median, postgresCpuBetween, postgresCpuMs, round, startServer, tokenFor, withDatabase } from './support.js';
+import {
+  cpuMsOf,
+  memoryOf,
+  median,
+  postgresCpuBetween,
+  postgresCpuMs,
+  resetPeak,
+  round,
+  startServer,
+  tokenFor,
+  withDatabase,
+} from './support.js';
 
 // Issue 18: import 100,000 rows through POST /api/v1/contacts/import/ on PostgreSQL, against the floor the
 // database sets: COPY of the same rows (as our import stored them) into the same table, with its indexes
@@ -40,11 +50,6 @@ function rows(count: number) {
 
 /** The columns our import writes, in the order it writes them. */
 const COLUMNS = 'id, user_id, contact_group_id, phone_number, status, data, timezone, name, created_at, updated_at';
-
-/** Forgets a process's peak memory (VmHWM), so that the next reading is the peak of what follows. */
-async function resetPeak(pid: number): Promise<void> {
-  await writeFile(`/proc/${pid}/clear_refs`, '5');
-}
 
 /**
  * A stored group's contacts as COPY text without their id, user and group (the columns each round gives

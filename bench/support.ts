@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import pg from 'pg';
 import { signToken } from '../src/services/auth.js';
 
@@ -115,6 +115,11 @@ export async function memoryOf(pid: number): Promise<{ rssMb: number; peakMb: nu
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const kb = (name: string) => Number(status.match(new RegExp(`${name}:\\s+(\\d+) kB`))?.[1] ?? 0);
   return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+/** Forgets a process's peak memory (VmHWM), so that the next reading is the peak of what follows. */
+export async function resetPeak(pid: number): Promise<void> {
+  await writeFile(`/proc/${pid}/clear_refs`, '5');
 }
 
 /** CPU time a process has used so far (user and system), in ms; less noisy than wall time on a busy machine. */

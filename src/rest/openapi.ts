@@ -31,6 +31,15 @@ const IDEMPOTENCY_PARAMETER = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
 };
 
+const FORMAT_PARAMETER = {
+  name: 'format',
+  in: 'query',
+  required: false,
+  description:
+    "`csv`: every row (limit and offset do not apply) as a CSV download (RFC 4180, UTF-8, CRLF), streamed; the header row holds the JSON field names. Timestamps are ISO 8601 in UTC (`Z`), numbers E.164; a cell that would start a spreadsheet formula is prefixed with `'`.",
+  schema: { type: 'string', enum: ['json', 'csv'] },
+};
+
 export function buildOpenApiDocument(routes: RouteDefinition[]) {
   const components: Record<string, JsonSchema> = {
     Error: errorBody,
@@ -52,12 +61,18 @@ export function buildOpenApiDocument(routes: RouteDefinition[]) {
       ...objectParameters(route.params, 'path', (s) => toSchema(s, 'input')),
       ...objectParameters(route.query, 'query', (s) => toSchema(s, 'input')),
       ...(route.method === 'POST' ? [IDEMPOTENCY_PARAMETER] : []),
+      ...(route.csv ? [FORMAT_PARAMETER] : []),
     ];
     const responses: Record<string, unknown> = {
       [route.status]: route.response
         ? { description: 'Success', content: { 'application/json': { schema: toSchema(route.response, 'output') } } }
         : { description: 'Success (no content)' },
     };
+    if (route.csv) {
+      (responses[route.status] as { content: Record<string, unknown> }).content['text/csv'] = {
+        schema: { type: 'string', description: `Header: ${route.csv.columns.join(', ')}.` },
+      };
+    }
     if (route.body || route.query) responses[400] = refResponse('Invalid input.', 'FieldErrors');
     if (route.params) responses[404] = refResponse('Not found (or owned by another user).', 'Error');
     if (route.method !== 'GET') responses[403] = refResponse('A read-only API key: it may only read.', 'Error');

@@ -45,6 +45,15 @@ export interface RouteDefinition<
       ctx: ServiceContext,
     ) => Promise<(R extends z.ZodType ? z.input<R> : void) | undefined>;
   };
+  /**
+   * `?format=csv` answers every row (the list's paging does not apply) as a CSV download with the v1
+   * field names as its header, streamed batch by batch (see csv.ts).
+   */
+  csv?: {
+    filename: string;
+    columns: readonly string[];
+    rows: (input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>, ctx: ServiceContext) => AsyncIterable<Record<string, unknown>[]>;
+  };
   /** A tighter per-user budget this endpoint also spends, besides the general one. */
   rateLimit?: RateLimitBucket;
   /**

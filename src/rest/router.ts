@@ -10,6 +10,7 @@ import { refuseUnsafeInput } from '../services/input-safety.js';
 import { fieldErrorsOf } from '../services/validation.js';
 import { ArrivingBody, BodyParseError, isJsonMediaType, readBody } from '../http/body.js';
 import { NotStreamable, streamJsonList } from '../http/json-list.js';
+import { csvStream } from './csv.js';
 import { camelCaseFields } from './field-case.js';
 import { errorResponse, json } from '../http/errors.js';
 import { docsAssetsPath, docsPage, serveDocsAsset } from './docs.js';
@@ -110,6 +111,7 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     const query = route.query ? parseOrThrow(route.query, rawQuery) : {};
     const body = route.body ? parseOrThrow(route.body, rawBody) : {};
 
+    if (route.csv && rawQuery.format === 'csv') return await csvResponse(route.csv, { params, query, body }, ctx);
     const result = await route.handler({ params, query, body }, ctx);
     if (route.status === 204 || result === undefined) return new Response(null, { status: route.status });
     return json(route.status, result);
@@ -123,6 +125,16 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     // The answer holds nothing of the body: its memory goes back now.
     arriving?.release();
   }
+}
+
+/** The route's rows as a CSV download; a refusal before the first row is answered as any other. */
+async function csvResponse(csv: NonNullable<RouteDefinition['csv']>, input: RouteInput<unknown, unknown, unknown>, ctx: ServiceContext) {
+  const rows = csv.rows(input, ctx)[Symbol.asyncIterator]();
+  const first = await rows.next();
+  return new Response(csvStream(csv.columns, first, rows, ctx.log), {
+    status: 200,
+    headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${csv.filename}"` },
+  });
 }
 
 /** A JSON body of a declared length within the limit: the only kind read as it arrives. */

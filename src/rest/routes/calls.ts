@@ -3,7 +3,7 @@ import * as calls from '../../services/results/calls.js';
 import { paginationQuery } from '../pagination.js';
 import { defineRoute } from '../route.js';
 import { toV1CallHistoryItem, v1CallHistoryItem, v1CallInclude } from '../serializers/calls.js';
-import { id } from '../serializers/common.js';
+import { id, mapBatches } from '../serializers/common.js';
 
 export const callRoutes = [
   defineRoute({
@@ -17,6 +17,11 @@ export const callRoutes = [
     response: z.array(v1CallHistoryItem),
     handler: async ({ query }, ctx) =>
       (await calls.listCallAttempts(ctx, {}, { include: v1CallInclude, take: query.limit, skip: query.offset })).map(toV1CallHistoryItem),
+    csv: {
+      filename: 'call-history.csv',
+      columns: Object.keys(v1CallHistoryItem.shape),
+      rows: (_input, ctx) => mapBatches(calls.callAttemptBatches(ctx, {}, { include: v1CallInclude }), toV1CallHistoryItem),
+    },
   }),
   defineRoute({
     method: 'GET',

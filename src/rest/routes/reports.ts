@@ -3,8 +3,8 @@ import * as reports from '../../services/results/reports.js';
 import { paginationQuery } from '../pagination.js';
 import { defineRoute } from '../route.js';
 import { toV1CallHistoryItem, v1CallInclude } from '../serializers/calls.js';
-import { id } from '../serializers/common.js';
-import { toV1CampaignReport, v1CampaignReport } from '../serializers/reports.js';
+import { id, mapBatches } from '../serializers/common.js';
+import { toV1CampaignReport, toV1ContactOutcome, v1CampaignReport, v1ContactOutcome } from '../serializers/reports.js';
 
 export const reportRoutes = [
   defineRoute({
@@ -23,6 +23,11 @@ export const reportRoutes = [
         reports.listRecentSuccessfulCalls(ctx, params.id, { include: v1CallInclude }),
       ]);
       return toV1CampaignReport(report, recent.map(toV1CallHistoryItem));
+    },
+    csv: {
+      filename: 'contact-outcomes.csv',
+      columns: Object.keys(v1ContactOutcome.shape),
+      rows: ({ params }, ctx) => mapBatches(reports.contactOutcomeBatches(ctx, params.id), toV1ContactOutcome),
     },
   }),
 ];

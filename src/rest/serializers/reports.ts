@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CampaignStatus, ContactStatus } from '../../generated/prisma/enums.js';
-import type { CampaignReport } from '../../services/results/reports.js';
+import type { CampaignReport, ContactOutcome } from '../../services/results/reports.js';
 import { v1CallHistoryItem } from './calls.js';
 import { datetime, id, iso, isoOrNull } from './common.js';
 
@@ -81,6 +81,10 @@ export const v1CampaignReport = z
   })
   .meta({ id: 'CampaignReport' });
 
+export function toV1ContactOutcome(outcome: ContactOutcome): z.input<typeof v1ContactOutcome> {
+  return { ...outcome, lastCallAt: isoOrNull(outcome.lastCallAt) };
+}
+
 export function toV1CampaignReport(
   report: CampaignReport,
   recentSuccessfulCalls: z.input<typeof v1CallHistoryItem>[],
@@ -103,7 +107,7 @@ export function toV1CampaignReport(
     // Costs stay far below 2^53 cents (the ledger's ceiling on credits), so Number() is exact.
     metrics: { ...metrics, totalCostCents: Number(metrics.totalCostCents) },
     recentSuccessfulCalls,
-    contactOutcomes: report.contactOutcomes.map((o) => ({ ...o, lastCallAt: isoOrNull(o.lastCallAt) })),
+    contactOutcomes: report.contactOutcomes.map(toV1ContactOutcome),
     totalContactOutcomes: report.totalContactOutcomes,
     hasMoreContactOutcomes: report.hasMoreContactOutcomes,
     limit: report.limit,

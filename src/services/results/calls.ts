@@ -54,3 +54,28 @@ export function getCallAttempt<Q extends store.CallAttemptQuery = {}>(
 ): Promise<Prisma.CallAttemptGetPayload<Q>> {
   return ownedOrNotFound('CallAttempt', id, (id) => store.findCallAttempt(ctx, id, query));
 }
+
+/** How many rows an export reads at a time: its memory stays that of one batch, whatever the total. */
+export const EXPORT_BATCH = 1_000;
+
+/**
+ * Every call attempt matching `filter`, newest first, in batches read one after the other by cursor
+ * (a batch is read when the previous one has been taken), for exports of any size.
+ */
+export async function* callAttemptBatches<Q extends store.CallAttemptQuery = {}>(
+  ctx: ServiceContext,
+  filter: CallAttemptFilter,
+  query: Q = {} as Q,
+): AsyncGenerator<Prisma.CallAttemptGetPayload<Q>[]> {
+  let after: string | undefined;
+  for (;;) {
+    const batch = (await listCallAttempts(ctx, filter, {
+      ...query,
+      take: EXPORT_BATCH,
+      ...(after ? { cursor: { id: after }, skip: 1 } : {}),
+    })) as (Prisma.CallAttemptGetPayload<Q> & { id: string })[];
+    if (batch.length > 0) yield batch;
+    if (batch.length < EXPORT_BATCH) return;
+    after = batch.at(-1)!.id;
+  }
+}

@@ -3,6 +3,7 @@ import type { CallStatus, Campaign, Prisma, Sentiment } from '../../generated/pr
 import { getCampaign } from '../campaigns/campaigns.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
 import { parseInput, type RawInput } from '../validation.js';
+import { EXPORT_BATCH } from './calls.js';
 import * as store from './store.js';
 import type { CallAttemptQuery, CallGroup, ContactOutcomeRow } from './store.js';
 
@@ -113,6 +114,19 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
     limit: page.limit,
     offset: page.offset,
   };
+}
+
+/**
+ * Every contact outcome of the campaign's report, in the report's order, in batches read one after the
+ * other, for exports of any size. The campaign's ownership is checked before the first.
+ */
+export async function* contactOutcomeBatches(ctx: ServiceContext, campaignId: string): AsyncGenerator<ContactOutcome[]> {
+  const campaign = await getCampaign(ctx, campaignId);
+  for (let offset = 0; ; offset += EXPORT_BATCH) {
+    const batch = await store.findContactOutcomes(ctx, campaign, { limit: EXPORT_BATCH, offset });
+    if (batch.length > 0) yield batch;
+    if (batch.length < EXPORT_BATCH) return;
+  }
 }
 
 /**
