@@ -115,6 +115,52 @@ describe('GET /api/v1/campaigns/{id}/report/?format=csv', () => {
   });
 });
 
+const EXPORT_LINK = 'query ($input: ExportLinkInput!) { exportLink(input: $input) { path expiresAt } }';
+
+describe('a GraphQL export link', () => {
+  it('downloads, without a token, what the v1 CSV answers, until it expires; any instance reads it', async () => {
+    const other = await startTestApp({ database: { ...app.db, close: async () => {} } });
+    try {
+      for (const [input, v1] of [
+        [{ kind: 'call_history' }, '/api/v1/campaigns/recordings/?format=csv'],
+        [{ kind: 'contact_outcomes', campaignId: setup.campaignId }, `/api/v1/campaigns/${setup.campaignId}/report/?format=csv`],
+      ] as const) {
+        const link = await app.gql(EXPORT_LINK, { input }, setup.token);
+        expect(link.errors).toBeUndefined();
+        const { path, expiresAt } = link.data.exportLink;
+        expect(path).toMatch(/^\/exports\/[\w-]+\.[\w-]+\/$/);
+        expect(new Date(expiresAt).getTime() - Date.now()).toBeGreaterThan(14 * 60_000);
+        const downloaded = await other.request('GET', path);
+        expect(downloaded.status).toBe(200);
+        expect(downloaded.text).toBe((await app.request('GET', v1, { token: setup.token })).text);
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('is a 404 once expired, forged or altered', async () => {
+    const { path } = (await app.gql(EXPORT_LINK, { input: { kind: 'call_history' } }, setup.token)).data.exportLink;
+    const [payload, signature] = path.slice('/exports/'.length, -1).split('.');
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    const stranger = Buffer.from(JSON.stringify({ ...claims, u: '00000000-0000-4000-8000-000000000001' })).toString('base64url');
+    const expired = Buffer.from(JSON.stringify({ ...claims, e: Date.now() - 1 })).toString('base64url');
+    for (const bad of [`${stranger}.${signature}`, `${expired}.${signature}`, `${payload}.x${signature.slice(1)}`, payload, 'not-a-link']) {
+      const res = await app.request('GET', `/exports/${bad}/`);
+      expect(res.status).toBe(404);
+      expect(res.json).toEqual({ detail: 'Not found.' });
+    }
+  });
+
+  it("refuses another customer's campaign and a missing campaign id, making no link", async () => {
+    const stranger = await app.token();
+    const theirs = await app.gql(EXPORT_LINK, { input: { kind: 'contact_outcomes', campaignId: setup.campaignId } }, stranger);
+    expect(theirs.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const missing = await app.gql(EXPORT_LINK, { input: { kind: 'contact_outcomes' } }, setup.token);
+    expect(missing.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fieldErrors: { campaignId: [expect.any(String)] } });
+  });
+});
+
 describe('a CSV cell', () => {
   it('is quoted when it must be, and never starts a formula', () => {
     expect(csvCell('plain')).toBe('plain');

@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import type { ServiceContext } from '../services/context.js';
+import type { RouteDefinition, RouteInput } from './route.js';
 
 // CSV as RFC 4180 writes it (comma-separated, CRLF line ends, a field quoted when it holds a comma, a
 // quote or a line break, quotes doubled), with a header row of the v1 field names. A cell a spreadsheet
@@ -53,5 +55,19 @@ export function csvStream(
     async cancel() {
       await rest.return?.(undefined);
     },
+  });
+}
+
+/** The route's rows as a CSV download; a refusal before the first row is answered as any other. */
+export async function csvResponse(
+  csv: NonNullable<RouteDefinition['csv']>,
+  input: RouteInput<unknown, unknown, unknown>,
+  ctx: ServiceContext,
+) {
+  const rows = csv.rows(input, ctx)[Symbol.asyncIterator]();
+  const first = await rows.next();
+  return new Response(csvStream(csv.columns, first, rows, ctx.log), {
+    status: 200,
+    headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${csv.filename}"` },
   });
 }

@@ -10,7 +10,8 @@ import { refuseUnsafeInput } from '../services/input-safety.js';
 import { fieldErrorsOf } from '../services/validation.js';
 import { ArrivingBody, BodyParseError, isJsonMediaType, readBody } from '../http/body.js';
 import { NotStreamable, streamJsonList } from '../http/json-list.js';
-import { csvStream } from './csv.js';
+import { csvResponse } from './csv.js';
+import { exportDownload } from './exports.js';
 import { camelCaseFields } from './field-case.js';
 import { errorResponse, json } from '../http/errors.js';
 import { docsAssetsPath, docsPage, serveDocsAsset } from './docs.js';
@@ -71,6 +72,8 @@ export function createRestApp(deps: RestDeps): Hono {
   }
 
   app.all(`${V1_PREFIX}/*`, () => json(404, { detail: 'Not found.' }));
+  // The CSV exports' download links, which GraphQL hands out (services/exports/links.ts).
+  app.get('/exports/:token/', exportDownload(deps, routes));
   return app;
 }
 
@@ -125,16 +128,6 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     // The answer holds nothing of the body: its memory goes back now.
     arriving?.release();
   }
-}
-
-/** The route's rows as a CSV download; a refusal before the first row is answered as any other. */
-async function csvResponse(csv: NonNullable<RouteDefinition['csv']>, input: RouteInput<unknown, unknown, unknown>, ctx: ServiceContext) {
-  const rows = csv.rows(input, ctx)[Symbol.asyncIterator]();
-  const first = await rows.next();
-  return new Response(csvStream(csv.columns, first, rows, ctx.log), {
-    status: 200,
-    headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${csv.filename}"` },
-  });
 }
 
 /** A JSON body of a declared length within the limit: the only kind read as it arrives. */

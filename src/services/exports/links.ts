@@ -1,0 +1,80 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import type { Sql } from '../../db/sql.js';
+import { getCampaign } from '../campaigns/campaigns.js';
+import type { ServiceContext, ServiceEnv } from '../context.js';
+import { NotFoundError } from '../errors.js';
+import { parseInput, uuid, type RawInput } from '../validation.js';
+import { signingSecret } from './store.js';
+
+// Download links for CSV exports, for clients of GraphQL (v1 clients ask for `?format=csv` with their
+// token). A link is `/exports/<payload>.<signature>/`: the payload names the user, the export and when
+// the link expires; the signature is an HMAC-SHA256 with a secret kept in the database, so a link made by
+// one instance is read by any other. Whoever holds the link may download it until it expires, without a
+// token, as with a cloud storage signed URL: it lives minutes.
+
+export const EXPORT_KINDS = ['call_history', 'contact_outcomes'] as const;
+export type ExportKind = (typeof EXPORT_KINDS)[number];
+export const LINK_MINUTES = 15;
+const SECRET_NAME = 'export-links';
+
+const linkInput = z
+  .object({ kind: z.enum(EXPORT_KINDS), campaign_id: uuid.optional() })
+  .refine((input) => input.kind !== 'contact_outcomes' || input.campaign_id, {
+    path: ['campaign_id'],
+    error: 'This field is required for contact outcomes.',
+  });
+
+export interface ExportLink {
+  path: string;
+  expiresAt: Date;
+}
+
+/** What a link gives access to. */
+export interface LinkedExport {
+  userId: string;
+  kind: ExportKind;
+  campaignId?: string | undefined;
+}
+
+const secrets = new WeakMap<Sql, Promise<Buffer>>();
+function secretOf(sql: Sql): Promise<Buffer> {
+  let secret = secrets.get(sql);
+  if (!secret) {
+    secret = signingSecret(sql, SECRET_NAME, randomBytes(32));
+    secrets.set(sql, secret);
+    secret.catch(() => secrets.delete(sql));
+  }
+  return secret;
+}
+
+const sign = (secret: Buffer, payload: string) => createHmac('sha256', secret).update(payload).digest('base64url');
+
+/** A link to one of the caller's exports, valid for LINK_MINUTES; another customer's campaign is a 404. */
+export async function createExportLink(ctx: ServiceContext, raw: RawInput<typeof linkInput>): Promise<ExportLink> {
+  const input = parseInput(linkInput, raw);
+  if (input.campaign_id) await getCampaign(ctx, input.campaign_id);
+  const expiresAt = new Date(ctx.clock.now().getTime() + LINK_MINUTES * 60_000);
+  const linked = { u: ctx.user.id, k: input.kind, ...(input.campaign_id ? { c: input.campaign_id } : {}), e: expiresAt.getTime() };
+  const payload = Buffer.from(JSON.stringify(linked)).toString('base64url');
+  return { path: `/exports/${payload}.${sign(await secretOf(ctx.sql), payload)}/`, expiresAt };
+}
+
+const linkedPayload = z.object({ u: uuid, k: z.enum(EXPORT_KINDS), c: uuid.optional(), e: z.number() });
+
+/** What a link gives access to; a link that is malformed, forged or expired is a 404. */
+export async function readExportLink(env: ServiceEnv, token: string): Promise<LinkedExport> {
+  const [payload, signature, ...rest] = token.split('.');
+  if (!payload || !signature || rest.length > 0) throw new NotFoundError('ExportLink');
+  const expected = Buffer.from(sign(await secretOf(env.sql), payload));
+  const given = Buffer.from(signature);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new NotFoundError('ExportLink');
+  let parsed: z.output<typeof linkedPayload>;
+  try {
+    parsed = linkedPayload.parse(JSON.parse(Buffer.from(payload, 'base64url').toString()));
+  } catch {
+    throw new NotFoundError('ExportLink');
+  }
+  if (parsed.e <= env.clock.now().getTime()) throw new NotFoundError('ExportLink');
+  return { userId: parsed.u, kind: parsed.k, campaignId: parsed.c };
+}
