@@ -72,6 +72,8 @@ describe('on the job engine, in process', () => {
 describe.runIf(inject('testDatabase').kind === 'postgres')('two worker processes, one killed mid-campaign', () => {
   let app: TestApp;
   const workers: ChildProcess[] = [];
+  /** What each worker wrote to stderr, to say why one ended by itself. */
+  const printed = new Map<ChildProcess, string>();
   beforeAll(async () => {
     app = await startTestApp();
   });
@@ -97,10 +99,25 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('two worker processes
         CALL_RATE_CENTS_PER_MINUTE: '60',
         ...env,
       },
-      stdio: 'ignore',
+      stdio: ['ignore', 'ignore', 'pipe'],
     });
+    printed.set(child, '');
+    child.stderr!.on('data', (chunk: Buffer) => printed.set(child, printed.get(child) + chunk.toString()));
     workers.push(child);
     return child;
+  }
+
+  /**
+   * Sends `signal` and resolves with the worker's exit code once it has ended. A worker that had ended by
+   * itself fails the test with what it printed, instead of waiting forever for an exit already past.
+   */
+  function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`a worker ended by itself (${child.exitCode ?? child.signalCode}): ${printed.get(child)}`);
+    }
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill(signal);
+    return exited;
   }
 
   /** This test file's own database, for the workers. */
@@ -125,8 +142,7 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('two worker processes
       async () => ((await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId } })) > 60 ? true : undefined),
       120_000,
     ).catch(() => undefined);
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
+    await stop(first, 'SIGKILL');
     worker(url);
     await campaignCompleted(app, setup.campaignId, 240_000);
     const attempts = await expectConsistent(app, setup.campaignId, setup.userId);
@@ -145,9 +161,7 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('two worker processes
       async () => ((await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId } })) > 60 ? true : undefined),
       120_000,
     );
-    const exited = new Promise<number | null>((resolve) => first.once('exit', resolve));
-    first.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    expect(await stop(first, 'SIGTERM')).toBe(0);
 
     // Nothing it started was left to a lease: every call it placed has ended and been applied.
     const unfinished = await app.prisma.callAttempt.count({
