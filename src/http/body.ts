@@ -57,7 +57,7 @@ async function readMultipart(request: Request, contentType: string, arriving: Ar
 }
 
 /** The body exactly as sent: webhook signatures are computed over these bytes. */
-export async function readRawBody(request: Request, maxBytes: number): Promise<Uint8Array> {
+export async function readRawBody(request: Request, maxBytes: number): Promise<Uint8Array<ArrayBuffer>> {
   if (Number(request.headers.get('content-length') ?? '0') > maxBytes) throw new PayloadTooLargeError(maxBytes);
   return request.body ? (await new ArrivingBody(request, maxBytes).whole()).slice() : new Uint8Array();
 }

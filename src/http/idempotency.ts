@@ -2,7 +2,6 @@ import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../services/auth.js';
 import type { ServiceEnv } from '../services/context.js';
-import { PayloadTooLargeError } from '../services/errors.js';
 import {
   IDEMPOTENCY_HEADER,
   readKey,
@@ -11,6 +10,7 @@ import {
   runOnce,
   type KeptResponse,
 } from '../services/idempotency/idempotency.js';
+import { readRawBody } from './body.js';
 import { scopeOf } from './request-scope.js';
 
 // The HTTP side of idempotency keys (services/idempotency): a POST with the header is authenticated here
@@ -44,7 +44,7 @@ export function idempotentRequests(
     try {
       const key = readKey(raw);
       const contentType = c.req.header('content-type') ?? '';
-      const body = await readCapped(c.req.raw, maxBodyBytes);
+      const body = await readRawBody(c.req.raw, maxBodyBytes);
       // The body was read to be compared; the handler reads this copy of it.
       c.req.raw = new Request(c.req.url, { method: 'POST', headers: c.req.raw.headers, body });
       const url = new URL(c.req.url);
@@ -59,36 +59,6 @@ export function idempotentRequests(
       return surface.refusal(error, log);
     }
   };
-}
-
-/** The whole body, refused (413) past `max` bytes, declared or counted. */
-async function readCapped(request: Request, max: number): Promise<Uint8Array<ArrayBuffer>> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null && /^\d+$/.test(declared)) {
-    if (Number(declared) > max) throw new PayloadTooLargeError(max);
-    // node's parser reads no more than the declared length.
-    return new Uint8Array(await request.arrayBuffer());
-  }
-  const reader = request.body?.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const read = await reader?.read();
-    if (!read || read.done) break;
-    size += read.value.byteLength;
-    if (size > max) {
-      await reader!.cancel();
-      throw new PayloadTooLargeError(max);
-    }
-    chunks.push(read.value);
-  }
-  const body = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return body;
 }
 
 /** The response as kept, when it changed something; a stream (a subscription) is never kept. */
