@@ -24,6 +24,12 @@ export function maskGraphQLError(log: Logger) {
   };
 }
 
+/** An error thrown outside execution (a plugin's refusal) as the GraphQL error a resolver's would become. */
+export function graphQLErrorOf(log: Logger, error: unknown): GraphQLError {
+  const message = error instanceof Error ? error.message : 'Unexpected error.';
+  return maskGraphQLError(log)(new GraphQLError(message, { originalError: error as Error })) as GraphQLError;
+}
+
 function details(error: AppError): Record<string, unknown> {
   if (error instanceof ValidationError) return { fieldErrors: error.fieldErrors };
   if (error instanceof ConflictError && error.reason) return { reason: error.reason };

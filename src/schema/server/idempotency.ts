@@ -1,8 +1,7 @@
-import { GraphQLError } from 'graphql';
 import type { IdempotentSurface } from '../../http/idempotency.js';
 import { httpStatusOf, json } from '../../http/errors.js';
 import { AppError } from '../../services/errors.js';
-import { maskGraphQLError } from '../errors.js';
+import { graphQLErrorOf } from '../errors.js';
 
 /**
  * On GraphQL an answer changed something when a root field of it has a value: a request refused whole
@@ -20,10 +19,7 @@ export const graphqlIdempotency: IdempotentSurface = {
     }
   },
   refusal(error, log) {
-    const masked = maskGraphQLError(log)(
-      new GraphQLError(error instanceof Error ? error.message : 'Unexpected error.', { originalError: error as Error }),
-    );
-    const status = error instanceof AppError ? httpStatusOf(error) : 500;
-    return json(status, { errors: [{ message: masked.message, extensions: masked instanceof GraphQLError ? masked.extensions : {} }] });
+    const { message, extensions } = graphQLErrorOf(log, error);
+    return json(error instanceof AppError ? httpStatusOf(error) : 500, { errors: [{ message, extensions }] });
   },
 };

@@ -1,8 +1,8 @@
-import { getOperationAST, GraphQLError, Kind, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { getOperationAST, Kind, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { RateLimitBucket, RateLimiter } from '../../ops/rate-limits.js';
 import type { GraphQLContext } from '../context.js';
-import { maskGraphQLError } from '../errors.js';
+import { graphQLErrorOf } from '../errors.js';
 import { RateLimitedError } from '../../services/errors.js';
 
 /**
@@ -24,7 +24,7 @@ export function graphqlRateLimits(limiter: RateLimiter): Plugin<GraphQLContext> 
       return undefined;
     } catch (error) {
       if (!(error instanceof RateLimitedError)) throw error;
-      return { errors: [maskGraphQLError(service.log)(new GraphQLError(error.message, { originalError: error }))] };
+      return { errors: [graphQLErrorOf(service.log, error)] };
     }
   };
   return {
