@@ -71,10 +71,10 @@ export async function findPresentedKey(sql: Sql, publicId: string): Promise<Pres
 const touchStatement = statement(
   'apiKeys.touch',
   `UPDATE api_keys SET last_used_at = now()
-   WHERE id = $1::uuid AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')`,
+   WHERE id = $1::uuid AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2))`,
 );
 
-/** Records the key's use, at most once a minute. */
-export async function touchApiKey(sql: Sql, id: string): Promise<void> {
-  await sql.run(touchStatement, [id]);
+/** Records the key's use, unless it was recorded in the last `everySeconds`. */
+export async function touchApiKey(sql: Sql, id: string, everySeconds: number): Promise<void> {
+  await sql.run(touchStatement, [id, everySeconds]);
 }
