@@ -1,5 +1,6 @@
 import { findUnsafeInput, jsonTextTooDeep, MAX_INPUT_DEPTH } from '../services/input-safety.js';
 import { LOSSLESS_NUMBER, type ArrivingBody } from './body.js';
+import { BACKSLASH, CLOSE_LIST, CLOSE_OBJECT, COLON, COMMA, OPEN_LIST, OPEN_OBJECT, QUOTE } from '../json-bytes.js';
 
 // A JSON body whose last field holds a long list of objects (an import's rows), read as it arrives: the
 // fields before the list as soon as they are in, then the list's objects in batches, each parsed by
@@ -31,15 +32,6 @@ const MAX_HEAD_BYTES = 64 * 1024;
 const LOOK_BACK = 64 * 1024;
 /** The list's items are objects inside the list inside the body: at depth 3 of MAX_INPUT_DEPTH. */
 const LIST_DEPTH = 2;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_LIST = 0x5b;
-const CLOSE_LIST = 0x5d;
 
 /** JSON's white space: space, tab, line feed, carriage return. */
 const isSpace = (byte: number | undefined) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;

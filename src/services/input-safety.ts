@@ -1,4 +1,5 @@
 import { NON_FIELD, ValidationError } from './errors.js';
+import { BACKSLASH, CLOSE_LIST, CLOSE_OBJECT, OPEN_LIST, OPEN_OBJECT, QUOTE } from '../json-bytes.js';
 
 // What no input may carry, whatever field it is in: nesting deeper than any real document needs (the
 // parsers, validators and Prisma after this check recurse, and overflow the stack on a deep enough one),
@@ -103,13 +104,6 @@ export function refuseUnsafeInput(input: unknown): void {
   if (found) throw ValidationError.field(fieldPath(found.path), found.message);
 }
 
-const OPEN_ARRAY = 0x5b;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_ARRAY = 0x5d;
-const CLOSE_OBJECT = 0x7d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
 /**
  * Whether JSON text nests deeper than MAX_INPUT_DEPTH, found in one pass over the text before any
  * parser sees it: lossless-json's parser recurses, and JSON.parse builds a structure as deep as the text
@@ -124,10 +118,10 @@ export function jsonTextTooDeep(text: string): boolean {
       if (c === BACKSLASH) i += 1;
       else if (c === QUOTE) inString = false;
     } else if (c === QUOTE) inString = true;
-    else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+    else if (c === OPEN_LIST || c === OPEN_OBJECT) {
       depth += 1;
       if (depth > MAX_INPUT_DEPTH) return true;
-    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) depth -= 1;
+    } else if (c === CLOSE_LIST || c === CLOSE_OBJECT) depth -= 1;
   }
   return false;
 }
