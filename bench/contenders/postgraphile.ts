@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import Module, { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import pg from 'pg';
+import { listenUntilTerm } from './listen.js';
 
 // PostGraphile v4 as a contender for the nested GraphQL read: its own process (run by bench/load.ts with
 // `node --import tsx`, NODE_ENV=production), on the bench database's `public` schema, with the options
@@ -52,13 +53,4 @@ const handler = postgraphile(pool, 'public', {
 await handler.getGraphQLSchema();
 
 const server = createServer(handler);
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address() as { port: number };
-  console.log(`listening on http://127.0.0.1:${address.port}`);
-});
-
-// An orderly exit, so that a CPU profile (BENCH_CPU_PROFILE=1) is written.
-process.once('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => void pool.end().then(() => process.exit(0)));
-});
+listenUntilTerm(server, () => pool.end());

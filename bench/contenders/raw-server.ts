@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import pg from 'pg';
+import { listenUntilTerm } from './listen.js';
 
 // The floor for the reads the load benchmark times: node:http and one pg pool (20), answering the nested
 // GraphQL query (POST /graphql) and the v1 lists (GET /api/v1/campaigns/, GET /api/v1/agents/active/)
@@ -113,13 +114,4 @@ const server = createServer((req, res) => {
     (error: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(error.message),
   );
 });
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address() as { port: number };
-  console.log(`listening on http://127.0.0.1:${address.port}`);
-});
-
-// An orderly exit, so that a CPU profile (BENCH_CPU_PROFILE=1) is written.
-process.once('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => void pool.end().then(() => process.exit(0)));
-});
+listenUntilTerm(server, () => pool.end());
