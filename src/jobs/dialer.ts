@@ -8,6 +8,7 @@ import { Dialer } from '../services/dialer/engine.js';
 import type { DialerOptions, Wake } from '../services/dialer/options.js';
 import { RetellTelephony, type RetellOptions } from '../services/dialer/retell.js';
 import { SimulatedTelephony, type SimulatorOptions } from '../services/dialer/simulated.js';
+import { ensureQueue } from './queues.js';
 import { wakeNotifications, type WakeNotifications } from './wake-notifications.js';
 
 // The dialer on pg-boss. A wake-up ("tick campaign X") is a durable job that any worker process may
@@ -51,7 +52,7 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
   const boss = new PgBoss({ ...db.jobEngineConnection, max: 4, schedule: false, supervise: true } as PgBoss.ConstructorOptions);
   boss.on('error', (error) => env.log.error({ err: error }, 'job engine error'));
   await boss.start();
-  await boss.createQueue(WAKE);
+  await ensureQueue(boss, WAKE);
 
   let stopped = false;
   const isStopped = () => stopped;
