@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDialer } from '../src/jobs/dialer.js';
 import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/options.js';
@@ -6,6 +5,7 @@ import { systemClock } from '../src/services/context.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { campaignCompleted, dialerEnv, ledgerMatchesAccount, runningCampaign } from './support/dialer.js';
 import { waitFor } from './support/wait.js';
+import { databaseUrlOf, workerProcesses } from './support/workers.js';
 
 // The dialer as it runs in production: on the pg-boss job engine, with the simulated provider.
 
@@ -71,62 +71,22 @@ describe('on the job engine, in process', () => {
 // does not complete fails with where it stood, which tells a slow machine from a stuck campaign.
 describe.runIf(inject('testDatabase').kind === 'postgres')('two worker processes, one killed mid-campaign', () => {
   let app: TestApp;
-  const workers: ChildProcess[] = [];
-  /** What each worker wrote to stderr, to say why one ended by itself. */
-  const printed = new Map<ChildProcess, string>();
+  const workers = workerProcesses({
+    SIM_SEED: 'kill-test',
+    SIM_TIME_SCALE: '0.004',
+    DIALER_LEASE_SECONDS: '5',
+    DIALER_SWEEP_SECONDS: '1',
+    CALL_RATE_CENTS_PER_MINUTE: '60',
+  });
+  const worker = workers.start;
+  const stop = workers.stop;
+  const databaseUrl = () => databaseUrlOf(app);
   beforeAll(async () => {
     app = await startTestApp();
   });
   // Each test's workers end with it, so none dials the next test's campaign.
-  afterEach(async () => {
-    const alive = workers.splice(0).filter((w) => w.exitCode === null && w.signalCode === null);
-    for (const w of alive) w.kill('SIGKILL');
-    await Promise.all(alive.map((w) => new Promise((resolve) => w.once('exit', resolve))));
-  });
+  afterEach(() => workers.killAll());
   afterAll(() => app.close());
-
-  function worker(url: string, env: Record<string, string> = {}): ChildProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-      cwd: new URL('..', import.meta.url).pathname,
-      env: {
-        PATH: process.env.PATH,
-        DATABASE_URL: url,
-        LOG_LEVEL: 'warn',
-        SIM_SEED: 'kill-test',
-        SIM_TIME_SCALE: '0.004',
-        DIALER_LEASE_SECONDS: '5',
-        DIALER_SWEEP_SECONDS: '1',
-        CALL_RATE_CENTS_PER_MINUTE: '60',
-        ...env,
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    printed.set(child, '');
-    child.stderr!.on('data', (chunk: Buffer) => printed.set(child, printed.get(child) + chunk.toString()));
-    workers.push(child);
-    return child;
-  }
-
-  /**
-   * Sends `signal` and resolves with the worker's exit code once it has ended. A worker that had ended by
-   * itself fails the test with what it printed, instead of waiting forever for an exit already past.
-   */
-  function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`a worker ended by itself (${child.exitCode ?? child.signalCode}): ${printed.get(child)}`);
-    }
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    child.kill(signal);
-    return exited;
-  }
-
-  /** This test file's own database, for the workers. */
-  async function databaseUrl() {
-    const [{ name }] = (await app.prisma.$queryRaw<{ name: string }[]>`SELECT current_database() AS name`) as [{ name: string }];
-    const url = new URL((inject('testDatabase') as { serverUrl: string }).serverUrl);
-    url.pathname = `/${name}`;
-    return url.toString();
-  }
 
   it('dials no contact twice at once, loses no attempt, and completes', async () => {
     const env = dialerEnv(app, systemClock);

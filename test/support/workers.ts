@@ -1,0 +1,53 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { inject } from 'vitest';
+import type { TestApp } from './app.js';
+
+// Worker processes (`npm run worker`) on a test file's PostgreSQL database, as production runs them.
+
+export function workerProcesses(defaults: Record<string, string>) {
+  const workers: ChildProcess[] = [];
+  /** What each worker wrote to stderr, to say why one ended by itself. */
+  const printed = new Map<ChildProcess, string>();
+
+  return {
+    start(url: string, env: Record<string, string> = {}): ChildProcess {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+        cwd: new URL('../..', import.meta.url).pathname,
+        env: { PATH: process.env.PATH, DATABASE_URL: url, LOG_LEVEL: 'warn', ...defaults, ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      printed.set(child, '');
+      child.stderr!.on('data', (chunk: Buffer) => printed.set(child, printed.get(child) + chunk.toString()));
+      workers.push(child);
+      return child;
+    },
+
+    /**
+     * Sends `signal` and resolves with the worker's exit code once it has ended. A worker that had ended by
+     * itself fails the test with what it printed, instead of waiting forever for an exit already past.
+     */
+    stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`a worker ended by itself (${child.exitCode ?? child.signalCode}): ${printed.get(child)}`);
+      }
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      child.kill(signal);
+      return exited;
+    },
+
+    /** Kills every worker still alive, so that none works on the next test's data. */
+    async killAll(): Promise<void> {
+      const alive = workers.splice(0).filter((w) => w.exitCode === null && w.signalCode === null);
+      for (const w of alive) w.kill('SIGKILL');
+      await Promise.all(alive.map((w) => new Promise((resolve) => w.once('exit', resolve))));
+    },
+  };
+}
+
+/** The URL of the test app's own database, for the workers. */
+export async function databaseUrlOf(app: TestApp): Promise<string> {
+  const [{ name }] = (await app.prisma.$queryRaw<{ name: string }[]>`SELECT current_database() AS name`) as [{ name: string }];
+  const url = new URL((inject('testDatabase') as { serverUrl: string }).serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
