@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { CorsOrigins } from './http/cors.js';
 import type { DialerRuntimeOptions } from './jobs/dialer.js';
+import type { WebhookRuntimeOptions } from './jobs/webhooks.js';
+import { DEFAULT_DELIVERY_OPTIONS } from './services/webhooks/delivery.js';
 import { DEFAULT_DIALER_OPTIONS } from './services/dialer/options.js';
 import type { RateLimitRule, RateLimitRules } from './ops/rate-limits.js';
 import type { RetellWebhookSettings } from './services/dialer/retell-webhooks.js';
@@ -133,6 +135,10 @@ const envSchema = z
     RATE_LIMIT_IMPORT: rate('10/60'),
     RATE_LIMIT_DISPATCH: rate('30/60'),
     SHUTDOWN_TIMEOUT_SECONDS: integer(1, 600).default(10),
+    WEBHOOK_ALLOW_PRIVATE_URLS: boolean.optional(),
+    WEBHOOK_TIMEOUT_SECONDS: integer(1, 60).default(10),
+    WEBHOOK_RETRY_HOURS: integer(1, 168).default(24),
+    WEBHOOK_DISABLE_AFTER_DAYS: integer(1, 30).default(5),
     METRICS_TOKEN: z
       .string()
       .regex(/^\S{16,}$/, { error: 'must be at least 16 characters, without spaces' })
@@ -188,6 +194,8 @@ export interface Config {
   /** Whether this process dials (npm start runs one dialer in process; npm run worker runs only that). */
   runDialer: boolean;
   dialer: DialerRuntimeOptions;
+  /** How the processes that dial also deliver webhooks. */
+  webhooks: WebhookRuntimeOptions;
   /** Bearer token /metrics requires; unset, /metrics is open (serve it on an internal network). */
   metricsToken: string | undefined;
   /** Shared between processes: rate limit budgets and live updates; unset, each process keeps its own. */
@@ -239,7 +247,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     seedDemo: env.SEED_DEMO ?? !production,
     logLevel: env.LOG_LEVEL,
     limits: { maxBodyBytes: env.MAX_BODY_BYTES, maxImportBodyBytes: env.MAX_IMPORT_BODY_BYTES },
-    settings: { importMaxRows: env.IMPORT_MAX_ROWS, callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE },
+    settings: {
+      importMaxRows: env.IMPORT_MAX_ROWS,
+      callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE,
+      webhooks: { allowPrivateUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS ?? !production },
+    },
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
     retellWebhook: env.RETELL_WEBHOOK_KEY
       ? {
@@ -261,6 +273,19 @@ export function loadConfig(source: Record<string, string | undefined> = process.
         holdMinutes: env.DIALER_HOLD_MINUTES,
       },
       sweepSeconds: env.DIALER_SWEEP_SECONDS,
+    },
+    webhooks: {
+      delivery: {
+        ...DEFAULT_DELIVERY_OPTIONS,
+        timeoutMs: env.WEBHOOK_TIMEOUT_SECONDS * 1000,
+        retryWindowMs: env.WEBHOOK_RETRY_HOURS * 3_600_000,
+        disableAfterMs: env.WEBHOOK_DISABLE_AFTER_DAYS * 86_400_000,
+      },
+      relayMs: 1_000,
+      // An attempt takes at most the timeout and a write; well past it, its worker is taken to have died.
+      jobExpireSeconds: env.WEBHOOK_TIMEOUT_SECONDS + 15,
+      superviseSeconds: 10,
+      concurrency: 20,
     },
     metricsToken: env.METRICS_TOKEN,
     redisUrl: env.REDIS_URL,

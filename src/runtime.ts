@@ -9,6 +9,7 @@ import { seedAgentTemplates } from './db/seed.js';
 import { seedDemo } from './demo.js';
 import { createApp } from './app.js';
 import { startDialer } from './jobs/dialer.js';
+import { startWebhookDelivery } from './jobs/webhooks.js';
 import { drainable } from './http/drain.js';
 import { registerDatabaseChecks } from './ops/database-checks.js';
 import { createEventBus } from './ops/event-bus.js';
@@ -59,6 +60,8 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       readiness.register('jobEngine', () => {
         if (!dialer.running()) throw new Error('the dialer job engine is not running');
       });
+      const webhooks = await startWebhookDelivery(env, db, config.webhooks);
+      shutdownHooks.add('webhooks', () => webhooks.stop());
     }
 
     registerDatabaseChecks(readiness, db.sql);

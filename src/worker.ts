@@ -1,13 +1,14 @@
 import { loadConfigOrExit } from './config.js';
 import { openDatabase } from './db/database.js';
 import { startDialer } from './jobs/dialer.js';
+import { startWebhookDelivery } from './jobs/webhooks.js';
 import { createLogger } from './logger.js';
 import { createEventBus } from './ops/event-bus.js';
 import { ShutdownHooks } from './ops/shutdown-hooks.js';
 import { idleDialer } from './services/dialer/control.js';
 import { systemClock } from './services/context.js';
 
-// `npm run worker`: a dialer process with no HTTP. Any number of them share the campaigns of one
+// `npm run worker`: a dialer process with no HTTP, which also delivers webhooks. Any number of them share the campaigns of one
 // PostgreSQL database through the job engine; the embedded database belongs to one process, so a
 // separate worker needs DATABASE_URL.
 
@@ -24,6 +25,7 @@ await db.migrate();
 const events = createEventBus({ redisUrl: config.redisUrl, prefix: config.redisPrefix, log });
 const env = { db: db.prisma, sql: db.sql, clock: systemClock, log, settings: config.settings, dialer: idleDialer, events };
 const runtime = await startDialer(env, db, config.dialer);
+const webhooks = await startWebhookDelivery(env, db, config.webhooks);
 log.info({ pid: process.pid }, 'dialer worker started');
 
 // SIGTERM: the dialer stops and hands its campaigns back to the queue, then the event bus and the
@@ -32,6 +34,7 @@ const hooks = new ShutdownHooks();
 hooks.add('database', () => db.close());
 hooks.add('events', () => events.close());
 hooks.add('dialer', () => runtime.stop());
+hooks.add('webhooks', () => webhooks.stop());
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {

@@ -6,6 +6,7 @@ import { assertRootFieldsDeclareAuthorization } from '../src/schema/authorizatio
 import { maskGraphQLError } from '../src/schema/errors.js';
 import { buildSchema, printSchemaSDL } from '../src/schema/index.js';
 import { NotFoundError, ValidationError } from '../src/services/errors.js';
+import { webhookEventsDocument } from '../src/services/webhooks/events.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { subscribe } from './support/sse.js';
 
@@ -13,6 +14,11 @@ describe('schema.graphql', () => {
   it('is the schema the code builds (run npm run schema:print after a change)', async () => {
     const committed = await readFile(new URL('../schema.graphql', import.meta.url), 'utf8');
     expect(committed).toBe(printSchemaSDL());
+  });
+
+  it("and docs/webhooks/events.json holds the webhook events' schemas the code sends (npm run schema:print)", async () => {
+    const committed = await readFile(new URL('../docs/webhooks/events.json', import.meta.url), 'utf8');
+    expect(committed).toBe(webhookEventsDocument());
   });
 });
 

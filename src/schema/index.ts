@@ -13,6 +13,7 @@ import './types/exports.js';
 import './types/live.js';
 import './types/phone-numbers.js';
 import './types/reports.js';
+import './types/webhooks.js';
 
 let built: GraphQLSchema | undefined;
 

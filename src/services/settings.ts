@@ -4,9 +4,14 @@ export interface Settings {
   importMaxRows: number;
   /** Price of a call minute; calls are billed per second, rounded up to a whole cent. */
   callRateCentsPerMinute: number;
+  webhooks: {
+    /** Whether endpoints may be on loopback, private or link-local addresses (development and tests only). */
+    allowPrivateUrls: boolean;
+  };
 }
 
 export const defaultSettings: Settings = {
   importMaxRows: 100_000,
   callRateCentsPerMinute: 10,
+  webhooks: { allowPrivateUrls: false },
 };

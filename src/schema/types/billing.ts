@@ -17,6 +17,12 @@ export const CreditBalance = builder.objectRef<credits.CreditBalance>('CreditBal
       type: 'BigInt',
       description: 'What calls may still spend: both balances minus what is held (never below 0).',
     }),
+    lowBalanceThresholdCents: t.field({
+      type: 'BigInt',
+      nullable: true,
+      description: 'Below this, purchased and included credits together send a `credits.low` webhook event; null: no alert.',
+      resolve: (_balance, _args, ctx) => credits.getLowBalanceThreshold(ctx.service),
+    }),
   }),
 });
 
@@ -102,5 +108,19 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: GrantCreditsInput, required: true }) },
     resolve: (query, _root, args, ctx, info) =>
       withServiceInput(info, 'input', args.input, (input) => grantCredits(ctx.service, input, query)),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  setLowCreditThreshold: t.field({
+    type: CreditBalance,
+    description:
+      'Sets the level below which your credits send a `credits.low` webhook event, once each time they fall from at or above it to below it; null clears it.',
+    authScopes: { authenticated: true },
+    args: { cents: t.arg({ type: 'BigInt' }) },
+    resolve: async (_root, args, ctx) => {
+      await credits.setLowBalanceThreshold(ctx.service, args.cents ?? null);
+      return credits.getBalance(ctx.service);
+    },
   }),
 }));

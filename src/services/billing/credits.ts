@@ -2,7 +2,7 @@ import type { CreditTransaction, CreditTransactionKind, Prisma } from '../../gen
 import type { ServiceContext } from '../context.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { distinct, uuid } from '../validation.js';
-import { effectiveCents, noBalances, type Balances, type TransactionQuery } from './ledger.js';
+import { effectiveCents, MAX_CREDIT_CENTS, noBalances, type Balances, type TransactionQuery } from './ledger.js';
 import * as store from './store.js';
 
 // What a customer reads of their credits: balances, the ledger, receipt links.
@@ -76,4 +76,25 @@ export async function getReceipt(ctx: ServiceContext, id: string): Promise<Recei
   const receipt = receiptOf(await getTransaction(ctx, id, { select: { receiptUrl: true, invoiceUrl: true } }));
   if (!receipt) throw new NotFoundError('Receipt');
   return receipt;
+}
+
+/** The level below which the customer's credits send a `credits.low` webhook event; null: none. */
+export function getLowBalanceThreshold(ctx: ServiceContext): Promise<bigint | null> {
+  return store.readLowBalanceThreshold(ctx.sql, ctx.user.id);
+}
+
+/**
+ * Sets (or, with null, clears) the alert level: when purchased and included credits together fall from
+ * at or above it to below it, a `credits.low` event goes to the customer's webhooks, once per crossing.
+ */
+export async function setLowBalanceThreshold(ctx: ServiceContext, cents: bigint | null): Promise<bigint | null> {
+  if (cents !== null && (cents < 0n || cents > MAX_CREDIT_CENTS)) {
+    throw ValidationError.field('cents', `Must be from 0 to ${MAX_CREDIT_CENTS}.`);
+  }
+  await ctx.sql.transaction(async (tx) => {
+    const now = ctx.clock.now();
+    await store.createAccount(tx, ctx.user.id, now);
+    await store.setLowBalanceThreshold(tx, ctx.user.id, cents, now);
+  });
+  return cents;
 }

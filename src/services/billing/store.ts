@@ -210,3 +210,21 @@ export function findTransaction<Q extends TransactionQuery>(
     () => db.creditTransaction.findFirst({ ...query, where: { id, userId } }) as Promise<Prisma.CreditTransactionGetPayload<Q> | null>,
   );
 }
+
+const thresholdStatement = statement<{ threshold: bigint | null }>(
+  'billing.lowBalanceThreshold',
+  'SELECT low_balance_threshold_cents AS threshold FROM credit_accounts WHERE user_id = $1::uuid',
+);
+
+export async function readLowBalanceThreshold(sql: SqlSession, userId: string): Promise<bigint | null> {
+  return (await sql.run(thresholdStatement, [userId]))[0]?.threshold ?? null;
+}
+
+const setThresholdStatement = statement(
+  'billing.setLowBalanceThreshold',
+  'UPDATE credit_accounts SET low_balance_threshold_cents = $2, updated_at = $3 WHERE user_id = $1::uuid',
+);
+
+export async function setLowBalanceThreshold(tx: SqlTransaction, userId: string, cents: bigint | null, now: Date): Promise<void> {
+  await tx.run(setThresholdStatement, [userId, cents === null ? null : String(cents), now]);
+}

@@ -7,6 +7,7 @@ import { NON_FIELD, ValidationError, type FieldErrors } from '../errors.js';
 import { toE164 } from '../phone.js';
 import { listInPlace, parseInput, type RawInput } from '../validation.js';
 import { NotCsvError, parseCsv, type ParsedTable } from './csv.js';
+import { emitEvents } from '../webhooks/emit.js';
 import { doNotCallSet } from './do-not-call.js';
 import {
   canonicalData,
@@ -167,6 +168,21 @@ async function writeImport(
     // Counted here rather than recounted (a recount visits 100,000 fresh rows: 0.2 s): no other transaction
     // can see the new group yet, so it holds exactly the rows written above.
     await store.finishImportedGroup(tx, groupId, { total: book.counts.imported, csvHeaders: columns.headers });
+    const { imported, invalid, duplicates, doNotCall } = book.counts;
+    await emitEvents(tx, [
+      {
+        type: 'import.finished',
+        userId: ctx.user.id,
+        data: {
+          contact_group_id: groupId,
+          name: input.group_name,
+          total_imported: imported,
+          total_invalid: invalid,
+          total_duplicates: duplicates,
+          total_do_not_call: doNotCall,
+        },
+      },
+    ]);
   });
 
   const { imported, invalid, duplicates, doNotCall } = book.counts;

@@ -6,6 +6,7 @@ import type { ServiceEnv } from '../context.js';
 import { uuidv7 } from '../ids.js';
 import { campaignOutcome, costCorrections, endingOf } from './decisions.js';
 import type { DialerOptions } from './options.js';
+import { emitEvents } from '../webhooks/emit.js';
 import { retryOnConflict } from './retry.js';
 import {
   campaignRecord,
@@ -19,6 +20,7 @@ import {
   type PlacedCall,
 } from './store/ended-calls.js';
 import type { CallResult } from './telephony.js';
+import { callEvents } from './webhook-events.js';
 
 // A batch of results, step by step: the dialer collects what was reported (report), the rules in
 // decisions.ts decide each contact's next step (decide), and one transaction writes the batch and
@@ -89,6 +91,8 @@ export function applyResults(env: ServiceEnv, batch: Batch, now: Date): Promise<
       );
       const corrections = costCorrections(prices, charged);
       if (corrections.length) await correctCosts(tx, corrections);
+      const costs = new Map([...prices, ...corrections.map((c) => [c.id, c.costCents] as const)]);
+      await emitEvents(tx, callEvents(finished, endings, batch.results, batch.endedAt, costs, appointments));
       return { campaigns: [...new Set(finished.map((f) => f.campaignId))], finished, blocked };
     }),
   );

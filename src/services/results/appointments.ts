@@ -4,6 +4,7 @@ import type { ServiceContext } from '../context.js';
 import { ValidationError } from '../errors.js';
 import { distinct, parseInput, uuid, type RawInput } from '../validation.js';
 import { ownedOrNotFound } from '../owned.js';
+import { emitEvents } from '../webhooks/emit.js';
 import * as store from './store.js';
 import type { AppointmentQuery } from './store.js';
 
@@ -92,7 +93,10 @@ export async function updateAppointment<Q extends AppointmentQuery = {}>(
   await ownedOrNotFound('Appointment', id, (id) =>
     ctx.sql.transaction(async (tx) => {
       const current = await store.lockAppointment(tx, ctx.user.id, id);
-      if (current) await store.updateAppointmentRow(tx, id, decideChange(ctx, current, raw));
+      if (current) {
+        const changed = await store.updateAppointmentRow(tx, id, decideChange(ctx, current, raw));
+        await emitEvents(tx, [{ type: 'appointment.changed', userId: ctx.user.id, data: appointmentEventData(changed) }]);
+      }
       return current;
     }),
   );
@@ -109,4 +113,17 @@ function decideChange(ctx: ServiceContext, current: { status: string }, raw: Upd
     }
   }
   return input;
+}
+
+/** An appointment as its webhook events carry it. */
+export function appointmentEventData(a: store.ChangedAppointment) {
+  return {
+    appointment_id: a.id,
+    contact_id: a.contactId,
+    campaign_id: a.campaignId,
+    call_id: a.callAttemptId,
+    status: a.status as (typeof APPOINTMENT_STATUSES)[number],
+    scheduled_at: new Date(a.scheduledAt).toISOString(),
+    timezone: a.timezone,
+  };
 }

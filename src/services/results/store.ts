@@ -259,14 +259,26 @@ export async function lockAppointment(tx: SqlSession, userId: string, id: string
   return (await tx.run(LOCK_APPOINTMENT, [id, userId]))[0];
 }
 
+/** An appointment as it is after a change. */
+export interface ChangedAppointment {
+  id: string;
+  contactId: string;
+  campaignId: string | null;
+  callAttemptId: string | null;
+  status: string;
+  scheduledAt: Date;
+  timezone: string;
+}
+
 // Absent fields keep their value; `updated_at` is set as Prisma's @updatedAt sets it, from the wall clock.
-const UPDATE_APPOINTMENT = statement(
+const UPDATE_APPOINTMENT = statement<ChangedAppointment>(
   'results.updateAppointment',
   `UPDATE appointments
    SET status = coalesce($2::varchar, status), scheduled_at = coalesce($3::timestamptz, scheduled_at), updated_at = $4::timestamptz
-   WHERE id = $1::uuid`,
+   WHERE id = $1::uuid
+   RETURNING id, contact_id AS "contactId", campaign_id AS "campaignId", call_attempt_id AS "callAttemptId", status, scheduled_at AS "scheduledAt", timezone`,
 );
 
-export async function updateAppointmentRow(tx: SqlSession, id: string, change: AppointmentChange): Promise<void> {
-  await tx.run(UPDATE_APPOINTMENT, [id, change.status ?? null, change.scheduled_at ?? null, new Date()]);
+export async function updateAppointmentRow(tx: SqlSession, id: string, change: AppointmentChange): Promise<ChangedAppointment> {
+  return (await tx.run(UPDATE_APPOINTMENT, [id, change.status ?? null, change.scheduled_at ?? null, new Date()]))[0]!;
 }
