@@ -58,20 +58,23 @@ export async function startWebhookDelivery(env: ServiceEnv, db: Database, option
   };
 
   let stopped = false;
-  let relaying: Promise<unknown> = Promise.resolve();
-  const relay = () => {
-    relaying = queueDeliveries(env, async (tx, jobs) => {
+  let relaying: Promise<unknown> | undefined;
+  const relay = () =>
+    queueDeliveries(env, async (tx, jobs) => {
       await boss.insert(
         jobs.map((data) => ({ name: DELIVER, data, ...jobOptions })),
         { db: queueSession(tx) } as PgBoss.InsertOptions,
       );
     }).catch((error: unknown) => env.log.error({ err: error }, 'webhook relay failed'));
-  };
   const relayer = setInterval(() => {
-    if (!stopped) relay();
+    // One relay at a time in a process: a slow one is not joined by the next.
+    if (stopped || relaying) return;
+    relaying = relay().finally(() => (relaying = undefined));
   }, options.relayMs);
   relayer.unref();
 
+  // Each job of a batch succeeds or fails alone: a failed one goes back to the queue, and the batch's
+  // others complete when the handler returns (pg-boss completes only the jobs still active).
   await boss.work<DeliveryJob>(DELIVER, { batchSize: options.concurrency, pollingIntervalSeconds: 0.5 }, async (jobs) => {
     await Promise.all(
       jobs.map(async (job) => {
@@ -79,7 +82,7 @@ export async function startWebhookDelivery(env: ServiceEnv, db: Database, option
           await attemptDelivery(env, options.delivery, job.data.messageId, job.data.attempt, queueNext);
         } catch (error) {
           jobLogger(env.log, { name: DELIVER, id: job.id }).error({ err: error }, 'webhook attempt failed');
-          throw error;
+          await boss.fail(DELIVER, job.id, { message: (error as Error).message });
         }
       }),
     );
