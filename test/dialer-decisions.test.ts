@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   agentRefusal,
+  callsUnderCap,
   campaignOutcome,
   costCorrections,
   creditVerdict,
@@ -27,6 +28,7 @@ const campaign = (over: Partial<TickCampaign> = {}): TickCampaign => ({
   timezone: 'UTC',
   callingHours: { start: '00:00', end: '24:00' },
   activeDays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+  spendCapCents: null,
   ...over,
 });
 
@@ -41,7 +43,14 @@ const candidate = (i: number, over: Partial<Candidate> = {}): Candidate => ({
   ...over,
 });
 
-const limits = (over: Partial<Parameters<typeof planClaim>[3]> = {}) => ({ now, looked: 10, affordable: 100, callsPerTick: 50, ...over });
+const limits = (over: Partial<Parameters<typeof planClaim>[3]> = {}) => ({
+  now,
+  looked: 10,
+  affordable: 100,
+  underCap: Infinity,
+  callsPerTick: 50,
+  ...over,
+});
 const idle = { inFlight: 0, live: 0 };
 
 describe('slots', () => {
@@ -125,6 +134,18 @@ describe('a tick’s claim', () => {
     expect(broke.more).toBe(false);
     // Nothing callable is not the balance's fault.
     expect(planClaim(campaign(), idle, [candidate(1, { status: 'invalid' })], limits({ affordable: 0 }))!.unpaid).toBe(false);
+  });
+
+  it('leaves room under a spend cap for what every call in flight and every new one may cost', () => {
+    expect(callsUnderCap(null, 10_000n, 5, 300n)).toBe(Infinity);
+    // 1,000 cents, 90 spent, one call in flight holding 300: room for two more.
+    expect(callsUnderCap(1_000n, 90n, 1, 300n)).toBe(2);
+    expect(callsUnderCap(1_000n, 401n, 1, 300n)).toBe(0);
+    expect(callsUnderCap(1_000n, 1_200n, 0, 300n)).toBe(0);
+    const candidates = [candidate(1), candidate(2), candidate(3)];
+    expect(planClaim(campaign(), idle, candidates, limits({ underCap: 2 }))!.chosen).toHaveLength(2);
+    const capped = planClaim(campaign(), idle, candidates, limits({ underCap: 0, affordable: 0 }))!;
+    expect(capped).toMatchObject({ chosen: [], capped: true, unpaid: false });
   });
 
   it('retries when the balance covers a call after all, pauses when no call in flight can give credits back, else waits', () => {

@@ -108,6 +108,17 @@ export const Campaign = builder.prismaObject('Campaign', {
     selectedContactFields: t.stringList({ select: { selectedContactFields: true }, resolve: (c) => c.selectedContactFields as string[] }),
     callInsights: t.expose('callInsights', { type: 'JSON' }),
     postCallAnalyzers: t.field({ type: ['JSON'], select: { postCallAnalyzers: true }, resolve: (c) => c.postCallAnalyzers as unknown[] }),
+    spendCapCents: t.expose('spendCapCents', {
+      type: 'BigInt',
+      nullable: true,
+      description: 'The most its calls may be charged in all, in cents; null: no cap.',
+    }),
+    spentCents: t.field({
+      type: 'BigInt',
+      description: 'What its calls were charged so far, in cents.',
+      select: { spend: { select: { spentCents: true } } },
+      resolve: (c) => c.spend?.spentCents ?? 0n,
+    }),
     agentId: t.expose('agentId', { type: 'UUID' }),
     agent: t.relation('agent'),
     contactGroupId: t.expose('contactGroupId', { type: 'UUID' }),
@@ -192,6 +203,7 @@ const editableFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObje
   timezone: t.string({ description: doc('timezone') }),
   callInsights: t.field({ type: 'JSON' }),
   postCallAnalyzers: t.field({ type: ['JSON'] }),
+  spendCapCents: t.field({ type: 'BigInt', description: doc('spend_cap_cents') }),
   startedAt: t.field({ type: 'DateTime', description: doc('started_at') }),
 });
 
@@ -243,7 +255,10 @@ builder.mutationFields((t) => ({
     args: { id: t.arg({ type: 'UUID', required: true }), input: t.arg({ type: UpdateCampaignInput, required: true }) },
     // startedAt: null clears a planned start.
     resolve: (query, _root, args, ctx, info) =>
-      withServiceInput(info, 'input', args.input, (input) => campaigns.updateCampaign(ctx.service, args.id, input, query), ['startedAt']),
+      withServiceInput(info, 'input', args.input, (input) => campaigns.updateCampaign(ctx.service, args.id, input, query), [
+        'startedAt',
+        'spendCapCents',
+      ]),
   }),
   dispatchCampaign: t.field({
     type: DispatchCampaignResult,

@@ -44,8 +44,8 @@ export interface CallEnd {
 
 /**
  * Ends calls against accounts locked by lockAccounts: each of `charged` writes its one `call_charge`
- * (included credits first, then purchased ones, a shortfall written off) and closes its hold as
- * settled; the holds of `released` (attempt ids) are given back. Calls already settled are skipped, so
+ * (included credits first, then purchased ones, a shortfall written off; never more than its
+ * campaign's spend cap leaves, the rest not charged) and closes its hold as settled; the holds of `released` (attempt ids) are given back. Calls already settled are skipped, so
  * repeating an end changes nothing; a charge after a release still charges, since the call happened.
  * Returns the cost charged per call attempt.
  */
@@ -57,6 +57,8 @@ export async function endCalls(
   released: string[],
 ): Promise<Map<string, bigint>> {
   const holds = await store.holdsOf(tx, [...charged.map((c) => c.callAttemptId), ...released]);
+  // Campaigns with a spend cap: what each may still be charged, under the lock of its spend row.
+  const rooms = await store.lockCapRooms(tx, [...new Set(charged.map((c) => c.campaignId))]);
   const holdOf = new Map(holds.map((h) => [h.call_attempt_id, h]));
   const rate = ctx.settings.callRateCentsPerMinute;
   const charges: Entry[] = [];
@@ -68,11 +70,19 @@ export async function endCalls(
     if (!hold || hold.user_id !== call.userId || hold.status === 'settled' || settling.has(call.callAttemptId)) continue;
     settling.add(call.callAttemptId);
     settled.push({ callAttemptId: call.callAttemptId, userId: call.userId, heldCents: hold.status === 'held' ? hold.amount_cents : 0n });
+    const cost = callCostCents(call.durationSeconds, rate);
+    const room = rooms.get(call.campaignId);
+    // Never a cent over a campaign's cap: what a call costs beyond it is not charged.
+    const spendCents = room === undefined || cost <= room ? cost : room;
+    if (room !== undefined) rooms.set(call.campaignId, room - spendCents);
     charges.push({
       userId: call.userId,
       kind: 'call_charge',
-      spendCents: callCostCents(call.durationSeconds, rate),
-      description: `Call of ${call.durationSeconds} s at ${rate} cents/min`,
+      spendCents,
+      description:
+        spendCents < cost
+          ? `Call of ${call.durationSeconds} s at ${rate} cents/min, ${cost - spendCents} cents over the campaign's spend cap not charged`
+          : `Call of ${call.durationSeconds} s at ${rate} cents/min`,
       campaignId: call.campaignId,
       callAttemptId: call.callAttemptId,
     });
@@ -84,6 +94,8 @@ export async function endCalls(
 
   const posted = await moveMoney(tx, ctx.clock, accounts, charges, { settled, released: releasing });
   const costs = new Map<string, bigint>();
+  const spent = new Map<string, bigint>();
+  const campaignOf = new Map(charged.map((c) => [c.callAttemptId, c.campaignId]));
   for (const charge of posted) {
     if (charge.unbilledCents > 0n) {
       ctx.log.warn(
@@ -92,6 +104,9 @@ export async function endCalls(
       );
     }
     costs.set(charge.callAttemptId!, -charge.amountCents);
+    const campaignId = campaignOf.get(charge.callAttemptId!)!;
+    spent.set(campaignId, (spent.get(campaignId) ?? 0n) - charge.amountCents);
   }
+  await store.addSpend(tx, spent);
   return costs;
 }

@@ -228,3 +228,31 @@ const setThresholdStatement = statement(
 export async function setLowBalanceThreshold(tx: SqlTransaction, userId: string, cents: bigint | null, now: Date): Promise<void> {
   await tx.run(setThresholdStatement, [userId, cents === null ? null : String(cents), now]);
 }
+
+const capRoomsStatement = statement<{ campaignId: string; room: bigint }>(
+  'billing.lockCapRooms',
+  `SELECT s.campaign_id AS "campaignId", k.spend_cap_cents - s.spent_cents AS room
+   FROM campaign_spend s JOIN campaigns k ON k.id = s.campaign_id
+   WHERE s.campaign_id = ANY($1::uuid[]) AND k.spend_cap_cents IS NOT NULL
+   ORDER BY s.campaign_id
+   FOR UPDATE OF s`,
+);
+
+/** Locks the spend of those campaigns that have a cap (in campaign id order); what each may still be charged. */
+export async function lockCapRooms(tx: SqlTransaction, campaignIds: string[]): Promise<Map<string, bigint>> {
+  const rows = await tx.run(capRoomsStatement, [campaignIds]);
+  return new Map(rows.map((r) => [r.campaignId, r.room < 0n ? 0n : r.room]));
+}
+
+const addSpendStatement = statement(
+  'billing.addSpend',
+  `UPDATE campaign_spend s SET spent_cents = s.spent_cents + r.cents
+   FROM (SELECT * FROM unnest($1::uuid[], $2::bigint[]) AS r(campaign_id, cents) ORDER BY campaign_id) r
+   WHERE s.campaign_id = r.campaign_id`,
+);
+
+/** Adds what calls were charged to their campaigns' spend. */
+export async function addSpend(tx: SqlTransaction, spent: Map<string, bigint>): Promise<void> {
+  if (spent.size === 0) return;
+  await tx.run(addSpendStatement, [[...spent.keys()], [...spent.values()].map(String)]);
+}

@@ -48,6 +48,12 @@ export const CAMPAIGN_FIELDS = {
   timezone: timezone.describe(`IANA time zone of the calling hours (default ${CAMPAIGN_DEFAULTS.timezone}).`),
   call_insights: jsonObject,
   post_call_analyzers: z.array(jsonObject),
+  spend_cap_cents: describedAs(int64, { type: 'integer', format: 'int64' })
+    .pipe(z.bigint().min(0n).max(BigInt(Number.MAX_SAFE_INTEGER)))
+    .nullable()
+    .describe(
+      'The most its calls may be charged in all, in cents; null: no cap. It pauses with spend_cap_reached before a call that could go over.',
+    ),
   /** The planned start while draft or scheduled; once started, when it started. */
   started_at: instant.nullable().describe('Planned start, in the future.'),
 };
@@ -73,6 +79,7 @@ export const createCampaignInput = z.object({
   timezone: CAMPAIGN_FIELDS.timezone.default(CAMPAIGN_DEFAULTS.timezone),
   call_insights: jsonObject.default(() => ({})),
   post_call_analyzers: CAMPAIGN_FIELDS.post_call_analyzers.default(() => []),
+  spend_cap_cents: CAMPAIGN_FIELDS.spend_cap_cents.optional(),
   started_at: CAMPAIGN_FIELDS.started_at.optional(),
   // Write-only (v1): checked against the agent and the group, never stored.
   agent_name: z.string().max(255).optional().describe("Write-only: when given, must be the agent's name."),

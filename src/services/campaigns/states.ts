@@ -26,7 +26,14 @@ export const DISPATCH_REFUSALS = [
 ] as const satisfies readonly ConflictReason[];
 
 /** Why a campaign is paused: the user, the dialer, or a scheduled start that was refused (its reason). */
-export const PAUSED_REASONS = ['user_requested', 'insufficient_credits', 'agent_archived', 'high_failure_rate', ...START_REFUSALS] as const;
+export const PAUSED_REASONS = [
+  'user_requested',
+  'insufficient_credits',
+  'spend_cap_reached',
+  'agent_archived',
+  'high_failure_rate',
+  ...START_REFUSALS,
+] as const;
 export type PausedReason = (typeof PAUSED_REASONS)[number];
 
 /** A start refusal the dialer records as the paused reason of a scheduled campaign it could not start. */

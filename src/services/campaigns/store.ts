@@ -87,6 +87,7 @@ const CAMPAIGN_FIELDS = [
   'timezone',
   'call_insights',
   'post_call_analyzers',
+  'spend_cap_cents',
   'started_at',
   'completed_at',
   'created_at',
@@ -298,7 +299,9 @@ function assignments(columns: UpdateCampaignColumns, first: number) {
   return {
     names: given.map(([name]) => name),
     params: given.map(([name], index) => `$${first + index}${cast(name)}`),
-    values: given.map(([name, value]) => (JSON_COLUMNS.has(name) ? JSON.stringify(value) : value)),
+    values: given.map(([name, value]) =>
+      JSON_COLUMNS.has(name) ? JSON.stringify(value) : typeof value === 'bigint' ? String(value) : value,
+    ),
   };
 }
 

@@ -33,6 +33,8 @@ export interface ClaimPlan {
   waiting: { id: string; nextAttemptAt: Date }[];
   /** To call now. */
   chosen: Candidate[];
+  /** Contacts could be called now, but the campaign's spend cap leaves room for none of them. */
+  capped: boolean;
   /** Contacts could be called now, but the balance read before the lock pays for none of them. */
   unpaid: boolean;
   /** There is more to do now: the look was spent on contacts it could not call, or more slots are free than a tick takes. */
@@ -45,7 +47,20 @@ export interface ClaimLimits {
   looked: number;
   /** How many calls the balance pays for, as read before the lock. */
   affordable: number;
+  /** How many more calls the campaign's spend cap leaves room for (callsUnderCap). */
+  underCap: number;
   callsPerTick: number;
+}
+
+/**
+ * How many more calls a campaign's spend cap leaves room for: every call in flight, and every new one,
+ * may cost what it holds (`estimate`). Infinity without a cap. The charges themselves never go over the
+ * cap (billing/calls.ts): this keeps calls from starting that could only be charged in part.
+ */
+export function callsUnderCap(capCents: bigint | null, spentCents: bigint, inFlight: number, estimate: bigint): number {
+  if (capCents === null) return Infinity;
+  const room = capCents - spentCents - BigInt(inFlight) * estimate;
+  return room < estimate ? 0 : Number(room / estimate);
 }
 
 /**
@@ -63,7 +78,7 @@ export function planClaim(
   if (free <= 0) return null;
   const slots = Math.min(free, limits.callsPerTick);
   const window = windowOf(campaign.callingHours, campaign.activeDays);
-  const plan: ClaimPlan = { uncallable: [], waiting: [], chosen: [], unpaid: false, more: false };
+  const plan: ClaimPlan = { uncallable: [], waiting: [], chosen: [], capped: false, unpaid: false, more: false };
   const ready: Candidate[] = [];
   for (const candidate of candidates) {
     if (candidate.status !== 'active' || !candidate.phoneNumber) {
@@ -74,8 +89,9 @@ export function planClaim(
     if (!isOpen(limits.now, zone, window)) plan.waiting.push({ id: candidate.id, nextAttemptAt: nextOpening(limits.now, zone, window) });
     else if (ready.length < slots) ready.push(candidate);
   }
-  plan.chosen = ready.slice(0, Math.max(0, limits.affordable));
-  plan.unpaid = plan.chosen.length === 0 && ready.length > 0;
+  plan.capped = ready.length > 0 && limits.underCap <= 0;
+  plan.chosen = ready.slice(0, Math.max(0, Math.min(limits.affordable, limits.underCap)));
+  plan.unpaid = !plan.capped && plan.chosen.length === 0 && ready.length > 0;
   const taken = plan.chosen.length;
   plan.more = taken > 0 && ((candidates.length === limits.looked && taken < slots) || (taken === slots && free > slots));
   return plan;

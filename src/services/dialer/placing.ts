@@ -3,7 +3,7 @@ import { spendableCents } from '../billing/calls.js';
 import { pauseForReason } from '../campaigns/states.js';
 import type { ServiceEnv } from '../context.js';
 import { uuidv7 } from '../ids.js';
-import { agentRefusal, creditVerdict, freeSlots, planClaim, refusalOutcome, variablesOf } from './decisions.js';
+import { agentRefusal, callsUnderCap, creditVerdict, freeSlots, planClaim, refusalOutcome, variablesOf } from './decisions.js';
 import type { DialerOptions } from './options.js';
 import { retryOnConflict } from './retry.js';
 import { campaignLoad, claimCalls, creditCheck, lockCampaignForTick, readCandidates, setAside, type DraftCall } from './store/placing.js';
@@ -79,10 +79,17 @@ export async function claim(
       const { agent, candidates } = await readCandidates(tx, campaignId, ended, now, look.looked);
       const refusal = agentRefusal(agent);
       if (refusal) return { claim: null, changed: await pauseForReason(tx, campaignId, refusal) };
-      const plan = planClaim(campaign, agent, candidates, { now, ...look, callsPerTick: options.callsPerTick });
+      const underCap = callsUnderCap(campaign.spendCapCents, agent.spentCents, agent.inFlight, estimate);
+      const plan = planClaim(campaign, agent, candidates, { now, ...look, underCap, callsPerTick: options.callsPerTick });
       if (!plan) return { claim: null, changed: false };
       if (plan.uncallable.length || plan.waiting.length) await setAside(tx, plan.uncallable, plan.waiting, now);
       const changed = plan.uncallable.length > 0;
+      if (plan.capped) {
+        // No room under the cap: the calls in flight may end for less than they hold, and wake the
+        // campaign; with none in flight, nothing more can be called.
+        const paused = agent.inFlight === 0 && (await pauseForReason(tx, campaignId, 'spend_cap_reached'));
+        return { claim: null, changed: changed || paused };
+      }
       if (plan.unpaid) {
         // The balance was read before the lock, and calls may have ended since: whether a call can be
         // paid is decided again on one consistent read of the balance, the holds and the calls in flight.

@@ -46,12 +46,13 @@ export interface TickCampaign {
   timezone: string;
   callingHours: unknown;
   activeDays: unknown;
+  spendCapCents: bigint | null;
 }
 
 const lockStatement = statement<TickCampaign>(
   'dialer.lock_campaign',
   `SELECT user_id AS "userId", status::text, concurrent_calls AS "concurrentCalls", timezone, calling_hours AS "callingHours",
-          active_days AS "activeDays"
+          active_days AS "activeDays", spend_cap_cents AS "spendCapCents"
    FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE`,
 );
 
@@ -60,13 +61,15 @@ export async function lockCampaignForTick(tx: SqlSession, campaignId: string): P
   return (await tx.run(lockStatement, [campaignId]))[0];
 }
 
-/** The campaign's agent and its calls in flight, read under the campaign's lock. */
+/** The campaign's agent, its calls in flight and what its calls were charged, read under the campaign's lock. */
 export interface TickAgent {
   active: boolean;
   providerAgentId: string | null;
   fromNumber: string | null;
   inFlight: number;
   live: number;
+  /** Read with the calls in flight, in one statement: a batch of results changes both in one commit. */
+  spentCents: bigint;
 }
 
 /** A contact due for a call, with what deciding whether it can be called now needs. */
@@ -81,9 +84,14 @@ export interface Candidate {
   data: unknown;
 }
 
-type CandidateRow = { agentActive: boolean; providerAgentId: string | null; fromNumber: string | null; inFlight: number; live: number } & (
-  Candidate | { [K in keyof Candidate]: null }
-);
+type CandidateRow = {
+  agentActive: boolean;
+  providerAgentId: string | null;
+  fromNumber: string | null;
+  inFlight: number;
+  live: number;
+  spentCents: bigint;
+} & (Candidate | { [K in keyof Candidate]: null });
 
 // A person is their number: a contact whose number has a call in flight, from any group or campaign
 // of the user, is left for later. That read cannot see the claims of ticks of other campaigns still
@@ -105,6 +113,7 @@ const candidatesStatement = statement<CandidateRow>(
      FOR NO KEY UPDATE OF cc, c SKIP LOCKED
    )
    SELECT a.is_active AS "agentActive", a.provider_agent_id AS "providerAgentId", p.number AS "fromNumber", f.in_flight AS "inFlight", f.live,
+          coalesce((SELECT spent_cents FROM campaign_spend WHERE campaign_id = k.id), 0) AS "spentCents",
           n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.data
    FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id
         CROSS JOIN LATERAL (${inFlight('$2')}) f
@@ -125,11 +134,11 @@ export async function readCandidates(
   limit: number,
 ): Promise<{ agent: TickAgent; candidates: Candidate[] }> {
   const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit]);
-  const { agentActive, providerAgentId, fromNumber, inFlight, live } = rows[0]!;
+  const { agentActive, providerAgentId, fromNumber, inFlight, live, spentCents } = rows[0]!;
   const candidates = rows.flatMap(({ id, contactId, attempts, phoneNumber, status, timezone, data }) =>
     id === null ? [] : [{ id, contactId, attempts, phoneNumber, status, timezone, data }],
   );
-  return { agent: { active: agentActive, providerAgentId, fromNumber, inFlight, live }, candidates };
+  return { agent: { active: agentActive, providerAgentId, fromNumber, inFlight, live, spentCents: BigInt(spentCents) }, candidates };
 }
 
 const setAsideStatement = statement(
