@@ -8,6 +8,14 @@ import * as store from './store.js';
 // on that row instead of overwriting each other; ending a call is idempotent per call attempt, so a
 // repeated provider event cannot charge twice.
 
+/**
+ * The seconds of a call that are billed: its talk time when it connected (a person or a voicemail
+ * answered), else none, whatever duration a provider reported for ringing or a failed connection.
+ */
+export function billableSeconds(status: string, durationSeconds: number): number {
+  return status === 'completed' || status === 'voicemail' ? durationSeconds : 0;
+}
+
 /** Billed per second, rounded up to a whole cent. */
 export function callCostCents(durationSeconds: number, rateCentsPerMinute: number): bigint {
   return (BigInt(durationSeconds) * BigInt(rateCentsPerMinute) + 59n) / 60n;

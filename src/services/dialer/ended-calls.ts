@@ -1,4 +1,4 @@
-import { callCostCents, endCalls } from '../billing/calls.js';
+import { billableSeconds, callCostCents, endCalls } from '../billing/calls.js';
 import { lockAccounts } from '../billing/ledger.js';
 import { pauseForReason } from '../campaigns/states.js';
 import { addToList, type ListedNumber } from '../contacts/do-not-call.js';
@@ -59,7 +59,13 @@ export function applyResults(env: ServiceEnv, batch: Batch, now: Date): Promise<
       // An attempt's cost is what its call cost; where credits ran out and part of it was written off,
       // it is corrected to what was charged, under the lock.
       const rate = env.settings.callRateCentsPerMinute;
-      const prices = new Map(finished.map((f) => [f.id, callCostCents(batch.results.get(f.id)!.durationSeconds, rate)]));
+      const billed = new Map(
+        finished.map((f) => {
+          const result = batch.results.get(f.id)!;
+          return [f.id, billableSeconds(result.status, result.durationSeconds)];
+        }),
+      );
+      const prices = new Map(finished.map((f) => [f.id, callCostCents(billed.get(f.id)!, rate)]));
       await addToList(tx, blocked, 'Asked during a call', 'call');
       const ends = finished.map((f) => attemptEnd(f.id, batch, prices.get(f.id)!));
       await writeResults(
@@ -74,13 +80,13 @@ export function applyResults(env: ServiceEnv, batch: Batch, now: Date): Promise<
         tx,
         finished.map((f) => f.userId),
       );
-      // Calls that talked are charged; every other hold is given back.
-      const talked = finished.filter((f) => batch.results.get(f.id)!.durationSeconds > 0);
+      // Calls that connected and talked are charged for their talk time; every other hold is given back.
+      const talked = finished.filter((f) => billed.get(f.id)! > 0);
       const charges = talked.map((f) => ({
         callAttemptId: f.id,
         campaignId: f.campaignId,
         userId: f.userId,
-        durationSeconds: batch.results.get(f.id)!.durationSeconds,
+        durationSeconds: billed.get(f.id)!,
       }));
       const charged = await endCalls(
         tx,

@@ -4,25 +4,57 @@ import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ledgerMatchesAccount, recordingDialer, runningCampaign } from './support/dialer.js';
 import { createAgent } from './support/fixtures.js';
 
-// A campaign's spend cap: no call starts that could take its charges over the cap, counting the calls
-// in flight at what they hold, and no charge ever goes over it, whatever a call cost. The test's rate is
-// 60 cents a minute and each call holds 5 minutes: 300 cents.
+// What the dialer charges. Only calls that connected are billed, for their talk time. A campaign's spend
+// cap: no call starts that could take its charges over the cap, counting the calls in flight at what
+// they hold, and no charge ever goes over it, whatever a call cost. The test's rate is 60 cents a
+// minute and each call holds 5 minutes: 300 cents.
 
 const numbers = (count: number, base: number) => Array.from({ length: count }, (_, i) => ({ Phone: `+1415${base + i}` }));
 
-describe('a campaign spend cap', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+async function charged(campaignId: string) {
+  const [row] = await app.prisma.$queryRaw<{ total: bigint }[]>`
+    SELECT coalesce(sum(-amount_cents), 0)::bigint AS total FROM credit_transactions WHERE campaign_id = ${campaignId}::uuid AND kind = 'call_charge'`;
+  return row!.total;
+}
+
+describe('calls that never connected', () => {
+  it('cost nothing, whatever duration the provider reported, and give their holds back; a voicemail is billed by its length', async () => {
+    const env = dialerEnv(app, systemClock);
+    const setup = await runningCampaign(app, env, {
+      rows: numbers(5, 6_300_000),
+      campaign: { scheduleConfig: { max_attempts: 1, max_attempts_per_day: 1, retry_interval_minutes: 60, retry_on: [] } },
+    });
+    const outcomes = [
+      { status: 'no_answer', durationSeconds: 25 },
+      { status: 'busy', durationSeconds: 4 },
+      { status: 'failed', durationSeconds: 9 },
+      { status: 'voicemail', durationSeconds: 40 },
+      { status: 'completed', durationSeconds: 61 },
+    ] as const;
+    const run = recordingDialer(env, (_call, index) => outcomes[index]!);
+    await run.run(setup.campaignId);
+
+    const attempts = await app.prisma.callAttempt.findMany({ where: { campaignId: setup.campaignId } });
+    const costOf = (status: string) => attempts.find((a) => a.status === status)!.costCents;
+    expect([costOf('no_answer'), costOf('busy'), costOf('failed')]).toEqual([0n, 0n, 0n]);
+    expect(costOf('voicemail')).toBe(40n);
+    expect(costOf('completed')).toBe(61n);
+    expect(await charged(setup.campaignId)).toBe(101n);
+    const charges = await app.prisma.creditTransaction.count({ where: { campaignId: setup.campaignId, kind: 'call_charge' } });
+    expect(charges).toBe(2);
+    const { ledger, account, account_ } = await ledgerMatchesAccount(app, setup.userId);
+    expect(ledger).toBe(account);
+    expect(account_.heldCents).toBe(0n);
   });
-  afterAll(() => app.close());
+});
 
-  async function charged(campaignId: string) {
-    const [row] = await app.prisma.$queryRaw<{ total: bigint }[]>`
-      SELECT coalesce(sum(-amount_cents), 0)::bigint AS total FROM credit_transactions WHERE campaign_id = ${campaignId}::uuid AND kind = 'call_charge'`;
-    return row!.total;
-  }
-
+describe('a campaign spend cap', () => {
   it('starts no call that could go over it, and pauses with spend_cap_reached when none fits', async () => {
     const env = dialerEnv(app, systemClock);
     const setup = await runningCampaign(app, env, { rows: numbers(20, 6_100_000), campaign: { spendCapCents: 1_000n } });
