@@ -241,6 +241,21 @@ const ContactGroupDeletion = builder.objectRef<{ id: string } & groups.GroupRemo
   }),
 });
 
+const ImportDoNotCallListInput = builder.inputType('ImportDoNotCallListInput', {
+  fields: (t) => ({
+    name: t.string({ required: true, description: 'What the list is, up to 100 characters; kept as each entry’s reason.' }),
+    numbers: t.stringList({ required: true, description: 'Phone numbers, in any format your country’s numbers are written in.' }),
+  }),
+});
+
+const DoNotCallListImport = builder.objectRef<dnc.ListImport>('DoNotCallListImport').implement({
+  fields: (t) => ({
+    listed: t.exposeInt('listed', { description: 'Numbers put on the list.' }),
+    alreadyListed: t.exposeInt('alreadyListed', { description: 'Numbers that were on it already, left as they are.' }),
+    invalid: t.exposeInt('invalid', { description: 'Entries that are not phone numbers.' }),
+  }),
+});
+
 builder.mutationFields((t) => ({
   importContacts: t.field({
     type: ImportContactsResult,
@@ -301,6 +316,16 @@ builder.mutationFields((t) => ({
       withServiceInput(info, 'input', args.input, async (input) =>
         dnc.getDoNotCallEntry(ctx.service, (await dnc.addDoNotCall(ctx.service, input)).id, query),
       ),
+  }),
+  importDoNotCallList: t.field({
+    type: DoNotCallListImport,
+    description:
+      'Puts the numbers of an outside do-not-call list (a national or state registry extract, a suppression file) on your list, source registry: no campaign of yours dials them from then on.',
+    authScopes: { authenticated: true },
+    extensions: rateLimit('import'),
+    args: { input: t.arg({ type: ImportDoNotCallListInput, required: true }) },
+    resolve: (_root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, (input) => dnc.importDoNotCallList(ctx.service, input)),
   }),
   removeDoNotCall: t.field({
     type: DoNotCallEntry,

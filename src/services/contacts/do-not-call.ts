@@ -102,3 +102,47 @@ export async function takeOffList(tx: SqlSession, userId: string, phoneNumber: s
   await store.setNumberStatus(tx, userId, phoneNumber, 'do_not_call', 'active');
   return entry;
 }
+
+const listInput = z.object({
+  name: z.string().trim().min(1).max(100),
+  numbers: z.array(z.string().max(32)).min(1),
+});
+
+/** What importing an outside do-not-call list did. */
+export interface ListImport {
+  /** Numbers put on the list. */
+  listed: number;
+  /** Numbers that were on it already (from any source), left as they are. */
+  alreadyListed: number;
+  /** Entries that are not phone numbers. */
+  invalid: number;
+}
+
+/**
+ * Puts the numbers of an outside do-not-call list (a national or state registry extract, a partner's
+ * suppression file) on the user's list, source `registry` and the list's name as the reason, and marks
+ * their contacts `do_not_call` in every group: no campaign of the user dials them from then on.
+ */
+export async function importDoNotCallList(ctx: ServiceContext, raw: RawInput<typeof listInput>): Promise<ListImport> {
+  const input = parseInput(listInput, raw);
+  if (input.numbers.length > ctx.settings.importMaxRows) {
+    throw ValidationError.field('numbers', `Ensure this list has no more than ${ctx.settings.importMaxRows} numbers.`);
+  }
+  const country = await defaultCountryOf(ctx.db, ctx.user.id);
+  const numbers = new Set<string>();
+  let invalid = 0;
+  for (const given of input.numbers) {
+    const number = toE164(given, country);
+    if (number) numbers.add(number);
+    else invalid += 1;
+  }
+  const listed = await ctx.sql.transaction(async (tx) => {
+    const added = await store.insertRegistryNumbers(tx, ctx.user.id, [...numbers], `On the list "${input.name}"`);
+    await store.markListedContacts(
+      tx,
+      added.map((phoneNumber) => ({ userId: ctx.user.id, phoneNumber })),
+    );
+    return added.length;
+  });
+  return { listed, alreadyListed: numbers.size - listed, invalid };
+}

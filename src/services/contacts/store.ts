@@ -555,3 +555,17 @@ const FINISH_IMPORTED_GROUP = statement(
 export async function finishImportedGroup(tx: SqlSession, id: string, group: { total: number; csvHeaders: string[] }): Promise<void> {
   await tx.run(FINISH_IMPORTED_GROUP, [id, group.total, JSON.stringify(group.csvHeaders)]);
 }
+
+const INSERT_REGISTRY_NUMBERS = statement<{ phoneNumber: string }>(
+  'contacts.insertRegistryNumbers',
+  `INSERT INTO do_not_call_entries (id, user_id, phone_number, source, reason, created_at)
+   SELECT n.id, $1::uuid, n.phone_number, 'registry', $4, now() FROM unnest($2::uuid[], $3::text[]) AS n(id, phone_number)
+   ON CONFLICT (user_id, phone_number) DO NOTHING
+   RETURNING phone_number AS "phoneNumber"`,
+);
+
+/** Puts a user's numbers from an outside list on the list (those already there stay as they are); the numbers added. */
+export async function insertRegistryNumbers(tx: SqlSession, userId: string, numbers: readonly string[], reason: string): Promise<string[]> {
+  const rows = await tx.run(INSERT_REGISTRY_NUMBERS, [userId, numbers.map(() => uuidv7()), numbers, reason]);
+  return rows.map((r) => r.phoneNumber);
+}
