@@ -91,8 +91,7 @@ $$;
 
 -- The one place events fan out: `events` is an array of {user_id, type, data, endpoint_id?}. Each event
 -- is kept once, with a delivery for every enabled endpoint of its user that takes its type (or for the
--- one endpoint named, a ping); an event no endpoint takes is not kept. Returns the deliveries made, and
--- tells the delivery workers when there are any.
+-- one endpoint named, a ping); an event no endpoint takes is not kept. Returns the deliveries made.
 CREATE FUNCTION webhook_emit(events jsonb) RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
   made integer;
@@ -119,9 +118,6 @@ BEGIN
   INSERT INTO webhook_messages (id, event_id, endpoint_id, created_at)
   SELECT webhook_uuid_v7(), k.id, t.endpoint_id, now() FROM kept k JOIN targets t ON t.n = k.n;
   GET DIAGNOSTICS made = ROW_COUNT;
-  IF made > 0 THEN
-    PERFORM pg_notify('callflow_webhooks', '');
-  END IF;
   RETURN made;
 END
 $$;

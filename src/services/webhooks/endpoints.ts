@@ -89,8 +89,9 @@ export function getEndpoint<Q extends store.EndpointQuery = {}>(ctx: ServiceCont
 }
 
 async function change(ctx: ServiceContext, id: string, data: Parameters<typeof store.updateEndpoint>[3]): Promise<void> {
-  if (!uuid.safeParse(id).success || !(await store.updateEndpoint(ctx.db, ctx.user.id, id, data)))
+  if (!uuid.safeParse(id).success || !(await store.updateEndpoint(ctx.db, ctx.user.id, id, data))) {
     throw new NotFoundError('WebhookEndpoint');
+  }
 }
 
 /** Changes an endpoint. Enabling it again clears why it was disabled; deliveries given up meanwhile can be replayed. */
