@@ -53,7 +53,8 @@ export interface CallEnd {
 /**
  * Ends calls against accounts locked by lockAccounts: each of `charged` writes its one `call_charge`
  * (included credits first, then purchased ones, a shortfall written off; never more than its
- * campaign's spend cap leaves, the rest not charged) and closes its hold as settled; the holds of `released` (attempt ids) are given back. Calls already settled are skipped, so
+ * campaign's spend cap leaves, the rest not charged) and closes its hold as settled; the holds of
+ * `released` (attempt ids) are given back. Calls already settled are skipped, so
  * repeating an end changes nothing; a charge after a release still charges, since the call happened.
  * Returns the cost charged per call attempt.
  */
