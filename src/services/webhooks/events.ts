@@ -23,6 +23,16 @@ const appointment = z.object({
   timezone: z.string(),
 });
 
+const bookedExample = {
+  appointment_id: '019ab8a2-aaaa-7bbb-8ccc-ddddeeeeffff',
+  contact_id: '019ab89f-1111-7222-8333-444455556666',
+  campaign_id: '019ab8a0-5b1e-7c3a-9d2f-1e2f3a4b5c6d',
+  call_id: '019ab8a1-0c4d-7e5f-8a9b-0c1d2e3f4a5b',
+  status: 'scheduled',
+  scheduled_at: '2026-11-26T10:00:00.000Z',
+  timezone: 'America/New_York',
+} as const;
+
 /** A contact's outcome in a campaign once it is done. */
 export const CONTACT_OUTCOMES = ['reached', 'not_reached', 'do_not_call', 'invalid', 'cancelled'] as const;
 export type ContactOutcome = (typeof CONTACT_OUTCOMES)[number];
@@ -104,28 +114,12 @@ export const WEBHOOK_EVENTS = {
   'appointment.booked': {
     description: 'A call booked an appointment.',
     data: appointment,
-    example: {
-      appointment_id: '019ab8a2-aaaa-7bbb-8ccc-ddddeeeeffff',
-      contact_id: '019ab89f-1111-7222-8333-444455556666',
-      campaign_id: '019ab8a0-5b1e-7c3a-9d2f-1e2f3a4b5c6d',
-      call_id: '019ab8a1-0c4d-7e5f-8a9b-0c1d2e3f4a5b',
-      status: 'scheduled',
-      scheduled_at: '2026-11-26T10:00:00.000Z',
-      timezone: 'America/New_York',
-    },
+    example: bookedExample,
   },
   'appointment.changed': {
     description: "An appointment's status or time changed.",
     data: appointment,
-    example: {
-      appointment_id: '019ab8a2-aaaa-7bbb-8ccc-ddddeeeeffff',
-      contact_id: '019ab89f-1111-7222-8333-444455556666',
-      campaign_id: '019ab8a0-5b1e-7c3a-9d2f-1e2f3a4b5c6d',
-      call_id: '019ab8a1-0c4d-7e5f-8a9b-0c1d2e3f4a5b',
-      status: 'confirmed',
-      scheduled_at: '2026-11-26T11:00:00.000Z',
-      timezone: 'America/New_York',
-    },
+    example: { ...bookedExample, status: 'confirmed', scheduled_at: '2026-11-26T11:00:00.000Z' },
   },
   'contact.opted_out': {
     description: 'A callee asked not to be called again; the number is on your do-not-call list from this moment.',
