@@ -39,33 +39,39 @@ describe('retry policy', () => {
   const first = new Date('2026-11-02T09:00:00Z');
 
   it('retries a retryable outcome after the interval, and stops at the limits', () => {
-    expect(decide('completed', { attempts: 1, attemptsToday: 1, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({
+    expect(decide('human', { attempts: 1, attemptsToday: 1, sameOutcome: 1, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({
       outcome: 'reached',
     });
-    expect(decide('no_answer', { attempts: 1, attemptsToday: 1, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({
+    expect(
+      decide('no_answer', { attempts: 1, attemptsToday: 1, sameOutcome: 1, firstAttemptAt: first }, policy, now, 'UTC', window),
+    ).toEqual({
       retryAt: new Date('2026-11-02T11:00:00Z'),
       readyAt: new Date('2026-11-02T11:00:00Z'),
     });
-    expect(decide('failed', { attempts: 1, attemptsToday: 1, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({
+    expect(decide('failed', { attempts: 1, attemptsToday: 1, sameOutcome: 1, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({
       outcome: 'not_reached',
     });
-    expect(decide('busy', { attempts: 3, attemptsToday: 1, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({
+    expect(decide('busy', { attempts: 3, attemptsToday: 1, sameOutcome: 3, firstAttemptAt: first }, policy, now, 'UTC', window)).toEqual({
       outcome: 'not_reached',
     });
   });
 
   it('moves to the next day when today’s attempts are used, within max_retry_days', () => {
-    const next = decide('busy', { attempts: 2, attemptsToday: 2, firstAttemptAt: first }, policy, now, 'UTC', window);
+    const next = decide('busy', { attempts: 2, attemptsToday: 2, sameOutcome: 2, firstAttemptAt: first }, policy, now, 'UTC', window);
     expect(next).toEqual({ retryAt: new Date('2026-11-03T00:00:00Z'), readyAt: new Date('2026-11-03T00:00:00Z') });
     const sameDayOnly = policyOf({ max_attempts: 5, max_attempts_per_day: 2, retry_on: ['busy'] }, 0);
-    expect(decide('busy', { attempts: 2, attemptsToday: 2, firstAttemptAt: first }, sameDayOnly, now, 'UTC', window)).toEqual({
+    expect(
+      decide('busy', { attempts: 2, attemptsToday: 2, sameOutcome: 2, firstAttemptAt: first }, sameDayOnly, now, 'UTC', window),
+    ).toEqual({
       outcome: 'not_reached',
     });
   });
 
   it('keeps apart when the policy allows a retry and when the calling window lets it happen', () => {
     const mornings = windowOf({ start: '09:00', end: '10:00' }, ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
-    expect(decide('no_answer', { attempts: 1, attemptsToday: 1, firstAttemptAt: first }, policy, now, 'UTC', mornings)).toEqual({
+    expect(
+      decide('no_answer', { attempts: 1, attemptsToday: 1, sameOutcome: 1, firstAttemptAt: first }, policy, now, 'UTC', mornings),
+    ).toEqual({
       retryAt: new Date('2026-11-03T09:00:00Z'),
       readyAt: new Date('2026-11-02T11:00:00Z'),
     });
@@ -79,7 +85,7 @@ describe('a campaign outside its window', () => {
       // Tuesday 2026-11-03, 02:00 UTC: evening in Los Angeles and New York, night in London.
       const clock = new ManualClock(new Date('2026-11-03T02:00:00Z'));
       const env = dialerEnv(app, clock);
-      const dialer = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 5 }));
+      const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 5 }));
       const { telephony } = dialer;
       const setup = await runningCampaign(app, env, {
         rows: [

@@ -41,7 +41,7 @@ function outcomeFor(target: Person) {
   return (call: PlaceCall, index: number) => {
     if (call.to === target.phone) {
       return {
-        status: 'completed' as const,
+        outcome: 'human' as const,
         durationSeconds: 95,
         sentiment: 'positive' as const,
         summary: `${target.first} ${target.last} wants a cleaning`,
@@ -52,9 +52,9 @@ function outcomeFor(target: Person) {
       };
     }
     if (index % 3 === 0)
-      return { status: 'completed' as const, durationSeconds: 40 + index, sentiment: 'neutral' as const, summary: 'Talked.' };
-    if (index % 3 === 1) return { status: 'voicemail' as const, durationSeconds: 20 };
-    return { status: 'no_answer' as const, durationSeconds: 0 };
+      return { outcome: 'human' as const, durationSeconds: 40 + index, sentiment: 'neutral' as const, summary: 'Talked.' };
+    if (index % 3 === 1) return { outcome: 'voicemail' as const, durationSeconds: 20 };
+    return { outcome: 'no_answer' as const, durationSeconds: 0 };
   };
 }
 
@@ -332,7 +332,7 @@ describe('deleting a contact that campaigns called', () => {
   it('is refused while a call to the person is in flight, changing nothing', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    const dialer = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 30 }));
+    const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 30 }));
     const { telephony } = dialer;
     telephony.auto = false;
     const setup = await runningCampaign(app, env, { rows: [{ Name: 'On the line', Phone: '+16285551234' }] });

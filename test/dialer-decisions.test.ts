@@ -28,6 +28,7 @@ const campaign = (over: Partial<TickCampaign> = {}): TickCampaign => ({
   timezone: 'UTC',
   callingHours: { start: '00:00', end: '24:00' },
   activeDays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+  scheduleConfig: {},
   spendCapCents: null,
   ...over,
 });
@@ -167,10 +168,10 @@ describe('a refused call', () => {
   it('is put back when the provider is busy, and is a failed call otherwise', () => {
     expect(refusalOutcome('a1', new CallRefused('busy', 'retry_later', 30))).toEqual({ retryAfterSeconds: 30 });
     expect(refusalOutcome('a1', new CallRefused('no such number', 'invalid_destination'))).toEqual({
-      result: { attemptId: 'a1', status: 'failed', durationSeconds: 0, disconnectReason: 'invalid_destination', invalidDestination: true },
+      result: { attemptId: 'a1', outcome: 'invalid_number', durationSeconds: 0, disconnectReason: 'invalid_destination' },
     });
     expect(refusalOutcome('a1', new Error('timeout'))).toEqual({
-      result: { attemptId: 'a1', status: 'failed', durationSeconds: 0, disconnectReason: 'provider_error' },
+      result: { attemptId: 'a1', outcome: 'failed', durationSeconds: 0, disconnectReason: 'provider_error' },
     });
   });
 });
@@ -193,9 +194,10 @@ describe('a finished call', () => {
     scheduleConfig: { max_attempts: 3, max_attempts_per_day: 2, retry_interval_minutes: 60, retry_on: ['no_answer', 'busy'] },
     maxRetryDays: 3,
     attemptTimes: [new Date('2026-11-02T09:00:00Z')],
+    earlierOutcomes: [],
     ...over,
   });
-  const result = (over: Partial<CallResult> = {}): CallResult => ({ attemptId: 'a1', status: 'no_answer', durationSeconds: 0, ...over });
+  const result = (over: Partial<CallResult> = {}): CallResult => ({ attemptId: 'a1', outcome: 'no_answer', durationSeconds: 0, ...over });
 
   it('is retried after the interval by the campaign’s policy, or ends its contact', () => {
     expect(endingOf(finished(), result(), now)).toEqual({
@@ -210,7 +212,7 @@ describe('a finished call', () => {
       blocked: null,
       appointment: null,
     });
-    expect(endingOf(finished(), result({ status: 'completed', durationSeconds: 60 }), now).contact).toEqual({
+    expect(endingOf(finished(), result({ outcome: 'human', durationSeconds: 60 }), now).contact).toEqual({
       id: 'cc1',
       state: 'done',
       outcome: 'reached',
@@ -230,17 +232,17 @@ describe('a finished call', () => {
   });
 
   it('puts a callee who asked on the do-not-call list, ends an undialable number, and books an appointment', () => {
-    const dnc = endingOf(finished(), result({ status: 'completed', durationSeconds: 30, doNotCall: true }), now);
+    const dnc = endingOf(finished(), result({ outcome: 'human', durationSeconds: 30, doNotCall: true }), now);
     expect(dnc.contact).toMatchObject({ state: 'done', outcome: 'do_not_call' });
     expect(dnc.blocked).toEqual({ userId: 'user', phoneNumber: '+14155550142' });
-    expect(endingOf(finished(), result({ status: 'failed', invalidDestination: true }), now).contact).toMatchObject({
+    expect(endingOf(finished(), result({ outcome: 'invalid_number' }), now).contact).toMatchObject({
       state: 'done',
       outcome: 'invalid',
     });
     const scheduledAt = new Date('2026-12-01T15:00:00Z');
     const booked = endingOf(
       finished({ contactTimezone: 'Europe/Paris' }),
-      result({ status: 'completed', durationSeconds: 90, appointment: { scheduledAt, notes: 'Check-up' } }),
+      result({ outcome: 'human', durationSeconds: 90, appointment: { scheduledAt, notes: 'Check-up' } }),
       now,
     );
     expect(booked.appointment).toEqual({

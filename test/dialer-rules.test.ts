@@ -54,7 +54,7 @@ describe('one person, one call', () => {
   it('leaves a number in flight from another campaign for later, then calls it', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    const dialer = recordingDialer(env, () => ({ status: 'no_answer', durationSeconds: 0 }));
+    const dialer = recordingDialer(env, () => ({ outcome: 'no_answer', durationSeconds: 0 }));
     const { telephony } = dialer;
     telephony.auto = false;
     const shared = '+14155550142';
@@ -80,7 +80,7 @@ describe('one person, one call', () => {
     const placedBy = new Map<string, ReturnType<typeof manualDialer>>();
     const telephony = new RecordingTelephony(
       clock,
-      () => ({ status: 'completed', durationSeconds: 10 }),
+      () => ({ outcome: 'human', durationSeconds: 10 }),
       () => (r) => placedBy.get(r.attemptId)!.dialer.report(r),
     );
     const workers = [0, 1].map(() => {
@@ -134,7 +134,7 @@ describe('a new calling window', () => {
     // Monday 12:00 UTC, outside 09:00-10:00: the contacts wait for Tuesday 09:00.
     const clock = new ManualClock(new Date('2026-11-02T12:00:00Z'));
     const env = dialerEnv(app, clock);
-    const dialer = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 10 }));
+    const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 10 }));
     const { telephony } = dialer;
     const setup = await runningCampaign(app, env, {
       rows: [{ Phone: '+14155550160' }, { Phone: '+14155550161' }],
@@ -156,7 +156,7 @@ describe('a new calling window', () => {
     // Saturday 10:00 UTC, weekdays only: contacts wait for Monday.
     const clock = new ManualClock(new Date('2026-11-07T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    const dialer = recordingDialer(env, () => ({ status: 'no_answer', durationSeconds: 0 }));
+    const dialer = recordingDialer(env, () => ({ outcome: 'no_answer', durationSeconds: 0 }));
     const { telephony } = dialer;
     const setup = await runningCampaign(app, env, {
       rows: [{ Phone: '+14155550170' }],
@@ -193,7 +193,7 @@ describe('pausing for credits', () => {
     let first: ReturnType<typeof manualDialer>;
     const calls = new RecordingTelephony(
       clock,
-      () => ({ status: 'completed', durationSeconds: 5 }),
+      () => ({ outcome: 'human', durationSeconds: 5 }),
       () => (r) => first.dialer.report(r),
     );
     first = manualDialer(base, calls, { holdMinutes: 1 });
@@ -230,7 +230,7 @@ describe('pausing for credits', () => {
     let second: ReturnType<typeof manualDialer>;
     const more = new RecordingTelephony(
       clock,
-      () => ({ status: 'completed', durationSeconds: 5 }),
+      () => ({ outcome: 'human', durationSeconds: 5 }),
       () => (r) => second.dialer.report(r),
     );
     second = manualDialer({ ...base, sql }, more, { holdMinutes: 1 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Statement } from '../src/db/sql.js';
 import type { CallResult, PlaceCall } from '../src/services/dialer/telephony.js';
+import { statusOf } from '../src/services/dialer/outcomes.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import {
   dialerEnv,
@@ -34,7 +35,7 @@ function mixedOutcome(call: PlaceCall): Omit<CallResult, 'attemptId'> {
     const booked = roll(`${call.to}:book`) < 0.2;
     const dnc = !booked && roll(`${call.to}:dnc`) < 0.05;
     return {
-      status: 'completed',
+      outcome: 'human',
       durationSeconds: 30 + Math.floor(r * 300),
       sentiment: 'positive',
       summary: 'Talked.',
@@ -42,10 +43,10 @@ function mixedOutcome(call: PlaceCall): Omit<CallResult, 'attemptId'> {
       appointment: booked ? { scheduledAt: new Date('2026-12-01T15:00:00Z'), notes: 'Check-up' } : undefined,
     };
   }
-  if (r < 0.65) return { status: 'no_answer', durationSeconds: 0 };
-  if (r < 0.75) return { status: 'busy', durationSeconds: 0 };
-  if (r < 0.9) return { status: 'voicemail', durationSeconds: 25 };
-  return { status: 'failed', durationSeconds: 0 };
+  if (r < 0.65) return { outcome: 'no_answer', durationSeconds: 0 };
+  if (r < 0.75) return { outcome: 'busy', durationSeconds: 0 };
+  if (r < 0.9) return { outcome: 'voicemail', durationSeconds: 25, messageLeft: true };
+  return { outcome: 'failed', durationSeconds: 0 };
 }
 
 describe('a 2,000-contact campaign, checked afterwards over every attempt', () => {
@@ -120,7 +121,7 @@ describe('a 2,000-contact campaign, checked afterwards over every attempt', () =
       expect(Math.max(...perDay.values()), to).toBeLessThanOrEqual(2);
       for (let i = 1; i < calls.length; i += 1) {
         expect(calls[i]!.at.getTime() - calls[i - 1]!.at.getTime(), to).toBeGreaterThanOrEqual(60 * 60_000);
-        expect(results.get(calls[i - 1]!.attemptId)!.status, to).not.toBe('completed');
+        expect(results.get(calls[i - 1]!.attemptId)!.outcome, to).not.toBe('human');
       }
       const days = (calls.at(-1)!.at.getTime() - calls[0]!.at.getTime()) / 86_400_000;
       expect(days).toBeLessThanOrEqual(4);
@@ -131,7 +132,7 @@ describe('a 2,000-contact campaign, checked afterwards over every attempt', () =
     const attempts = await app.prisma.callAttempt.findMany({ where: { campaignId: setup.campaignId } });
     expect(attempts).toHaveLength(telephony.placed.length);
     expect(attempts.filter((a) => ['queued', 'ringing', 'in_progress'].includes(a.status))).toEqual([]);
-    for (const a of attempts) expect(a.status).toBe(results.get(a.id)!.status);
+    for (const a of attempts) expect([a.status, a.outcome]).toEqual([statusOf(results.get(a.id)!.outcome), results.get(a.id)!.outcome]);
     const enrolled = await app.prisma.campaignContact.findMany({ where: { campaignId: setup.campaignId } });
     const perContact = new Map<string, number>();
     for (const a of attempts) perContact.set(a.contactId, (perContact.get(a.contactId) ?? 0) + 1);
@@ -166,7 +167,7 @@ describe('credits running out mid-campaign', () => {
   it('pauses with insufficient_credits, places no call the balance cannot hold, and resumes after a top-up', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    const dialer = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 120, sentiment: 'neutral' }), { holdMinutes: 5 });
+    const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 120, sentiment: 'neutral' }), { holdMinutes: 5 });
     const { telephony } = dialer;
     // 60 cents a minute: a hold is 300 cents; 1,000 cents hold three calls at once, and pay for eight.
     const setup = await runningCampaign(app, env, {
@@ -200,7 +201,7 @@ describe('an agent archived while its campaign starts', () => {
     const env = dialerEnv(app, clock);
     const telephony = new RecordingTelephony(
       clock,
-      () => ({ status: 'completed', durationSeconds: 10 }),
+      () => ({ outcome: 'human', durationSeconds: 10 }),
       () => (r) => dialer.dialer.report(r),
     );
     const dialer = manualDialer(env, telephony);
@@ -222,7 +223,7 @@ describe('a call that ended in one worker', () => {
     const env = dialerEnv(app, clock);
     let first: ReturnType<typeof manualDialer>;
     let second: ReturnType<typeof manualDialer>;
-    const outcome = () => ({ status: 'completed' as const, durationSeconds: 30 });
+    const outcome = () => ({ outcome: 'human' as const, durationSeconds: 30 });
     const firstPhone = new RecordingTelephony(clock, outcome, () => (r) => first.dialer.report(r));
     const secondPhone = new RecordingTelephony(clock, outcome, () => (r) => second.dialer.report(r));
     firstPhone.auto = false;
@@ -281,7 +282,7 @@ describe('a call whose result came in but is not written yet', () => {
   it("leaves its slot to this dialer at once, up to a campaign's worth of such calls", async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    const dialer = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 30 }));
+    const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 30 }));
     const { telephony } = dialer;
     telephony.auto = false;
     const setup = await runningCampaign(app, env, {
@@ -346,7 +347,7 @@ describe("a balance spent elsewhere between a tick's read and its holds", () => 
       transaction: base.sql.transaction.bind(base.sql),
     };
     const env = { ...base, sql };
-    const dialer = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 30 }));
+    const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 30 }));
     const { telephony } = dialer;
     const setup = await runningCampaign(app, env, { rows: [{ Phone: number(7_001) }, { Phone: number(7_002) }], creditsCents: 10_000 });
 
@@ -374,7 +375,7 @@ describe('calls that never report back', () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
     let silent = true;
-    const dialer = recordingDialer(env, () => (silent ? null : { status: 'completed', durationSeconds: 10 }), { leaseSeconds: 60 });
+    const dialer = recordingDialer(env, () => (silent ? null : { outcome: 'human', durationSeconds: 10 }), { leaseSeconds: 60 });
     const { telephony } = dialer;
     const setup = await runningCampaign(app, env, {
       rows: [{ Phone: number(9_001) }, { Phone: number(9_002) }],
@@ -402,7 +403,7 @@ describe('the circuit breaker', () => {
   it('pauses the campaign with high_failure_rate when most recent dials fail', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    const dialer = recordingDialer(env, () => ({ status: 'failed', durationSeconds: 0 }));
+    const dialer = recordingDialer(env, () => ({ outcome: 'failed', durationSeconds: 0 }));
     const { telephony } = dialer;
     const setup = await runningCampaign(app, env, {
       rows: Array.from({ length: 100 }, (_, i) => ({ Phone: number(10_000 + i) })),

@@ -42,7 +42,7 @@ describe('an imported do-not-call list', () => {
     expect(entries.map((e) => e.phoneNumber).sort()).toEqual(['+14156400001', '+14156400002']);
     expect(entries[0]!.reason).toBe('On the list "State registry, November"');
 
-    const run = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 30 }));
+    const run = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 30 }));
     await run.run(setup.campaignId);
     expect(run.telephony.placed.map((c) => c.to)).toEqual(['+14156400003']);
     const outcomes = await app.prisma.campaignContact.findMany({ where: { campaignId: setup.campaignId }, include: { contact: true } });

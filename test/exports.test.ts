@@ -17,8 +17,8 @@ beforeAll(async () => {
   const env = dialerEnv(app, clock);
   const dialer = recordingDialer(env, (_call, index) =>
     index % 3 === 0
-      ? { status: 'completed', durationSeconds: 30 + (index % 50), summary: `Talked, item ${index}` }
-      : { status: 'no_answer', durationSeconds: 0 },
+      ? { outcome: 'human', durationSeconds: 30 + (index % 50), summary: `Talked, item ${index}` }
+      : { outcome: 'no_answer', durationSeconds: 0 },
   );
   const rows = Array.from({ length: CONTACTS }, (_, i) => ({ Phone: `+1415600${String(i).padStart(4, '0')}`, 'First Name': `P${i}` }));
   rows[7] = { Phone: rows[7]!.Phone, 'First Name': TRICKY_NAME };

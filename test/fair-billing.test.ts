@@ -24,27 +24,39 @@ async function charged(campaignId: string) {
 }
 
 describe('calls that never connected', () => {
-  it('cost nothing, whatever duration the provider reported, and give their holds back; a voicemail is billed by its length', async () => {
+  it('cost nothing, whatever duration the provider reported, and give their holds back; a voicemail left is billed by its length', async () => {
     const env = dialerEnv(app, systemClock);
     const setup = await runningCampaign(app, env, {
-      rows: numbers(5, 6_300_000),
+      rows: numbers(9, 6_300_000),
       campaign: { scheduleConfig: { max_attempts: 1, max_attempts_per_day: 1, retry_interval_minutes: 60, retry_on: [] } },
     });
     const outcomes = [
-      { status: 'no_answer', durationSeconds: 25 },
-      { status: 'busy', durationSeconds: 4 },
-      { status: 'failed', durationSeconds: 9 },
-      { status: 'voicemail', durationSeconds: 40 },
-      { status: 'completed', durationSeconds: 61 },
+      { outcome: 'no_answer', durationSeconds: 25 },
+      { outcome: 'busy', durationSeconds: 4 },
+      { outcome: 'failed', durationSeconds: 9 },
+      { outcome: 'invalid_number', durationSeconds: 3 },
+      { outcome: 'voicemail', durationSeconds: 40, messageLeft: true },
+      { outcome: 'voicemail', durationSeconds: 6, messageLeft: false },
+      { outcome: 'ivr', durationSeconds: 12 },
+      { outcome: 'call_screening', durationSeconds: 8 },
+      { outcome: 'human', durationSeconds: 61 },
     ] as const;
     const run = recordingDialer(env, (_call, index) => outcomes[index]!);
     await run.run(setup.campaignId);
 
     const attempts = await app.prisma.callAttempt.findMany({ where: { campaignId: setup.campaignId } });
-    const costOf = (status: string) => attempts.find((a) => a.status === status)!.costCents;
-    expect([costOf('no_answer'), costOf('busy'), costOf('failed')]).toEqual([0n, 0n, 0n]);
-    expect(costOf('voicemail')).toBe(40n);
-    expect(costOf('completed')).toBe(61n);
+    const costs = Object.fromEntries(attempts.map((a) => [`${a.outcome}:${a.durationSeconds}`, a.costCents]));
+    expect(costs).toEqual({
+      'no_answer:25': 0n,
+      'busy:4': 0n,
+      'failed:9': 0n,
+      'invalid_number:3': 0n,
+      'voicemail:40': 40n,
+      'voicemail:6': 0n,
+      'ivr:12': 0n,
+      'call_screening:8': 0n,
+      'human:61': 61n,
+    });
     expect(await charged(setup.campaignId)).toBe(101n);
     const charges = await app.prisma.creditTransaction.count({ where: { campaignId: setup.campaignId, kind: 'call_charge' } });
     expect(charges).toBe(2);
@@ -58,7 +70,7 @@ describe('a campaign spend cap', () => {
   it('starts no call that could go over it, and pauses with spend_cap_reached when none fits', async () => {
     const env = dialerEnv(app, systemClock);
     const setup = await runningCampaign(app, env, { rows: numbers(20, 6_100_000), campaign: { spendCapCents: 1_000n } });
-    const run = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 90 }));
+    const run = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 90 }));
     await run.run(setup.campaignId);
 
     const campaign = await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId }, include: { spend: true } });
@@ -77,7 +89,7 @@ describe('a campaign spend cap', () => {
     const env = dialerEnv(app, systemClock);
     const setup = await runningCampaign(app, env, { rows: numbers(10, 6_200_000), campaign: { spendCapCents: 1_000n } });
     // Ten minutes each: 600 cents, twice what a call holds.
-    const run = recordingDialer(env, () => ({ status: 'completed', durationSeconds: 600 }));
+    const run = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 600 }));
     await run.run(setup.campaignId);
 
     expect(run.telephony.placed).toHaveLength(3);

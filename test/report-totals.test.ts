@@ -65,12 +65,12 @@ const totalRows = statement<{ calls: number; dials: number }>(
 /** Every kind of result, picked by the number dialed and the attempt, so retries happen and some calls connect. */
 function variedResult(to: string, attemptNumber: number): Omit<CallResult, 'attemptId'> {
   const pick = (Number(to.slice(-2)) + attemptNumber) % 6;
-  if (pick === 0) return { status: 'completed', durationSeconds: 40 + attemptNumber, sentiment: 'positive', summary: 'Booked.' };
-  if (pick === 1) return { status: 'completed', durationSeconds: 75, sentiment: 'negative' };
-  if (pick === 2) return { status: 'voicemail', durationSeconds: 20 };
-  if (pick === 3) return { status: 'busy', durationSeconds: 0 };
-  if (pick === 4) return { status: 'failed', durationSeconds: 0 };
-  return { status: 'no_answer', durationSeconds: 0 };
+  if (pick === 0) return { outcome: 'human', durationSeconds: 40 + attemptNumber, sentiment: 'positive', summary: 'Booked.' };
+  if (pick === 1) return { outcome: 'human', durationSeconds: 75, sentiment: 'negative' };
+  if (pick === 2) return { outcome: 'voicemail', durationSeconds: 20 };
+  if (pick === 3) return { outcome: 'busy', durationSeconds: 0 };
+  if (pick === 4) return { outcome: 'failed', durationSeconds: 0 };
+  return { outcome: 'no_answer', durationSeconds: 0 };
 }
 
 describe('report totals', () => {

@@ -11,25 +11,25 @@ function call(fields: Record<string, unknown>) {
 
 describe('Retell calls as our results', () => {
   it.each([
-    ['user_hangup', 'ended', 'completed'],
-    ['agent_hangup', 'ended', 'completed'],
-    ['call_transfer', 'ended', 'completed'],
-    ['inactivity', 'ended', 'completed'],
-    ['max_duration_reached', 'ended', 'completed'],
+    ['user_hangup', 'ended', 'human'],
+    ['agent_hangup', 'ended', 'human'],
+    ['call_transfer', 'ended', 'human'],
+    ['inactivity', 'ended', 'human'],
+    ['max_duration_reached', 'ended', 'human'],
     ['voicemail_reached', 'ended', 'voicemail'],
-    ['ivr_reached', 'ended', 'voicemail'],
+    ['ivr_reached', 'ended', 'ivr'],
     ['dial_no_answer', 'not_connected', 'no_answer'],
     ['dial_busy', 'not_connected', 'busy'],
     ['user_declined', 'not_connected', 'busy'],
     ['dial_failed', 'not_connected', 'failed'],
-    ['invalid_destination', 'not_connected', 'failed'],
+    ['invalid_destination', 'not_connected', 'invalid_number'],
     ['marked_as_spam', 'not_connected', 'failed'],
     ['concurrency_limit_reached', 'error', 'failed'],
     ['error_llm_websocket_lost_connection', 'error', 'failed'],
-    ['a_reason_retell_adds_later', 'ended', 'completed'],
+    ['a_reason_retell_adds_later', 'ended', 'human'],
     ['another_new_reason', 'not_connected', 'failed'],
-  ])('maps disconnection_reason %s (call_status %s) to %s', (reason, callStatus, status) => {
-    expect(callResultOf(ATTEMPT, call({ disconnection_reason: reason, call_status: callStatus })).status).toBe(status);
+  ])('maps disconnection_reason %s (call_status %s) to %s', (reason, callStatus, outcome) => {
+    expect(callResultOf(ATTEMPT, call({ disconnection_reason: reason, call_status: callStatus })).outcome).toBe(outcome);
   });
 
   it('counts a started second as a whole one, from duration_ms or else the timestamps, and 0 when never connected', () => {
@@ -56,7 +56,7 @@ describe('Retell calls as our results', () => {
       callResultOf(ATTEMPT, call({ disconnection_reason: 'user_hangup', duration_ms: 30_000, call_analysis: analysis })),
     ).toMatchObject({
       attemptId: ATTEMPT,
-      status: 'voicemail',
+      outcome: 'voicemail',
       summary: 'Left a message.',
       sentiment: 'neutral',
       analysis,
@@ -92,13 +92,20 @@ describe('Retell calls as our results', () => {
     for (const value of [false, 'false', 'yes', 1, null]) expect(asked(value)).toBeUndefined();
   });
 
-  it('marks an invalid destination as such, so that the contact is not retried', () => {
+  it('tells voicemail, a message left, and a screened call apart from a person', () => {
+    const voicemail = (fields: Parameters<typeof call>[0]) => callResultOf(ATTEMPT, call(fields));
+    expect(voicemail({ disconnection_reason: 'voicemail_reached' })).toMatchObject({ outcome: 'voicemail', messageLeft: false });
     expect(
-      callResultOf(ATTEMPT, call({ disconnection_reason: 'invalid_destination', call_status: 'not_connected' })).invalidDestination,
-    ).toBe(true);
+      voicemail({
+        disconnection_reason: 'agent_hangup',
+        metadata: { attempt_id: ATTEMPT, leave_voicemail: true },
+        call_analysis: { in_voicemail: true },
+      }),
+    ).toMatchObject({ outcome: 'voicemail', messageLeft: true });
     expect(
-      callResultOf(ATTEMPT, call({ disconnection_reason: 'dial_failed', call_status: 'not_connected' })).invalidDestination,
-    ).toBeUndefined();
+      voicemail({ disconnection_reason: 'user_hangup', call_analysis: { custom_analysis_data: { call_screened: true } } }).outcome,
+    ).toBe('call_screening');
+    expect(voicemail({ disconnection_reason: 'user_hangup' })).toMatchObject({ outcome: 'human', messageLeft: undefined });
   });
 
   it('finds our attempt id in the metadata, and nothing in anything else', () => {

@@ -153,6 +153,7 @@ describe('a campaign dialed through the Retell adapter', () => {
         to,
         {
           status: a.status,
+          outcome: a.outcome,
           durationSeconds: a.durationSeconds,
           sentiment: a.sentiment,
           summary: a.summary,
@@ -163,6 +164,7 @@ describe('a campaign dialed through the Retell adapter', () => {
     expect(seen).toEqual({
       [number(1)]: {
         status: 'completed',
+        outcome: 'human',
         durationSeconds: 96,
         sentiment: 'positive',
         summary: 'Interested; asked for a brochure.',
@@ -170,15 +172,31 @@ describe('a campaign dialed through the Retell adapter', () => {
       },
       [number(2)]: {
         status: 'completed',
+        outcome: 'human',
         durationSeconds: 42,
         sentiment: 'negative',
         summary: 'Not interested.',
         disconnectReason: 'agent_hangup',
       },
-      [number(3)]: { status: 'no_answer', durationSeconds: 0, sentiment: 'unknown', summary: null, disconnectReason: 'dial_no_answer' },
-      [number(4)]: { status: 'busy', durationSeconds: 0, sentiment: 'unknown', summary: null, disconnectReason: 'dial_busy' },
+      [number(3)]: {
+        status: 'no_answer',
+        outcome: 'no_answer',
+        durationSeconds: 0,
+        sentiment: 'unknown',
+        summary: null,
+        disconnectReason: 'dial_no_answer',
+      },
+      [number(4)]: {
+        status: 'busy',
+        outcome: 'busy',
+        durationSeconds: 0,
+        sentiment: 'unknown',
+        summary: null,
+        disconnectReason: 'dial_busy',
+      },
       [number(5)]: {
         status: 'voicemail',
+        outcome: 'voicemail',
         durationSeconds: 21,
         sentiment: 'unknown',
         summary: 'Reached voicemail.',
@@ -186,6 +204,7 @@ describe('a campaign dialed through the Retell adapter', () => {
       },
       [number(6)]: {
         status: 'completed',
+        outcome: 'human',
         durationSeconds: 130,
         sentiment: 'positive',
         summary: 'Booked a cleaning.',
@@ -193,6 +212,7 @@ describe('a campaign dialed through the Retell adapter', () => {
       },
       [number(7)]: {
         status: 'completed',
+        outcome: 'human',
         durationSeconds: 15,
         sentiment: 'negative',
         summary: 'Asked not to be called again.',
@@ -200,13 +220,28 @@ describe('a campaign dialed through the Retell adapter', () => {
       },
       [number(8)]: {
         status: 'completed',
+        outcome: 'human',
         durationSeconds: 60,
         sentiment: 'neutral',
         summary: 'Will think about it.',
         disconnectReason: 'user_hangup',
       },
-      [number(9)]: { status: 'failed', durationSeconds: 0, sentiment: 'unknown', summary: null, disconnectReason: 'invalid_destination' },
-      [number(10)]: { status: 'failed', durationSeconds: 0, sentiment: 'unknown', summary: null, disconnectReason: 'dial_failed' },
+      [number(9)]: {
+        status: 'failed',
+        outcome: 'invalid_number',
+        durationSeconds: 0,
+        sentiment: 'unknown',
+        summary: null,
+        disconnectReason: 'invalid_destination',
+      },
+      [number(10)]: {
+        status: 'failed',
+        outcome: 'failed',
+        durationSeconds: 0,
+        sentiment: 'unknown',
+        summary: null,
+        disconnectReason: 'dial_failed',
+      },
     });
     const first = attempts.get(number(1))!;
     expect(first.recordingUrl).toMatch(/recording\.wav$/);
@@ -238,12 +273,13 @@ describe('a campaign dialed through the Retell adapter', () => {
     const { ledger, account, account_ } = await ledgerMatchesAccount(app, setup.userId);
     expect(ledger).toBe(account);
     expect(account_.heldCents).toBe(0n);
-    // 60 cents a minute: a cent a second, over 96 + 42 + 21 + 130 + 15 + 60 seconds.
-    expect(10_000_000n - account).toBe(364n);
+    // 60 cents a minute: a cent a second, over 96 + 42 + 130 + 15 + 60 seconds; the voicemail hung up
+    // on left no message, and costs nothing.
+    expect(10_000_000n - account).toBe(343n);
     const charges = await app.prisma.creditTransaction.findMany({ where: { userId: setup.userId, kind: 'call_charge' } });
-    expect(charges).toHaveLength(6);
+    expect(charges).toHaveLength(5);
     const holds = await app.prisma.creditHold.findMany({ where: { userId: setup.userId } });
-    expect(holds.map((h) => h.status).sort()).toEqual([...Array(4).fill('released'), ...Array(6).fill('settled')]);
+    expect(holds.map((h) => h.status).sort()).toEqual([...Array(5).fill('released'), ...Array(5).fill('settled')]);
   });
 
   it('booked the appointment and listed the number that asked not to be called', async () => {

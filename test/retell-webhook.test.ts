@@ -223,7 +223,7 @@ describe('each delivery applied once', () => {
     await dialer.dialer.settled();
     expect(results.map((r) => r.body.result).sort()).toEqual(['applied', 'duplicate', 'duplicate']);
     const after = await state(campaignId, userId);
-    expect(after.attempts).toEqual([expect.objectContaining({ status: 'completed', durationSeconds: 61, costCents: 61n })]);
+    expect(after.attempts).toEqual([expect.objectContaining({ outcome: 'human', durationSeconds: 61, costCents: 61n })]);
     expect(after.transactions.filter((t) => t.kind === 'call_charge')).toHaveLength(1);
     expect(after.appointments).toHaveLength(1);
   });
@@ -255,7 +255,7 @@ describe('events in any order', () => {
     expect(waiting).toMatchObject({
       status: 'in_progress',
       costCents: 0n,
-      pendingResult: expect.objectContaining({ status: 'completed', durationSeconds: 61 }),
+      pendingResult: expect.objectContaining({ outcome: 'human', durationSeconds: 61 }),
     });
     expect(waiting.leaseExpiresAt).toEqual(new Date(clock.now().getTime() + ANALYSIS_WAIT_SECONDS * 1000));
 
@@ -280,9 +280,7 @@ describe('events in any order', () => {
     const { call, campaignId, userId } = await dialOne();
     expect((await deliver('call_analyzed', call, TALK)).body.result).toBe('applied');
     const applied = await state(campaignId, userId);
-    expect(applied.attempts).toEqual([
-      expect.objectContaining({ status: 'completed', durationSeconds: 61, summary: 'Booked a check-up.' }),
-    ]);
+    expect(applied.attempts).toEqual([expect.objectContaining({ outcome: 'human', durationSeconds: 61, summary: 'Booked a check-up.' })]);
     expect(applied.appointments).toHaveLength(1);
 
     expect((await deliver('call_ended', call, TALK)).body.result).toBe('ignored');
@@ -298,7 +296,7 @@ describe('events in any order', () => {
     await dialer.dialer.sweep();
     const applied = await state(campaignId, userId);
     expect(applied.attempts).toEqual([
-      expect.objectContaining({ status: 'completed', durationSeconds: 61, costCents: 61n, summary: null, sentiment: 'unknown' }),
+      expect.objectContaining({ outcome: 'human', durationSeconds: 61, costCents: 61n, summary: null, sentiment: 'unknown' }),
     ]);
     expect(applied.contacts).toEqual([expect.objectContaining({ state: 'done', outcome: 'reached' })]);
 
@@ -317,7 +315,7 @@ describe('events in any order', () => {
     }
     expect(await attemptOf(campaignId)).toMatchObject({
       status: 'ringing',
-      pendingResult: expect.objectContaining({ status: 'completed' }),
+      pendingResult: expect.objectContaining({ outcome: 'human' }),
     });
     clock.advance(1_000);
     await dialer.dialer.sweep();

@@ -196,15 +196,15 @@ describe('webhooks to customers', () => {
     const run = recordingDialer(env, (call) =>
       call.to === '+14155550301'
         ? {
-            status: 'completed',
+            outcome: 'human',
             durationSeconds: 90,
             summary: 'Booked for Thursday.',
             sentiment: 'positive',
             appointment: { scheduledAt: at, notes: 'cleaning' },
           }
         : call.to === '+14155550302'
-          ? { status: 'completed', durationSeconds: 20, doNotCall: true, summary: 'Asked not to be called.', sentiment: 'negative' }
-          : { status: 'no_answer', durationSeconds: 0 },
+          ? { outcome: 'human', durationSeconds: 20, doNotCall: true, summary: 'Asked not to be called.', sentiment: 'negative' }
+          : { outcome: 'no_answer', durationSeconds: 0 },
     );
     await run.run(setup.campaignId);
 
@@ -315,7 +315,7 @@ describe('webhooks to customers', () => {
     const env = dialerEnv(app, systemClock);
     const setup = await runningCampaign(app, env, { rows: [{ Phone: '+14155550601' }] });
     const run = recordingDialer(env, () => ({
-      status: 'completed',
+      outcome: 'human',
       durationSeconds: 30,
       appointment: { scheduledAt: new Date(Date.now() + 86_400_000), notes: '' },
     }));

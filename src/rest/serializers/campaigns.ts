@@ -2,7 +2,15 @@ import { z } from 'zod';
 import { CampaignStatus } from '../../generated/prisma/enums.js';
 import type { DispatchResult } from '../../services/campaigns/dispatch.js';
 import type { CampaignWithRelations } from '../../services/campaigns/with-relations.js';
-import { readActiveDays, readCallingHours, readScheduleConfig, RETRYABLE_STATUSES, WEEKDAYS } from '../../services/campaigns/schedule.js';
+import {
+  readActiveDays,
+  readCallingHours,
+  readScheduleConfig,
+  RETRYABLE_OUTCOMES,
+  RETRYABLE_STATUSES,
+  VOICEMAIL_ACTIONS,
+  WEEKDAYS,
+} from '../../services/campaigns/schedule.js';
 import { v1PhoneNumber } from './agents.js';
 import { datetime, id, iso, isoOrNull, json } from './common.js';
 
@@ -20,6 +28,14 @@ export const v1ScheduleConfig = z
     max_attempts_per_day: z.int(),
     retry_interval_minutes: z.int(),
     retry_on: z.array(z.enum(RETRYABLE_STATUSES)),
+    retry_budgets: z
+      .partialRecord(z.enum(RETRYABLE_OUTCOMES), z.object({ max_retries: z.int().optional(), retry_after_minutes: z.int().optional() }))
+      .optional()
+      .describe('Added: tries again per call outcome, when set.'),
+    voicemail: z
+      .object({ action: z.enum(VOICEMAIL_ACTIONS), message: z.string().optional() })
+      .optional()
+      .describe('Added: what a call that meets voicemail does, when set (else it is retried as retry_on says).'),
   })
   .meta({ id: 'ScheduleConfig', description: 'The retry policy.' });
 

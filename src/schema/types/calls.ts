@@ -1,10 +1,14 @@
-import { CallStatus as CallStatuses, Sentiment as Sentiments } from '../../generated/prisma/enums.js';
+import { CallOutcome as CallOutcomes, CallStatus as CallStatuses, Sentiment as Sentiments } from '../../generated/prisma/enums.js';
 import * as calls from '../../services/results/calls.js';
 import { snakeKeys } from '../../key-case.js';
 import { builder } from '../builder.js';
 
 export const CallStatus = builder.enumType(CallStatuses, { name: 'CallStatus' });
 export const Sentiment = builder.enumType(Sentiments, { name: 'Sentiment' });
+export const CallOutcome = builder.enumType(CallOutcomes, {
+  name: 'CallOutcome',
+  description: 'What a finished call met, in the same words whichever provider placed it.',
+});
 
 export const CallAttempt = builder.prismaObject('CallAttempt', {
   description: 'One dial of one contact by a campaign, as the telephony provider reported it.',
@@ -13,6 +17,7 @@ export const CallAttempt = builder.prismaObject('CallAttempt', {
     id: t.expose('id', { type: 'UUID' }),
     attemptNumber: t.exposeInt('attemptNumber', { description: 'Which attempt at this contact in this campaign, from 1.' }),
     status: t.expose('status', { type: CallStatus }),
+    outcome: t.expose('outcome', { type: CallOutcome, nullable: true, description: 'Null until the call has ended.' }),
     toNumber: t.exposeString('toNumber', { nullable: true, description: 'The number dialed (E.164); null once the contact was erased.' }),
     fromNumber: t.exposeString('fromNumber', { nullable: true, description: 'The agent number it was dialed from.' }),
     durationSeconds: t.exposeInt('durationSeconds', { nullable: true, description: 'Null until the call has ended.' }),

@@ -1,3 +1,4 @@
+import { camelCase } from '../../key-case.js';
 import { rateLimit } from '../../ops/rate-limits.js';
 import * as campaigns from '../../services/campaigns/campaigns.js';
 import { dispatchCampaign, resumeCampaign, type DispatchResult } from '../../services/campaigns/dispatch.js';
@@ -7,14 +8,19 @@ import {
   readActiveDays,
   readCallingHours,
   readScheduleConfig,
+  RETRYABLE_OUTCOMES,
   RETRYABLE_STATUSES,
   SCHEDULE_CONFIG_DESCRIPTION,
+  VOICEMAIL_ACTIONS,
+  VOICEMAIL_MESSAGE_MAX,
+  type RetryableOutcome as RetryableOutcomeName,
   WEEKDAYS,
   type CallingHours,
   type ScheduleConfig,
 } from '../../services/campaigns/schedule.js';
 import { DISPATCH_REFUSALS, PAUSED_REASONS } from '../../services/campaigns/states.js';
 import { cancelCampaign, pauseCampaign } from '../../services/campaigns/transitions.js';
+import { policyOf, type RetryBudget } from '../../services/dialer/policy.js';
 import { reasonList } from '../../services/errors.js';
 import { distinct } from '../../services/validation.js';
 import { builder } from '../builder.js';
@@ -38,6 +44,33 @@ const CallingHoursType = builder.objectRef<CallingHours>('CallingHours').impleme
   fields: (t) => ({ start: t.exposeString('start'), end: t.exposeString('end', { description: 'Later than start; may be 24:00.' }) }),
 });
 
+export const RetryableOutcome = builder.enumType('RetryableOutcome', {
+  description: 'Call outcomes after which a contact may be tried again.',
+  values: RETRYABLE_OUTCOMES,
+});
+
+export const VoicemailAction = builder.enumType('VoicemailAction', {
+  description:
+    'hang_up: the contact is done; leave_message: the message is left, then retries follow the voicemail budget; retry_later: hang up and retry.',
+  values: VOICEMAIL_ACTIONS,
+});
+
+const RetryBudgetType = builder.objectRef<{ outcome: RetryableOutcomeName; budget: RetryBudget }>('RetryBudget').implement({
+  description: 'How many times, and how soon, a contact is tried again after one outcome (the effective values).',
+  fields: (t) => ({
+    outcome: t.field({ type: RetryableOutcome, resolve: (b) => b.outcome }),
+    maxRetries: t.int({ resolve: (b) => b.budget.maxRetries }),
+    retryAfterMinutes: t.int({ resolve: (b) => b.budget.retryAfterMinutes }),
+  }),
+});
+
+const VoicemailPolicyType = builder.objectRef<NonNullable<ScheduleConfig['voicemail']>>('VoicemailPolicy').implement({
+  fields: (t) => ({
+    action: t.field({ type: VoicemailAction, resolve: (p) => p.action }),
+    message: t.exposeString('message', { nullable: true, description: "With {{field}}s filled from the contact's fields." }),
+  }),
+});
+
 const ScheduleConfigType = builder.objectRef<ScheduleConfig>('ScheduleConfig').implement({
   description: 'The retry policy.',
   fields: (t) => ({
@@ -45,6 +78,15 @@ const ScheduleConfigType = builder.objectRef<ScheduleConfig>('ScheduleConfig').i
     maxAttemptsPerDay: t.exposeInt('max_attempts_per_day'),
     retryIntervalMinutes: t.exposeInt('retry_interval_minutes'),
     retryOn: t.field({ type: [RetryStatus], resolve: (config) => config.retry_on }),
+    retryBudgets: t.field({
+      type: [RetryBudgetType],
+      description: 'One per retryable outcome: its own budget, or the one retryOn, maxAttempts and retryIntervalMinutes give it.',
+      resolve: (config) => {
+        const { budgets } = policyOf(config, 0);
+        return RETRYABLE_OUTCOMES.map((outcome) => ({ outcome, budget: budgets[outcome] }));
+      },
+    }),
+    voicemail: t.field({ type: VoicemailPolicyType, resolve: (config) => config.voicemail ?? { action: 'retry_later' as const } }),
   }),
 });
 
@@ -175,6 +217,27 @@ const CallingHoursInput = builder.inputType('CallingHoursInput', {
   }),
 });
 
+const RetryBudgetInput = builder.inputType('RetryBudgetInput', {
+  fields: (t) => ({
+    maxRetries: t.int({ description: '0 (never) to 9; default: maxAttempts - 1 when retryOn lists the status, else 0.' }),
+    retryAfterMinutes: t.int({ description: '1 to 10080; default: retryIntervalMinutes.' }),
+  }),
+});
+
+const RetryBudgetsInput = builder.inputType('RetryBudgetsInput', {
+  description: 'A budget per outcome; an outcome left out is retried as retryOn says.',
+  fields: (t) => Object.fromEntries(RETRYABLE_OUTCOMES.map((outcome) => [camelCase(outcome), t.field({ type: RetryBudgetInput })])),
+});
+
+const VoicemailPolicyInput = builder.inputType('VoicemailPolicyInput', {
+  fields: (t) => ({
+    action: t.field({ type: VoicemailAction, required: true }),
+    message: t.string({
+      description: `Required to leave one; at most ${VOICEMAIL_MESSAGE_MAX} characters; {{first_name}} and the other contact fields are filled in.`,
+    }),
+  }),
+});
+
 const ScheduleConfigInput = builder.inputType('ScheduleConfigInput', {
   description: SCHEDULE_CONFIG_DESCRIPTION,
   fields: (t) => ({
@@ -182,6 +245,8 @@ const ScheduleConfigInput = builder.inputType('ScheduleConfigInput', {
     maxAttemptsPerDay: t.int({ description: '1 to maxAttempts.' }),
     retryIntervalMinutes: t.int({ description: '1 to 10080 (a week).' }),
     retryOn: t.field({ type: [RetryStatus] }),
+    retryBudgets: t.field({ type: RetryBudgetsInput }),
+    voicemail: t.field({ type: VoicemailPolicyInput }),
   }),
 });
 

@@ -1,5 +1,6 @@
 import type { SqlSession, SqlTransaction } from '../../db/sql.js';
 import { effectiveCents, moveMoney, noBalances, type Balances, type ClosedHold, type Entry, type LedgerContext } from './ledger.js';
+import type { CallOutcome } from '../../generated/prisma/client.js';
 import * as store from './store.js';
 
 // How the dialer pays for calls, inside its own transactions: hold an estimate when calls start, settle
@@ -9,11 +10,13 @@ import * as store from './store.js';
 // repeated provider event cannot charge twice.
 
 /**
- * The seconds of a call that are billed: its talk time when it connected (a person or a voicemail
- * answered), else none, whatever duration a provider reported for ringing or a failed connection.
+ * The seconds of a call that are billed: its talk time with a person, or the length of a voicemail
+ * message left; none for anything else (a machine or a screener hung up on, no answer, busy, failed),
+ * whatever duration a provider reported for ringing or a failed connection.
  */
-export function billableSeconds(status: string, durationSeconds: number): number {
-  return status === 'completed' || status === 'voicemail' ? durationSeconds : 0;
+export function billableSeconds(result: { outcome: CallOutcome; durationSeconds: number; messageLeft?: boolean | undefined }): number {
+  const billed = result.outcome === 'human' || (result.outcome === 'voicemail' && result.messageLeft === true);
+  return billed ? result.durationSeconds : 0;
 }
 
 /** Billed per second, rounded up to a whole cent. */

@@ -72,6 +72,33 @@ export const activeDays = z
 /** Call statuses after which a contact is tried again. */
 export const RETRYABLE_STATUSES = ['no_answer', 'busy', 'failed', 'voicemail'] as const;
 
+/** Call outcomes that may be tried again; a person reached or a number not in service never are. */
+export const RETRYABLE_OUTCOMES = ['no_answer', 'busy', 'voicemail', 'ivr', 'call_screening', 'failed'] as const;
+export type RetryableOutcome = (typeof RETRYABLE_OUTCOMES)[number];
+
+/** What a call that meets voicemail does: hang up (the contact is done), leave the message, or hang up and retry. */
+export const VOICEMAIL_ACTIONS = ['hang_up', 'leave_message', 'retry_later'] as const;
+
+/** `{{first_name}}` and the other contact fields the agent's prompt gets; an unknown name renders as nothing. */
+export const VOICEMAIL_MESSAGE_MAX = 1_000;
+
+const voicemailPolicy = z
+  .object({
+    action: z.enum(VOICEMAIL_ACTIONS).default('retry_later'),
+    message: z.string().trim().min(1).max(VOICEMAIL_MESSAGE_MAX).optional(),
+  })
+  .refine((policy) => policy.action !== 'leave_message' || policy.message !== undefined, {
+    path: ['message'],
+    error: 'A message is required to leave one.',
+  });
+
+/** How often, and how soon, a contact is tried again after one outcome; each default comes from the policy's own. */
+const retryBudget = z.object({
+  /** Tries again after this outcome, counted over the contact's attempts in the campaign; 0: never. */
+  max_retries: intInRange(0, 9).optional(),
+  retry_after_minutes: intInRange(1, 10_080).optional(),
+});
+
 export const DEFAULT_SCHEDULE_CONFIG = {
   max_attempts: 3,
   max_attempts_per_day: 2,
@@ -94,6 +121,8 @@ export const scheduleConfig = z
       .array(z.enum(RETRYABLE_STATUSES))
       .transform((statuses) => RETRYABLE_STATUSES.filter((status) => statuses.includes(status)))
       .default(() => [...RETRYABLE_STATUSES]),
+    retry_budgets: z.partialRecord(z.enum(RETRYABLE_OUTCOMES), retryBudget).optional(),
+    voicemail: voicemailPolicy.optional(),
   })
   .transform((config, ctx) => {
     const perDay = config.max_attempts_per_day ?? Math.min(DEFAULT_SCHEDULE_CONFIG.max_attempts_per_day, config.max_attempts);
@@ -106,6 +135,9 @@ export const scheduleConfig = z
       max_attempts_per_day: perDay,
       retry_interval_minutes: config.retry_interval_minutes,
       retry_on: config.retry_on,
+      // Kept only when given: a stored policy without them reads as it always did.
+      ...(config.retry_budgets ? { retry_budgets: config.retry_budgets } : {}),
+      ...(config.voicemail ? { voicemail: config.voicemail } : {}),
     };
   });
 export type ScheduleConfig = z.output<typeof scheduleConfig>;

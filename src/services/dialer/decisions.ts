@@ -1,7 +1,9 @@
+import { readScheduleConfig } from '../campaigns/schedule.js';
 import type { PausedReason } from '../campaigns/states.js';
 import type { ListedNumber } from '../contacts/do-not-call.js';
 import { readData } from '../contacts/fields.js';
 import type { DialerOptions } from './options.js';
+import { statusOf } from './outcomes.js';
 import { decide, policyOf } from './policy.js';
 import type { CampaignRecord, ContactStep, FinishedAttempt, NewAppointment } from './store/ended-calls.js';
 import type { Candidate, TickAgent, TickCampaign } from './store/placing.js';
@@ -107,6 +109,16 @@ export function creditVerdict(spendable: bigint, inFlight: number, estimate: big
   return inFlight === 0 ? 'pause' : 'wait';
 }
 
+/**
+ * The message to leave on voicemail under the campaign's policy, its `{{field}}`s filled from the
+ * contact's variables (an unknown one left empty); null when the policy does not leave one.
+ */
+export function voicemailMessageOf(scheduleConfig: unknown, variables: Record<string, string>): string | null {
+  const policy = readScheduleConfig(scheduleConfig).voicemail;
+  if (policy?.action !== 'leave_message' || !policy.message) return null;
+  return policy.message.replace(/\{\{\s*([\w.-]+)\s*\}\}/g, (_, name: string) => variables[name] ?? '');
+}
+
 /** Contact fields for the agent's prompt. */
 export function variablesOf(stored: unknown): Record<string, string> {
   const data = readData(stored);
@@ -124,8 +136,8 @@ export function refusalOutcome(attemptId: string, error: unknown): { retryAfterS
   return {
     result:
       error instanceof CallRefused
-        ? { attemptId, status: 'failed', durationSeconds: 0, disconnectReason: 'invalid_destination', invalidDestination: true }
-        : { attemptId, status: 'failed', durationSeconds: 0, disconnectReason: 'provider_error' },
+        ? { attemptId, outcome: 'invalid_number', durationSeconds: 0, disconnectReason: 'invalid_destination' }
+        : { attemptId, outcome: 'failed', durationSeconds: 0, disconnectReason: 'provider_error' },
   };
 }
 
@@ -142,25 +154,27 @@ export interface Ending {
  */
 export function endingOf(f: FinishedAttempt, result: CallResult, now: Date): Ending {
   const zone = f.contactTimezone ?? f.campaignTimezone;
+  const status = statusOf(result.outcome);
   const done = (outcome: string): ContactStep => ({
     id: f.enrolmentId,
     state: 'done',
     outcome,
     nextAttemptAt: null,
-    lastStatus: result.status,
+    lastStatus: status,
   });
   let contact: ContactStep;
   if (result.doNotCall) contact = done('do_not_call');
-  else if (result.invalidDestination) contact = done('invalid');
+  else if (result.outcome === 'invalid_number') contact = done('invalid');
   else {
     const today = localDate(now, zone);
     const history = {
       attempts: f.attempts,
       attemptsToday: f.attemptTimes.filter((t) => localDate(new Date(t), zone) === today).length,
+      sameOutcome: 1 + f.earlierOutcomes.filter((o) => o === result.outcome).length,
       firstAttemptAt: new Date(f.firstAttemptAt),
     };
     const decision = decide(
-      result.status,
+      result.outcome,
       history,
       policyOf(f.scheduleConfig, f.maxRetryDays),
       now,
@@ -175,7 +189,7 @@ export function endingOf(f: FinishedAttempt, result: CallResult, now: Date): End
             outcome: null,
             nextAttemptAt: decision.retryAt,
             readyAt: decision.readyAt,
-            lastStatus: result.status,
+            lastStatus: status,
           }
         : done(decision.outcome);
   }

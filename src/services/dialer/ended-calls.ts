@@ -4,6 +4,7 @@ import { pauseForReason } from '../campaigns/states.js';
 import { addToList, type ListedNumber } from '../contacts/do-not-call.js';
 import type { ServiceEnv } from '../context.js';
 import { uuidv7 } from '../ids.js';
+import { statusOf } from './outcomes.js';
 import { campaignOutcome, costCorrections, endingOf } from './decisions.js';
 import type { DialerOptions } from './options.js';
 import { emitEvents } from '../webhooks/emit.js';
@@ -62,7 +63,7 @@ export function applyResults(env: ServiceEnv, batch: Batch, now: Date): Promise<
       const billed = new Map(
         finished.map((f) => {
           const result = batch.results.get(f.id)!;
-          return [f.id, billableSeconds(result.status, result.durationSeconds)];
+          return [f.id, billableSeconds(result)];
         }),
       );
       const prices = new Map(finished.map((f) => [f.id, callCostCents(billed.get(f.id)!, rate)]));
@@ -109,7 +110,8 @@ function attemptEnd(id: string, batch: Batch, costCents: bigint): AttemptEnd {
   const placed = batch.placed.get(id);
   return {
     id,
-    status: r.status,
+    status: statusOf(r.outcome),
+    outcome: r.outcome,
     durationSeconds: r.durationSeconds,
     summary: r.summary ?? null,
     sentiment: r.sentiment ?? null,

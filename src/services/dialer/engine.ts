@@ -89,6 +89,7 @@ export class Dialer {
       to: c.to,
       providerAgentId: claim.providerAgentId ?? null,
       variables: c.variables,
+      voicemailMessage: c.voicemailMessage,
     }));
     const { placed, later, retryAfterSeconds } = await placeCalls(
       this.env,

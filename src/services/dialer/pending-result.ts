@@ -1,3 +1,4 @@
+import { outcomeOfLegacy, type CallOutcome, type FinalStatus } from './outcomes.js';
 import type { CallResult } from './telephony.js';
 
 // A provider's result kept on its attempt (`call_attempts.pending_result`) until the dialer applies it,
@@ -8,9 +9,17 @@ export function pendingResultJson(result: CallResult): string {
   return JSON.stringify(result);
 }
 
+type Stored = Omit<CallResult, 'appointment' | 'outcome'> & {
+  appointment?: { scheduledAt: string; notes: string };
+  outcome?: CallOutcome;
+  /** Results stored before outcomes were kept. */
+  status?: FinalStatus;
+  invalidDestination?: boolean;
+};
+
 /** The stored result as the dialer takes it (JSON keeps the appointment's time as a string). */
 export function readPendingResult(stored: unknown): CallResult {
-  const result = stored as Omit<CallResult, 'appointment'> & { appointment?: { scheduledAt: string; notes: string } };
-  const { appointment, ...rest } = result;
-  return appointment ? { ...rest, appointment: { notes: appointment.notes, scheduledAt: new Date(appointment.scheduledAt) } } : rest;
+  const { appointment, outcome, status, invalidDestination, ...rest } = stored as Stored;
+  const result = { ...rest, outcome: outcome ?? outcomeOfLegacy(status ?? 'failed', invalidDestination === true) };
+  return appointment ? { ...result, appointment: { notes: appointment.notes, scheduledAt: new Date(appointment.scheduledAt) } } : result;
 }

@@ -3,7 +3,16 @@ import { spendableCents } from '../billing/calls.js';
 import { pauseForReason } from '../campaigns/states.js';
 import type { ServiceEnv } from '../context.js';
 import { uuidv7 } from '../ids.js';
-import { agentRefusal, callsUnderCap, creditVerdict, freeSlots, planClaim, refusalOutcome, variablesOf } from './decisions.js';
+import {
+  agentRefusal,
+  callsUnderCap,
+  creditVerdict,
+  freeSlots,
+  planClaim,
+  refusalOutcome,
+  variablesOf,
+  voicemailMessageOf,
+} from './decisions.js';
 import type { DialerOptions } from './options.js';
 import { retryOnConflict } from './retry.js';
 import { campaignLoad, claimCalls, creditCheck, lockCampaignForTick, readCandidates, setAside, type DraftCall } from './store/placing.js';
@@ -99,13 +108,17 @@ export async function claim(
         return { claim: verdict === 'retry' ? { calls: [], more: true } : null, changed: changed || paused };
       }
       if (plan.chosen.length === 0) return { claim: { calls: [], more: false }, changed };
-      const calls = plan.chosen.map((c) => ({
-        id: uuidv7(),
-        contactId: c.contactId,
-        attemptNumber: c.attempts + 1,
-        to: c.phoneNumber!,
-        variables: variablesOf(c.data),
-      }));
+      const calls = plan.chosen.map((c) => {
+        const variables = variablesOf(c.data);
+        return {
+          id: uuidv7(),
+          contactId: c.contactId,
+          attemptNumber: c.attempts + 1,
+          to: c.phoneNumber!,
+          variables,
+          voicemailMessage: voicemailMessageOf(campaign.scheduleConfig, variables),
+        };
+      });
       const leaseUntil = new Date(now.getTime() + options.leaseSeconds * 1000);
       const taken = await claimCalls(tx, { campaignId, userId: campaign.userId, fromNumber: agent.fromNumber!, leaseUntil, now }, calls);
       const claim = {

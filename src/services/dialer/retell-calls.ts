@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Sentiment } from '../../generated/prisma/client.js';
 import { jsonObject } from '../validation.js';
+import type { CallOutcome } from './outcomes.js';
 import type { CallResult } from './telephony.js';
 
 // Retell's call object (as its webhooks carry it) and what it means for our attempt. Only the fields the
@@ -29,32 +30,31 @@ export const retellCall = z.object({
 export type RetellCall = z.output<typeof retellCall>;
 
 /**
- * Retell's disconnection reasons that are not a failure. Every other reason (dial_failed,
- * invalid_destination, telephony and SIP errors, marked_as_spam, scam_detected, payment and concurrency
- * limits, error_*) is a failed call; a reason Retell adds later falls back on call_status.
+ * Retell's disconnection reasons that are not a failure. Every other reason (dial_failed, telephony and
+ * SIP errors, marked_as_spam, scam_detected, payment and concurrency limits, error_*) is a failed call;
+ * a reason Retell adds later falls back on call_status.
  */
-const STATUS_OF_REASON: Record<string, CallResult['status']> = {
+const OUTCOME_OF_REASON: Record<string, CallOutcome> = {
   dial_no_answer: 'no_answer',
   dial_busy: 'busy',
   // A declined call is a busy signal to the caller: the person may take a later one.
   user_declined: 'busy',
+  invalid_destination: 'invalid_number',
   voicemail_reached: 'voicemail',
-  // A machine answered (a phone menu), not the person.
-  ivr_reached: 'voicemail',
-  user_hangup: 'completed',
-  agent_hangup: 'completed',
-  call_transfer: 'completed',
-  transfer_bridged: 'completed',
-  transfer_cancelled: 'completed',
-  inactivity: 'completed',
-  max_duration_reached: 'completed',
-  manual_stopped: 'completed',
-  call_take_over: 'completed',
+  ivr_reached: 'ivr',
+  user_hangup: 'human',
+  agent_hangup: 'human',
+  call_transfer: 'human',
+  transfer_bridged: 'human',
+  transfer_cancelled: 'human',
+  inactivity: 'human',
+  max_duration_reached: 'human',
+  manual_stopped: 'human',
+  call_take_over: 'human',
 };
 
 const FAILED_REASONS = new Set([
   'dial_failed',
-  'invalid_destination',
   'telephony_provider_permission_denied',
   'telephony_provider_unavailable',
   'sip_routing_error',
@@ -85,19 +85,19 @@ export function callResultOf(attemptId: string, call: RetellCall): CallResult {
   const analysis = call.call_analysis ?? undefined;
   const custom = analysis?.custom_analysis_data ?? {};
   const reason = call.disconnection_reason ?? '';
-  const status = statusOf(call);
+  const outcome = outcomeOf(call, custom);
   const connected = call.call_status !== 'not_connected';
   const appointmentAt = appointmentTime(custom.appointment_time);
   return {
     attemptId,
-    status: status === 'completed' && analysis?.in_voicemail ? 'voicemail' : status,
+    outcome,
     durationSeconds: connected ? durationSeconds(call) : 0,
+    messageLeft: outcome === 'voicemail' ? leavesMessage(call) : undefined,
     summary: analysis?.call_summary ?? undefined,
     sentiment: analysis?.user_sentiment ? SENTIMENTS[analysis.user_sentiment] : undefined,
     disconnectReason: reason || undefined,
     recordingUrl: call.recording_url ?? undefined,
     transcript: call.transcript ?? undefined,
-    invalidDestination: reason === 'invalid_destination' || undefined,
     doNotCall: custom.do_not_call === true || custom.do_not_call === 'true' || undefined,
     appointment: appointmentAt
       ? {
@@ -109,12 +109,22 @@ export function callResultOf(attemptId: string, call: RetellCall): CallResult {
   };
 }
 
-function statusOf(call: RetellCall): CallResult['status'] {
+/**
+ * Retell flags voicemail in the analysis, and has no reason of its own for a call screener: the agent's
+ * custom analysis reports one as `call_screened` (docs/decisions.md, Retell).
+ */
+function outcomeOf(call: RetellCall, custom: Record<string, unknown>): CallOutcome {
   const reason = call.disconnection_reason ?? '';
-  const known = STATUS_OF_REASON[reason];
-  if (known) return known;
-  if (FAILED_REASONS.has(reason) || reason.startsWith('error_')) return 'failed';
-  return call.call_status === 'ended' ? 'completed' : 'failed';
+  const known = OUTCOME_OF_REASON[reason] ?? (FAILED_REASONS.has(reason) || reason.startsWith('error_') ? 'failed' : undefined);
+  const outcome = known ?? (call.call_status === 'ended' ? 'human' : 'failed');
+  if (outcome !== 'human') return outcome;
+  if (call.call_analysis?.in_voicemail) return 'voicemail';
+  return custom.call_screened === true || custom.call_screened === 'true' ? 'call_screening' : 'human';
+}
+
+/** Whether the call was asked to leave a message on voicemail: the dialer says so in the call's metadata. */
+function leavesMessage(call: RetellCall): boolean {
+  return (call.metadata as { leave_voicemail?: unknown } | null | undefined)?.leave_voicemail === true;
 }
 
 /** Whole seconds, a started second counting as one (as calls are billed). */

@@ -27,8 +27,10 @@ export class RetellTelephony implements Telephony {
         to_number: call.to,
         // Without one, Retell uses the outbound agent bound to the from number.
         ...(call.providerAgentId ? { override_agent_id: call.providerAgentId } : {}),
-        retell_llm_dynamic_variables: call.variables,
-        metadata: { attempt_id: call.attemptId },
+        // The agent's voicemail setting may say {{voicemail_message}}; leave_voicemail tells the result apart.
+        retell_llm_dynamic_variables:
+          call.voicemailMessage === null ? call.variables : { ...call.variables, voicemail_message: call.voicemailMessage },
+        metadata: call.voicemailMessage === null ? { attempt_id: call.attemptId } : { attempt_id: call.attemptId, leave_voicemail: true },
       }),
       signal: AbortSignal.timeout(this.options.timeoutSeconds * 1000),
     });

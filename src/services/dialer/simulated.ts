@@ -1,27 +1,45 @@
 import { createHash } from 'node:crypto';
 import type { Sentiment } from '../../generated/prisma/client.js';
+import type { CallOutcome } from './outcomes.js';
 import type { CallResult, PlaceCall, ReportResult, Telephony } from './telephony.js';
 
 // The default telephony adapter: no network, outcomes drawn deterministically from SIM_SEED and the
 // call (same seed, same attempt, same outcome), delivered asynchronously like a provider's, after the
-// call's duration times SIM_TIME_SCALE (0 = at once, 1 = real time).
+// call's duration times SIM_TIME_SCALE (0 = at once, 1 = real time). It produces every outcome.
 
 export interface SimulatorOptions {
   seed: string;
   timeScale: number;
 }
 
-const SUMMARIES: Record<CallResult['status'], string[]> = {
-  completed: [
+const SUMMARIES: Record<CallOutcome, string[]> = {
+  human: [
     'Spoke with the contact; interested and asked for a follow-up.',
     'Reached the contact, who was not interested at this time.',
     'Contact had questions about pricing; answered them.',
   ],
+  voicemail: ['Reached voicemail.'],
+  ivr: ['A phone menu answered; hung up.'],
+  call_screening: ['The call was screened by the phone; the contact did not pick up.'],
   no_answer: ['No answer.'],
   busy: ['Line busy.'],
-  voicemail: ['Reached voicemail; left a short message.'],
   failed: ['The call could not be connected.'],
+  invalid_number: ['The number is not in service.'],
 };
+
+/** Of every hundred attempts to a valid number, how many meet each outcome. */
+const SHARES: [CallOutcome, number][] = [
+  ['human', 45],
+  ['no_answer', 22],
+  ['busy', 7],
+  ['voicemail', 12],
+  ['ivr', 4],
+  ['call_screening', 4],
+  ['failed', 6],
+];
+
+/** One number in this many is not in service, on every attempt. */
+const INVALID_ONE_IN = 40;
 
 export class SimulatedTelephony implements Telephony {
   /** Calls in progress, each with the delivery of its result. */
@@ -66,27 +84,58 @@ export class SimulatedTelephony implements Telephony {
   private outcome(call: PlaceCall): CallResult {
     // Keyed by number and attempt, not by our random ids, so a rerun with the same seed replays the same calls.
     const random = seeded(`${this.options.seed}:${call.to}:${call.attemptNumber}`);
-    const roll = random();
-    const status: CallResult['status'] =
-      roll < 0.45 ? 'completed' : roll < 0.7 ? 'no_answer' : roll < 0.78 ? 'busy' : roll < 0.9 ? 'voicemail' : 'failed';
-    const durationSeconds =
-      status === 'completed' ? 30 + Math.floor(random() * 270) : status === 'voicemail' ? 20 + Math.floor(random() * 25) : 0;
+    const outcome = seeded(`${this.options.seed}:${call.to}`)() * INVALID_ONE_IN < 1 ? 'invalid_number' : draw(random());
     const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
-    const sentiment: Sentiment = status === 'completed' ? pick(['positive', 'positive', 'neutral', 'negative'] as const) : 'unknown';
-    const booked = status === 'completed' && random() < 0.3;
-    const doNotCall = status === 'completed' && !booked && random() < 0.06;
+    const messageLeft = outcome === 'voicemail' && call.voicemailMessage !== null;
+    const durationSeconds = durationOf(outcome, messageLeft, random);
+    const sentiment: Sentiment = outcome === 'human' ? pick(['positive', 'positive', 'neutral', 'negative'] as const) : 'unknown';
+    const booked = outcome === 'human' && random() < 0.3;
+    const doNotCall = outcome === 'human' && !booked && random() < 0.06;
     return {
       attemptId: call.attemptId,
-      status,
+      outcome,
       durationSeconds,
-      summary: doNotCall ? 'The contact asked not to be called again.' : booked ? 'Booked an appointment.' : pick(SUMMARIES[status]),
+      messageLeft: outcome === 'voicemail' ? messageLeft : undefined,
+      summary: doNotCall
+        ? 'The contact asked not to be called again.'
+        : booked
+          ? 'Booked an appointment.'
+          : messageLeft
+            ? `Left a message: ${call.voicemailMessage}`
+            : pick(SUMMARIES[outcome]),
       sentiment: doNotCall ? 'negative' : sentiment,
-      disconnectReason: status === 'completed' ? 'user_hangup' : status,
+      disconnectReason: outcome === 'human' ? 'user_hangup' : outcome,
       doNotCall,
       appointment: booked
         ? { scheduledAt: new Date(Date.now() + (1 + Math.floor(random() * 14)) * 86_400_000), notes: 'Booked by the simulated agent.' }
         : undefined,
     };
+  }
+}
+
+function draw(roll: number): CallOutcome {
+  let bound = 0;
+  for (const [outcome, share] of SHARES) {
+    bound += share / 100;
+    if (roll < bound) return outcome;
+  }
+  return 'failed';
+}
+
+/** Seconds from answer to hang-up; calls that never connected have none. */
+function durationOf(outcome: CallOutcome, messageLeft: boolean, random: () => number): number {
+  const between = (low: number, high: number) => low + Math.floor(random() * (high - low));
+  switch (outcome) {
+    case 'human':
+      return between(30, 300);
+    case 'voicemail':
+      // Detecting the greeting takes a few seconds; a message then takes its own time.
+      return messageLeft ? between(20, 45) : between(3, 7);
+    case 'ivr':
+    case 'call_screening':
+      return between(4, 15);
+    default:
+      return 0;
   }
 }
 

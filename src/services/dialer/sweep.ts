@@ -34,7 +34,7 @@ export async function sweep(env: ServiceEnv, now: Date, host: SweepHost): Promis
     host.report(
       pendingResult
         ? readPendingResult(pendingResult)
-        : { attemptId: id, status: 'failed', durationSeconds: 0, disconnectReason: 'no_report' },
+        : { attemptId: id, outcome: 'failed', durationSeconds: 0, disconnectReason: 'no_report' },
     );
   }
   await host.settled();

@@ -1,4 +1,5 @@
-import type { CallStatus, Sentiment } from '../../generated/prisma/client.js';
+import type { Sentiment } from '../../generated/prisma/client.js';
+import type { CallOutcome } from './outcomes.js';
 
 // Telephony is a port: the dialer asks an adapter to place a call, and the adapter reports back, later,
 // through `report` (from its own timers, or from a provider's webhooks).
@@ -13,12 +14,18 @@ export interface PlaceCall {
   providerAgentId: string | null;
   /** Contact fields for the agent's prompt. */
   variables: Record<string, string>;
+  /** The message to leave when a voicemail answers (the campaign's voicemail policy), or null to hang up. */
+  voicemailMessage: string | null;
 }
 
 export interface CallResult {
   attemptId: string;
-  status: Extract<CallStatus, 'completed' | 'no_answer' | 'busy' | 'failed' | 'voicemail'>;
+  /** What the call met; `invalid_number` makes the contact done (outcome `invalid`), never retried. */
+  outcome: CallOutcome;
+  /** Seconds from answer to hang-up: ringing is not part of it. */
   durationSeconds: number;
+  /** On voicemail: whether the agent left a message (only then is the call billed). */
+  messageLeft?: boolean | undefined;
   summary?: string | undefined;
   sentiment?: Sentiment | undefined;
   disconnectReason?: string | undefined;
@@ -26,8 +33,6 @@ export interface CallResult {
   transcript?: string | undefined;
   /** The callee asked never to be called again. */
   doNotCall?: boolean | undefined;
-  /** The number does not exist or cannot be dialed: the contact is done (outcome `invalid`), never retried. */
-  invalidDestination?: boolean | undefined;
   /** An appointment the call booked. */
   appointment?: { scheduledAt: Date; notes: string } | undefined;
   analysis?: Record<string, unknown> | undefined;

@@ -1,6 +1,7 @@
 import type { ContactOutcome, OutgoingEvent } from '../webhooks/events.js';
 import type { Ending } from './decisions.js';
 import type { FinishedAttempt, NewAppointment } from './store/ended-calls.js';
+import { statusOf } from './outcomes.js';
 import type { CallResult } from './telephony.js';
 
 /** What a batch of results tells customers' webhooks: each call's end, its analysis, the appointments it booked, an opt-out. */
@@ -23,7 +24,8 @@ export function callEvents(
       data: {
         ...ids,
         to_number: f.phoneNumber,
-        status: result.status,
+        status: statusOf(result.outcome),
+        call_outcome: result.outcome,
         outcome: contact.state === 'done' ? (contact.outcome as ContactOutcome) : null,
         disconnect_reason: result.disconnectReason ?? null,
         duration_seconds: result.durationSeconds,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CallStatus, CampaignStatus, Sentiment } from '../../generated/prisma/enums.js';
+import { CALL_OUTCOMES } from '../dialer/outcomes.js';
 import { APPOINTMENT_STATUSES } from '../results/appointments.js';
 
 // The events customers receive, one payload shape each. Every delivery's body is
@@ -68,6 +69,9 @@ export const WEBHOOK_EVENTS = {
       contact_id: uuid,
       to_number: z.string().describe('E.164.'),
       status: callStatus,
+      call_outcome: z
+        .enum(CALL_OUTCOMES)
+        .describe('What the call met: human, voicemail, ivr, call_screening, no_answer, busy, failed or invalid_number.'),
       outcome: z
         .enum(CONTACT_OUTCOMES)
         .nullable()
@@ -84,6 +88,7 @@ export const WEBHOOK_EVENTS = {
       contact_id: '019ab89f-1111-7222-8333-444455556666',
       to_number: '+14155550123',
       status: 'completed',
+      call_outcome: 'human',
       outcome: 'reached',
       disconnect_reason: 'agent_hangup',
       duration_seconds: 94,

@@ -56,6 +56,8 @@ export interface FinishedAttempt {
   maxRetryDays: number;
   /** When each attempt of this contact in this campaign was made, this one included. */
   attemptTimes: Date[];
+  /** The outcomes of the contact's earlier attempts in this campaign (null for one not finished). */
+  earlierOutcomes: (string | null)[];
 }
 
 // The attempts still unfinished, locked in id order: the order every dialer transaction takes them in.
@@ -65,11 +67,14 @@ const lockFinishedStatement = statement<FinishedAttempt>(
           cc.first_attempt_at AS "firstAttemptAt", c.timezone AS "contactTimezone", c.phone_number AS "phoneNumber", c.data AS "contactData",
           k.timezone AS "campaignTimezone", k.calling_hours AS "callingHours", k.active_days AS "activeDays",
           k.schedule_config AS "scheduleConfig", k.max_retry_days AS "maxRetryDays",
-          (SELECT array_agg(p.created_at) FROM call_attempts p WHERE p.campaign_id = a.campaign_id AND p.contact_id = a.contact_id) AS "attemptTimes"
+          p."attemptTimes", p."earlierOutcomes"
    FROM call_attempts a
    JOIN campaign_contacts cc ON cc.campaign_id = a.campaign_id AND cc.contact_id = a.contact_id
    JOIN contacts c ON c.id = a.contact_id
    JOIN campaigns k ON k.id = a.campaign_id
+   CROSS JOIN LATERAL (SELECT array_agg(p.created_at) AS "attemptTimes",
+                              coalesce(array_agg(p.outcome::text) FILTER (WHERE p.id <> a.id), '{}') AS "earlierOutcomes"
+                       FROM call_attempts p WHERE p.campaign_id = a.campaign_id AND p.contact_id = a.contact_id) p
    WHERE a.id = ANY($1::uuid[]) AND a.status IN ('queued', 'ringing', 'in_progress')
    ORDER BY a.id
    FOR NO KEY UPDATE OF a`,
@@ -84,6 +89,7 @@ export function lockFinished(tx: SqlSession, attemptIds: string[]): Promise<Fini
 export interface AttemptEnd {
   id: string;
   status: string;
+  outcome: string;
   durationSeconds: number;
   summary: string | null;
   sentiment: string | null;
@@ -124,12 +130,12 @@ export interface NewAppointment {
 const writeResultsStatement = statement(
   'dialer.write_results',
   `WITH attempts AS (
-     UPDATE call_attempts SET status = r.status::"CallStatus", duration_seconds = r.duration_seconds, summary = r.summary,
+     UPDATE call_attempts SET status = r.status::"CallStatus", outcome = r.outcome::"CallOutcome", duration_seconds = r.duration_seconds, summary = r.summary,
        sentiment = coalesce(r.sentiment, 'unknown')::"Sentiment", disconnect_reason = r.disconnect_reason,
        recording_url = r.recording_url, transcript = r.transcript, analysis = coalesce(r.analysis, '{}'::jsonb),
        cost_cents = r.cost_cents, ended_at = r.ended_at, lease_expires_at = NULL, pending_result = NULL, updated_at = $4,
        provider_call_id = coalesce(call_attempts.provider_call_id, r.provider_call_id), started_at = coalesce(call_attempts.started_at, r.started_at)
-     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, status text, duration_seconds int, summary text, sentiment text, disconnect_reason text,
+     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, status text, outcome text, duration_seconds int, summary text, sentiment text, disconnect_reason text,
                                             recording_url text, transcript text, analysis jsonb, cost_cents bigint,
                                             provider_call_id text, started_at timestamptz, ended_at timestamptz)
      WHERE call_attempts.id = r.id
@@ -158,6 +164,7 @@ export async function writeResults(
       attempts.map((a) => ({
         id: a.id,
         status: a.status,
+        outcome: a.outcome,
         duration_seconds: a.durationSeconds,
         summary: a.summary,
         sentiment: a.sentiment,

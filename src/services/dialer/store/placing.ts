@@ -46,13 +46,14 @@ export interface TickCampaign {
   timezone: string;
   callingHours: unknown;
   activeDays: unknown;
+  scheduleConfig: unknown;
   spendCapCents: bigint | null;
 }
 
 const lockStatement = statement<TickCampaign>(
   'dialer.lock_campaign',
   `SELECT user_id AS "userId", status::text, concurrent_calls AS "concurrentCalls", timezone, calling_hours AS "callingHours",
-          active_days AS "activeDays", spend_cap_cents AS "spendCapCents"
+          active_days AS "activeDays", schedule_config AS "scheduleConfig", spend_cap_cents AS "spendCapCents"
    FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE`,
 );
 
@@ -189,6 +190,7 @@ export interface DraftCall {
   attemptNumber: number;
   to: string;
   variables: Record<string, string>;
+  voicemailMessage: string | null;
 }
 
 // A number another tick put in flight since the candidates were read is not inserted (ON CONFLICT on
