@@ -86,6 +86,7 @@ async function finishedCampaigns(target: Person) {
       callingHours: { start: '00:00', end: '24:00' },
       activeDays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
       scheduleConfig: once.scheduleConfig,
+      regionalRules: false,
     },
   });
   await enrollContacts(app.sql, second.id, clock.now());

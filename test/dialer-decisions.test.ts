@@ -29,6 +29,8 @@ const campaign = (over: Partial<TickCampaign> = {}): TickCampaign => ({
   callingHours: { start: '00:00', end: '24:00' },
   activeDays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
   scheduleConfig: {},
+  requiredConsent: [],
+  regionalRules: false,
   spendCapCents: null,
   ...over,
 });
@@ -40,6 +42,8 @@ const candidate = (i: number, over: Partial<Candidate> = {}): Candidate => ({
   phoneNumber: `+1415200000${i}`,
   status: 'active',
   timezone: null,
+  region: null,
+  consents: [],
   data: { first_name: `Person ${i}` },
   ...over,
 });

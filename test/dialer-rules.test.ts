@@ -28,7 +28,11 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const ALL_DAY = { callingHours: { start: '00:00', end: '24:00' }, activeDays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] };
+const ALL_DAY = {
+  callingHours: { start: '00:00', end: '24:00' },
+  activeDays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+  regionalRules: false,
+};
 
 /** Another running campaign of the same user, on a group of its own imported from `rows`. */
 async function secondCampaign(env: ServiceEnv, setup: Awaited<ReturnType<typeof runningCampaign>>, rows: Record<string, string>[]) {

@@ -165,7 +165,11 @@ describe('a dispatch’s request id in the dialer’s lines', () => {
 
   it('follows the dispatch into the job that dials the campaign', async () => {
     const who = await customer(app, { contacts: 3 });
-    const { id } = await createCampaign(app, who, { calling_hours: { start: '00:00', end: '24:00' }, active_days: [1, 2, 3, 4, 5, 6, 7] });
+    const { id } = await createCampaign(app, who, {
+      calling_hours: { start: '00:00', end: '24:00' },
+      active_days: [1, 2, 3, 4, 5, 6, 7],
+      regional_rules: false,
+    });
     const res = await dispatch(app, who.token, id, { triggered_by: 'tests' }, { 'x-request-id': 'dispatch-4711' });
     expect(res.status).toBe(202);
     const deadline = Date.now() + 30_000;

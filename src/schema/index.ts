@@ -9,6 +9,7 @@ import './types/billing.js';
 import './types/calls.js';
 import './types/campaigns.js';
 import './types/contacts.js';
+import './types/compliance.js';
 import './types/exports.js';
 import './types/live.js';
 import './types/phone-numbers.js';

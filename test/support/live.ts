@@ -42,6 +42,7 @@ export const CALL_ATTEMPT_UPDATED = /* GraphQL */ `
 export const ALWAYS_OPEN = {
   concurrent_calls: 3,
   calling_hours: { start: '00:00', end: '24:00' },
+  regional_rules: false,
   active_days: [1, 2, 3, 4, 5, 6, 7],
   schedule_config: { max_attempts: 1 },
 };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CampaignStatus, ContactStatus } from '../../generated/prisma/enums.js';
+import { CampaignStatus, ContactStatus, DialBlockReason } from '../../generated/prisma/enums.js';
 import type { CampaignReport, ContactOutcome } from '../../services/results/reports.js';
 import { v1CallHistoryItem } from './calls.js';
 import { datetime, id, iso, isoOrNull } from './common.js';
@@ -52,6 +52,9 @@ export const v1ReportMetrics = z
     totalCostCents: count,
     appointmentsBooked: count,
     sentiment: z.object({ positive: count, neutral: count, negative: count, unknown: count }).describe('Sentiment of the completed calls.'),
+    blocked: z
+      .object({ total: count, ...Object.fromEntries(Object.values(DialBlockReason).map((reason) => [reason, count])) })
+      .describe('Added: calls not placed because a compliance rule stopped them, by reason.'),
   })
   .meta({ id: 'ReportMetrics' });
 
@@ -64,7 +67,7 @@ export const v1ContactOutcome = z
     attempts: count,
     lastStatus: z.string().nullable().describe('Status of the latest call; null before the first.'),
     lastCallAt: datetime.nullable(),
-    outcome: z.string().describe('reached, not_reached, do_not_call, invalid or cancelled once final; pending before.'),
+    outcome: z.string().describe('reached, not_reached, do_not_call, consent_missing, invalid or cancelled once final; pending before.'),
   })
   .meta({ id: 'ContactOutcome' });
 

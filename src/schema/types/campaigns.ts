@@ -1,5 +1,6 @@
 import { camelCase } from '../../key-case.js';
 import { rateLimit } from '../../ops/rate-limits.js';
+import { ConsentKindEnum } from './compliance.js';
 import * as campaigns from '../../services/campaigns/campaigns.js';
 import { dispatchCampaign, resumeCampaign, type DispatchResult } from '../../services/campaigns/dispatch.js';
 import { campaignProgress, noProgress, type CampaignProgress } from '../../services/campaigns/progress.js';
@@ -100,6 +101,7 @@ const CampaignProgressType = builder.objectRef<CampaignProgress>('CampaignProgre
     reached: t.exposeInt('reached'),
     notReached: t.exposeInt('notReached', { description: 'Done with every attempt used, never reached.' }),
     doNotCall: t.exposeInt('doNotCall'),
+    consentMissing: t.exposeInt('consentMissing', { description: 'Skipped: a consent the campaign requires is missing.' }),
     invalid: t.exposeInt('invalid'),
     cancelled: t.exposeInt('cancelled'),
   }),
@@ -154,6 +156,15 @@ export const Campaign = builder.prismaObject('Campaign', {
       type: 'BigInt',
       nullable: true,
       description: 'The most its calls may be charged in all, in cents; null: no cap.',
+    }),
+    requiredConsent: t.field({
+      type: [ConsentKindEnum],
+      select: { requiredConsent: true },
+      description: 'Consents a contact must hold to be called.',
+      resolve: (c) => c.requiredConsent,
+    }),
+    regionalRules: t.exposeBoolean('regionalRules', {
+      description: "Whether the regional calling-hour rules of the callee's place apply.",
     }),
     spentCents: t.field({
       type: 'BigInt',
@@ -269,6 +280,8 @@ const editableFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObje
   callInsights: t.field({ type: 'JSON' }),
   postCallAnalyzers: t.field({ type: ['JSON'] }),
   spendCapCents: t.field({ type: 'BigInt', description: doc('spend_cap_cents') }),
+  requiredConsent: t.field({ type: [ConsentKindEnum], description: doc('required_consent') }),
+  regionalRules: t.boolean({ description: doc('regional_rules') }),
   startedAt: t.field({ type: 'DateTime', description: doc('started_at') }),
 });
 

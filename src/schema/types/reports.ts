@@ -1,3 +1,5 @@
+import { DialBlockReason } from '../../generated/prisma/enums.js';
+import { camelCase } from '../../key-case.js';
 import * as reports from '../../services/results/reports.js';
 import { builder } from '../builder.js';
 import { withoutNulls } from '../inputs.js';
@@ -41,6 +43,15 @@ const SentimentCounts = builder.objectRef<reports.SentimentCounts>('SentimentCou
   }),
 });
 
+const BlockedCounts = builder.objectRef<reports.BlockedCounts>('BlockedCounts').implement({
+  description:
+    'Calls not placed because a compliance rule stopped them, by reason; a contact kept waiting by a regional rule counts once each time.',
+  fields: (t) => ({
+    total: t.exposeInt('total'),
+    ...Object.fromEntries(Object.values(DialBlockReason).map((reason) => [camelCase(reason), t.exposeInt(reason)])),
+  }),
+});
+
 const CampaignMetrics = builder.objectRef<reports.CampaignMetrics>('CampaignMetrics').implement({
   fields: (t) => ({
     contacts: t.field({ type: ContactCounts, resolve: (m) => m.contacts }),
@@ -53,6 +64,7 @@ const CampaignMetrics = builder.objectRef<reports.CampaignMetrics>('CampaignMetr
     totalCostCents: t.expose('totalCostCents', { type: 'BigInt' }),
     appointmentsBooked: t.exposeInt('appointmentsBooked', { description: 'Appointments booked from the campaign’s calls.' }),
     sentiment: t.field({ type: SentimentCounts, resolve: (m) => m.sentiment }),
+    blocked: t.field({ type: BlockedCounts, resolve: (m) => m.blocked }),
   }),
 });
 
@@ -67,7 +79,7 @@ const ContactOutcome = builder.objectRef<reports.ContactOutcome>('ContactOutcome
     lastStatus: t.exposeString('lastStatus', { nullable: true, description: 'Status of the latest call; null before the first.' }),
     lastCallAt: t.expose('lastCallAt', { type: 'DateTime', nullable: true }),
     outcome: t.exposeString('outcome', {
-      description: 'reached, not_reached, do_not_call, invalid or cancelled once final; pending before.',
+      description: 'reached, not_reached, do_not_call, consent_missing, invalid or cancelled once final; pending before.',
     }),
   }),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConsentKind } from '../../generated/prisma/enums.js';
 import { isTimeZone } from '../contacts/fields.js';
 import { describedAs, int64, jsonObject, uuid, type RawInput } from '../validation.js';
 import {
@@ -15,6 +16,8 @@ import {
 // What a client may write on a campaign, with the rules of both surfaces: the contract's limits (max
 // lengths, the 64-bit range) first, then business ranges. Checks that need the database or the clock
 // (ownership, the agent being active, a start in the future) run in campaigns.ts.
+
+const CONSENT_KINDS = Object.values(ConsentKind);
 
 const DATETIME_MESSAGE = 'Datetime has wrong format. Use ISO 8601, e.g. 2026-01-31T09:00:00Z.';
 
@@ -54,6 +57,17 @@ export const CAMPAIGN_FIELDS = {
     .describe(
       'The most its calls may be charged in all, in cents; null: no cap. It pauses with spend_cap_reached before a call that could go over.',
     ),
+  required_consent: z
+    .array(z.enum(ConsentKind))
+    .transform((kinds) => CONSENT_KINDS.filter((kind) => kinds.includes(kind)))
+    .describe(
+      'Consents a contact must hold to be called (calls, ai_calls, recording); a contact without one is skipped (consent_missing).',
+    ),
+  regional_rules: z
+    .boolean()
+    .describe(
+      "Whether the regional calling-hour rules of the callee's place apply (default true); turn off only for calls they do not cover.",
+    ),
   /** The planned start while draft or scheduled; once started, when it started. */
   started_at: instant.nullable().describe('Planned start, in the future.'),
 };
@@ -80,6 +94,8 @@ export const createCampaignInput = z.object({
   call_insights: jsonObject.default(() => ({})),
   post_call_analyzers: CAMPAIGN_FIELDS.post_call_analyzers.default(() => []),
   spend_cap_cents: CAMPAIGN_FIELDS.spend_cap_cents.optional(),
+  required_consent: CAMPAIGN_FIELDS.required_consent.optional(),
+  regional_rules: CAMPAIGN_FIELDS.regional_rules.optional(),
   started_at: CAMPAIGN_FIELDS.started_at.optional(),
   // Write-only (v1): checked against the agent and the group, never stored.
   agent_name: z.string().max(255).optional().describe("Write-only: when given, must be the agent's name."),

@@ -13,6 +13,8 @@ export interface CampaignProgress {
   /** Done without reaching the contact: retries used up, or an outcome not worth retrying (`not_reached`). */
   notReached: number;
   doNotCall: number;
+  /** Skipped: a consent the campaign requires is missing. */
+  consentMissing: number;
   invalid: number;
   cancelled: number;
 }
@@ -21,6 +23,7 @@ const OUTCOME_COUNTS: Record<string, keyof CampaignProgress> = {
   reached: 'reached',
   not_reached: 'notReached',
   do_not_call: 'doNotCall',
+  consent_missing: 'consentMissing',
   invalid: 'invalid',
   cancelled: 'cancelled',
 };
@@ -33,6 +36,7 @@ export const noProgress = (): CampaignProgress => ({
   reached: 0,
   notReached: 0,
   doNotCall: 0,
+  consentMissing: 0,
   invalid: 0,
   cancelled: 0,
 });

@@ -88,6 +88,8 @@ const CAMPAIGN_FIELDS = [
   'call_insights',
   'post_call_analyzers',
   'spend_cap_cents',
+  'required_consent',
+  'regional_rules',
   'started_at',
   'completed_at',
   'created_at',
@@ -214,19 +216,26 @@ export async function cancelRows(tx: SqlSession, id: string): Promise<void> {
 }
 
 // Callable contacts wait as `pending`, ready at once; invalid and do-not-call contacts are `done` at once
-// with that as their outcome. Erased contacts are nobody to call.
+// with that as their outcome, and a listed one counts as a call the do-not-call rule stopped, as the
+// dialer records the ones it finds later. Erased contacts are nobody to call.
 const enrollStatement = statement(
   'campaigns.enroll',
-  `INSERT INTO campaign_contacts (id, campaign_id, contact_id, state, outcome, next_attempt_at, ready_at, updated_at)
-   SELECT gen_random_uuid(), c.campaign_id, c.contact_id, c.state::"DialState", c.outcome, $2, $2, $2
-   FROM (
-     SELECT campaigns.id AS campaign_id, contacts.id AS contact_id,
-            CASE contacts.status WHEN 'active' THEN 'pending' ELSE 'done' END AS state,
-            CASE contacts.status WHEN 'active' THEN NULL ELSE contacts.status::text END AS outcome
-     FROM campaigns JOIN contacts ON contacts.contact_group_id = campaigns.contact_group_id
-     WHERE campaigns.id = $1::uuid AND contacts.erased_at IS NULL
-   ) AS c
-   ON CONFLICT (campaign_id, contact_id) DO NOTHING`,
+  `WITH enrolled AS (
+     INSERT INTO campaign_contacts (id, campaign_id, contact_id, state, outcome, next_attempt_at, ready_at, updated_at)
+     SELECT gen_random_uuid(), c.campaign_id, c.contact_id, c.state::"DialState", c.outcome, $2, $2, $2
+     FROM (
+       SELECT campaigns.id AS campaign_id, contacts.id AS contact_id,
+              CASE contacts.status WHEN 'active' THEN 'pending' ELSE 'done' END AS state,
+              CASE contacts.status WHEN 'active' THEN NULL ELSE contacts.status::text END AS outcome
+       FROM campaigns JOIN contacts ON contacts.contact_group_id = campaigns.contact_group_id
+       WHERE campaigns.id = $1::uuid AND contacts.erased_at IS NULL
+     ) AS c
+     ON CONFLICT (campaign_id, contact_id) DO NOTHING
+     RETURNING campaign_id, contact_id, outcome
+   )
+   INSERT INTO dial_blocks (id, user_id, campaign_id, contact_id, reason, created_at)
+   SELECT gen_random_uuid(), k.user_id, e.campaign_id, e.contact_id, 'do_not_call', $2
+   FROM enrolled e JOIN campaigns k ON k.id = e.campaign_id WHERE e.outcome = 'do_not_call'`,
 );
 
 /** Enrolls the group's contacts not enrolled yet, due from `now`. */

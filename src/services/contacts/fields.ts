@@ -2,7 +2,23 @@
 // punctuation-insensitively ("Phone Number", "mobile", "First Name", ...); everything else is a custom
 // field. Contacts keep their data in this canonical form, so every reader sees the same fields.
 
-export type StandardField = 'first_name' | 'last_name' | 'full_name' | 'email' | 'address' | 'phone_number' | 'phone_numbers' | 'timezone';
+export type StandardField =
+  | 'first_name'
+  | 'last_name'
+  | 'full_name'
+  | 'email'
+  | 'address'
+  | 'phone_number'
+  | 'phone_numbers'
+  | 'timezone'
+  | 'region'
+  | ConsentField
+  | 'consent_source'
+  | 'consent_proof';
+
+/** Columns that say a contact gave a consent of a kind: a date (when) or yes; the import records them. */
+export const CONSENT_FIELDS = { consent_calls: 'calls', consent_ai_calls: 'ai_calls', consent_recording: 'recording' } as const;
+export type ConsentField = keyof typeof CONSENT_FIELDS;
 
 const ALIASES: Record<StandardField, string[]> = {
   first_name: ['firstname', 'first', 'givenname', 'fname', 'forename'],
@@ -45,7 +61,26 @@ const ALIASES: Record<StandardField, string[]> = {
     'mobile2',
   ],
   timezone: ['timezone', 'tz', 'timezonename', 'zone'],
+  region: ['region', 'callingregion', 'regioncode'],
+  consent_calls: ['consentcalls', 'callconsent', 'consenttocall', 'callsconsent'],
+  consent_ai_calls: ['consentaicalls', 'aicallconsent', 'aicallsconsent', 'consenttoaicalls'],
+  consent_recording: ['consentrecording', 'recordingconsent', 'consenttorecord', 'consenttorecording'],
+  consent_source: ['consentsource'],
+  consent_proof: ['consentproof', 'consentlink', 'consenttext'],
 };
+
+/** An ISO 3166-2 region ('US-TX') or country ('CA'), upper case. */
+export const REGION = /^[A-Z]{2}(-[A-Z0-9]{1,3})?$/;
+
+const YES = new Set(['yes', 'y', 'true', '1', 'x']);
+
+/** A consent cell: its date (ISO, with the zone it was given in or UTC), `yes` when only given, else null (no consent). */
+function consentValue(value: string): string | null {
+  if (YES.has(value.toLowerCase())) return 'yes';
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value)) return null;
+  const at = new Date(/[zZ]|[+-]\d{2}:?\d{2}$/.test(value) || value.length === 10 ? value : `${value}Z`);
+  return Number.isNaN(at.getTime()) || at.getUTCFullYear() < 1970 ? null : at.toISOString();
+}
 
 const BY_ALIAS = new Map<string, StandardField>(
   Object.entries(ALIASES).flatMap(([field, aliases]) => aliases.map((a) => [a, field as StandardField])),
@@ -94,6 +129,13 @@ export interface ContactData {
   phone_number?: string;
   phone_numbers?: PhoneEntry[];
   timezone?: string;
+  /** Overrides the region of the number for the regional calling rules. */
+  region?: string;
+  consent_calls?: string;
+  consent_ai_calls?: string;
+  consent_recording?: string;
+  consent_source?: string;
+  consent_proof?: string;
   custom_fields: Record<string, string>;
 }
 
@@ -134,6 +176,19 @@ export function canonicalData(plan: ColumnPlan[], row: Record<string, unknown>, 
       case 'phone_numbers':
         for (const raw of splitNumbers(value)) (data.phone_numbers ??= []).push({ number: readNumber(raw) ?? raw, label: header });
         break;
+      case 'region':
+        // A value that is no region stays, as a custom field, rather than be lost or misread.
+        if (REGION.test(value.toUpperCase())) data.region = value.toUpperCase();
+        else data.custom_fields[header] = value;
+        break;
+      case 'consent_calls':
+      case 'consent_ai_calls':
+      case 'consent_recording': {
+        const consent = consentValue(value);
+        if (consent) data[field] = consent;
+        else data.custom_fields[header] = value;
+        break;
+      }
       default:
         data[field] = value;
     }

@@ -9,8 +9,10 @@ import { listInPlace, parseInput, type RawInput } from '../validation.js';
 import { NotCsvError, parseCsv, type ParsedTable } from './csv.js';
 import { emitEvents } from '../webhooks/emit.js';
 import { doNotCallSet } from './do-not-call.js';
+import { recordImportedConsents } from '../compliance/consents.js';
 import {
   canonicalData,
+  CONSENT_FIELDS,
   hasPhoneColumn,
   mergeData,
   planColumns,
@@ -168,6 +170,7 @@ async function writeImport(
     // Counted here rather than recounted (a recount visits 100,000 fresh rows: 0.2 s): no other transaction
     // can see the new group yet, so it holds exactly the rows written above.
     await store.finishImportedGroup(tx, groupId, { total: book.counts.imported, csvHeaders: columns.headers });
+    if (columns.plan.some((c) => c.field in CONSENT_FIELDS)) await recordImportedConsents(tx, groupId, new Date(now));
     const { imported, invalid, duplicates, doNotCall } = book.counts;
     await emitEvents(tx, [
       {

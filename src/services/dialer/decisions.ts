@@ -8,7 +8,8 @@ import { decide, policyOf } from './policy.js';
 import type { CampaignRecord, ContactStep, FinishedAttempt, NewAppointment } from './store/ended-calls.js';
 import type { Candidate, TickAgent, TickCampaign } from './store/placing.js';
 import { CallRefused, type CallResult } from './telephony.js';
-import { isOpen, localDate, nextOpening, windowOf } from './window.js';
+import { gate, type BlockReason } from '../compliance/gate.js';
+import { localDate, windowOf } from './window.js';
 
 // The dialer's rules, as functions of what was read: no database, no clock, no randomness. The dialer
 // reads, asks these, and writes what they answer.
@@ -27,10 +28,21 @@ export function agentRefusal(agent: Pick<TickAgent, 'active' | 'fromNumber'>): P
   return agent.fromNumber ? null : 'agent_has_no_phone_number';
 }
 
+/** A call a compliance rule stopped, to be recorded with its reason. */
+export interface Block {
+  contactId: string;
+  reason: BlockReason;
+  detail: string;
+  /** When the contact is due again; null when it is done. */
+  until: Date | null;
+}
+
 /** What a tick does with the contacts it looked at, under the campaign's lock. */
 export interface ClaimPlan {
-  /** Done for good: the contact cannot be called (its status, or the do-not-call list). */
-  uncallable: { id: string; outcome: 'do_not_call' | 'invalid' }[];
+  /** Done for good: the contact cannot be called (its status, the do-not-call list, or a consent it lacks). */
+  uncallable: { id: string; outcome: 'do_not_call' | 'invalid' | 'consent_missing' }[];
+  /** The calls a rule stopped, done or waiting. */
+  blocks: Block[];
   /** Outside their calling window now: due again when it opens. */
   waiting: { id: string; nextAttemptAt: Date }[];
   /** To call now. */
@@ -67,8 +79,9 @@ export function callsUnderCap(capCents: bigint | null, spentCents: bigint, inFli
 
 /**
  * Sorts the contacts a tick looked at: each is checked again right before dialing (it may have changed
- * since it was enrolled), and called only inside its calling window, in its own time zone. Null when
- * every slot is taken: the calls in flight wake the campaign when they end.
+ * since it was enrolled), and passes the compliance gate (consent, the campaign's calling window and the
+ * regional rules, in the callee's local time). Null when every slot is taken: the calls in flight wake
+ * the campaign when they end.
  */
 export function planClaim(
   campaign: TickCampaign,
@@ -79,17 +92,25 @@ export function planClaim(
   const free = freeSlots(campaign.concurrentCalls, agent.inFlight, agent.live);
   if (free <= 0) return null;
   const slots = Math.min(free, limits.callsPerTick);
-  const window = windowOf(campaign.callingHours, campaign.activeDays);
-  const plan: ClaimPlan = { uncallable: [], waiting: [], chosen: [], capped: false, unpaid: false, more: false };
+  const rules = { ...campaign, window: windowOf(campaign.callingHours, campaign.activeDays) };
+  const plan: ClaimPlan = { uncallable: [], blocks: [], waiting: [], chosen: [], capped: false, unpaid: false, more: false };
   const ready: Candidate[] = [];
   for (const candidate of candidates) {
     if (candidate.status !== 'active' || !candidate.phoneNumber) {
-      plan.uncallable.push({ id: candidate.id, outcome: candidate.status === 'do_not_call' ? 'do_not_call' : 'invalid' });
+      const listed = candidate.status === 'do_not_call';
+      plan.uncallable.push({ id: candidate.id, outcome: listed ? 'do_not_call' : 'invalid' });
+      if (listed) plan.blocks.push({ contactId: candidate.contactId, reason: 'do_not_call', detail: '', until: null });
       continue;
     }
-    const zone = candidate.timezone ?? campaign.timezone;
-    if (!isOpen(limits.now, zone, window)) plan.waiting.push({ id: candidate.id, nextAttemptAt: nextOpening(limits.now, zone, window) });
-    else if (ready.length < slots) ready.push(candidate);
+    const verdict = gate(limits.now, rules, { ...candidate, phoneNumber: candidate.phoneNumber });
+    if (verdict.kind === 'blocked') {
+      plan.uncallable.push({ id: candidate.id, outcome: verdict.reason });
+      plan.blocks.push({ contactId: candidate.contactId, reason: verdict.reason, detail: verdict.detail, until: null });
+    } else if (verdict.kind === 'later') {
+      plan.waiting.push({ id: candidate.id, nextAttemptAt: verdict.until });
+      if (verdict.reason)
+        plan.blocks.push({ contactId: candidate.contactId, reason: verdict.reason, detail: verdict.detail, until: verdict.until });
+    } else if (ready.length < slots) ready.push(candidate);
   }
   plan.capped = ready.length > 0 && limits.underCap <= 0;
   plan.chosen = ready.slice(0, Math.max(0, Math.min(limits.affordable, limits.underCap)));

@@ -85,13 +85,13 @@ export async function claim(
       if (campaign?.status !== 'running') return { claim: null, changed: false };
       // As many contacts are looked at as the read before the lock found slots free: a few more may
       // have freed since, and the wake-up that freed them brings a tick of its own.
-      const { agent, candidates } = await readCandidates(tx, campaignId, ended, now, look.looked);
+      const { agent, candidates } = await readCandidates(tx, campaignId, ended, now, look.looked, campaign.requiredConsent);
       const refusal = agentRefusal(agent);
       if (refusal) return { claim: null, changed: await pauseForReason(tx, campaignId, refusal) };
       const underCap = callsUnderCap(campaign.spendCapCents, agent.spentCents, agent.inFlight, estimate);
       const plan = planClaim(campaign, agent, candidates, { now, ...look, underCap, callsPerTick: options.callsPerTick });
       if (!plan) return { claim: null, changed: false };
-      if (plan.uncallable.length || plan.waiting.length) await setAside(tx, plan.uncallable, plan.waiting, now);
+      if (plan.uncallable.length || plan.waiting.length) await setAside(tx, { campaignId, userId: campaign.userId }, plan, now);
       const changed = plan.uncallable.length > 0;
       if (plan.capped) {
         // No room under the cap: the calls in flight may end for less than they hold, and wake the

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CallStatus, Campaign, Prisma, Sentiment } from '../../generated/prisma/client.js';
+import { DialBlockReason, type CallStatus, type Campaign, type Prisma, type Sentiment } from '../../generated/prisma/client.js';
 import { getCampaign } from '../campaigns/campaigns.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
 import { parseInput, type RawInput } from '../validation.js';
@@ -69,6 +69,19 @@ export interface CampaignMetrics {
   appointmentsBooked: number;
   /** Sentiment of the completed calls (conversations). */
   sentiment: SentimentCounts;
+  /** Calls not placed because a compliance rule stopped them, by reason (a contact waiting may count more than once). */
+  blocked: BlockedCounts;
+}
+
+export type BlockedCounts = { total: number } & Record<DialBlockReason, number>;
+
+function blockedCounts(rows: { reason: DialBlockReason; count: number }[]): BlockedCounts {
+  const counts = Object.fromEntries([['total', 0], ...Object.values(DialBlockReason).map((reason) => [reason, 0])]) as BlockedCounts;
+  for (const row of rows) {
+    counts[row.reason] = row.count;
+    counts.total += row.count;
+  }
+  return counts;
 }
 
 /** Where one contact of the campaign's group stands. */
@@ -88,7 +101,7 @@ export interface CampaignReport {
 export async function getCampaignReport(ctx: ServiceContext, campaignId: string, rawPage: ReportPage = {}): Promise<CampaignReport> {
   const page = parseInput(reportPageInput, rawPage);
   const { contactGroup, ...campaign } = await getCampaign(ctx, campaignId, { include: { contactGroup: { select: { total: true } } } });
-  const [uncallable, gone, { attempted, reached, done }, callGroups, appointmentsBooked, contactOutcomes] = await Promise.all([
+  const [uncallable, gone, { attempted, reached, done }, callGroups, appointmentsBooked, contactOutcomes, blocks] = await Promise.all([
     // The group keeps its total in step with its contacts; the few that may not be called are counted
     // in the (group, status) index, which spares a scan of every contact.
     store.countUncallableContacts(ctx, campaign),
@@ -99,6 +112,7 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
     store.sumCallsByStatus(ctx, campaign),
     store.countCampaignAppointments(ctx, campaign),
     store.findContactOutcomes(ctx, campaign, page),
+    store.countBlocksByReason(ctx, campaign),
   ]);
   const total = contactGroup.total + gone.enrolled;
   const notCallable = uncallable - gone.uncallable + gone.enrolledUncallable;
@@ -107,7 +121,13 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
   const contacts = { total, callable: total - notCallable, attempted, reached, pending: Math.max(total - done, 0) };
   return {
     campaign,
-    metrics: { ...callMetrics(callGroups), contacts, successRate: ratio(reached, attempted, 4), appointmentsBooked },
+    metrics: {
+      ...callMetrics(callGroups),
+      contacts,
+      successRate: ratio(reached, attempted, 4),
+      appointmentsBooked,
+      blocked: blockedCounts(blocks),
+    },
     contactOutcomes,
     totalContactOutcomes: total,
     hasMoreContactOutcomes: page.offset + contactOutcomes.length < total,
@@ -138,7 +158,7 @@ export function foldReportTotals(env: ServiceEnv): Promise<void> {
 }
 
 /** Folds the per-status aggregates, one row per status, into the call metrics. */
-function callMetrics(groups: CallGroup[]): Omit<CampaignMetrics, 'contacts' | 'successRate' | 'appointmentsBooked'> {
+function callMetrics(groups: CallGroup[]): Omit<CampaignMetrics, 'contacts' | 'successRate' | 'appointmentsBooked' | 'blocked'> {
   const calls = Object.fromEntries([['total', 0], ...Object.values(STATUS_FIELD).map((field) => [field, 0])]) as CallCounts;
   const completed = groups.find((group) => group.status === 'completed');
   const sentiment: SentimentCounts = {

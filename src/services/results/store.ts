@@ -1,6 +1,6 @@
 import { named } from '../../db/prisma-names.js';
 import { statement, type SqlSession } from '../../db/sql.js';
-import type { CallStatus, ContactStatus, Prisma, Sentiment } from '../../generated/prisma/client.js';
+import type { CallStatus, ContactStatus, DialBlockReason, Prisma, Sentiment } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
 
 // The results store: every statement of call history, reports and appointments, and the only module of
@@ -174,6 +174,15 @@ export async function foldReportTotals(session: SqlSession): Promise<void> {
 /** Appointments booked from the campaign's calls, whatever their status since. */
 export function countCampaignAppointments(ctx: ServiceContext, campaign: ReportCampaign): Promise<number> {
   return named('results.report.appointments', () => ctx.db.appointment.count({ where: { campaignId: campaign.id, userId: ctx.user.id } }));
+}
+
+/** The calls compliance rules stopped, by reason. */
+export function countBlocksByReason(ctx: ServiceContext, campaign: ReportCampaign): Promise<{ reason: DialBlockReason; count: number }[]> {
+  return named('results.report.blocks', async () =>
+    (await ctx.db.dialBlock.groupBy({ by: ['reason'], where: { campaignId: campaign.id, userId: ctx.user.id }, _count: true })).map(
+      (row) => ({ reason: row.reason, count: row._count }),
+    ),
+  );
 }
 
 export interface ContactOutcomeRow {

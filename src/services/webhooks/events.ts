@@ -35,7 +35,7 @@ const bookedExample = {
 } as const;
 
 /** A contact's outcome in a campaign once it is done. */
-export const CONTACT_OUTCOMES = ['reached', 'not_reached', 'do_not_call', 'invalid', 'cancelled'] as const;
+export const CONTACT_OUTCOMES = ['reached', 'not_reached', 'do_not_call', 'consent_missing', 'invalid', 'cancelled'] as const;
 export type ContactOutcome = (typeof CONTACT_OUTCOMES)[number];
 
 export const WEBHOOK_EVENTS = {

@@ -1,4 +1,7 @@
 import { statement, type SqlSession } from '../../../db/sql.js';
+import type { ConsentKind } from '../../../generated/prisma/client.js';
+import { uuidv7 } from '../../ids.js';
+import type { ClaimPlan } from '../decisions.js';
 
 // The statements of a tick: the look before the campaign's lock, the claim under it, and the put-back
 // of calls that did not happen. Each function sends one statement.
@@ -48,12 +51,15 @@ export interface TickCampaign {
   activeDays: unknown;
   scheduleConfig: unknown;
   spendCapCents: bigint | null;
+  requiredConsent: ConsentKind[];
+  regionalRules: boolean;
 }
 
 const lockStatement = statement<TickCampaign>(
   'dialer.lock_campaign',
   `SELECT user_id AS "userId", status::text, concurrent_calls AS "concurrentCalls", timezone, calling_hours AS "callingHours",
-          active_days AS "activeDays", schedule_config AS "scheduleConfig", spend_cap_cents AS "spendCapCents"
+          active_days AS "activeDays", schedule_config AS "scheduleConfig", spend_cap_cents AS "spendCapCents",
+          coalesce(required_consent, '{}')::text[] AS "requiredConsent", regional_rules AS "regionalRules"
    FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE`,
 );
 
@@ -82,6 +88,9 @@ export interface Candidate {
   phoneNumber: string | null;
   status: 'active' | 'invalid' | 'do_not_call';
   timezone: string | null;
+  region: string | null;
+  /** The consents the contact holds, of those the campaign requires (none read when it requires none). */
+  consents: ConsentKind[];
   data: unknown;
 }
 
@@ -103,7 +112,10 @@ const candidatesStatement = statement<CandidateRow>(
   'dialer.candidates',
   `WITH candidates AS (
      SELECT cc.id, cc.contact_id, cc.attempts, c.phone_number,
-            CASE WHEN d.id IS NULL THEN c.status::text ELSE 'do_not_call' END AS status, c.timezone, c.data, cc.next_attempt_at
+            CASE WHEN d.id IS NULL THEN c.status::text ELSE 'do_not_call' END AS status, c.timezone, c.data->>'region' AS region, c.data, cc.next_attempt_at,
+            CASE WHEN $5::text[] = '{}' THEN '{}'::text[]
+                 ELSE ARRAY(SELECT DISTINCT g.kind::text FROM contact_consents g
+                            WHERE g.contact_id = c.id AND g.revoked_at IS NULL AND g.kind::text = ANY($5::text[])) END AS consents
      FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
      LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
      WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $3
@@ -115,7 +127,7 @@ const candidatesStatement = statement<CandidateRow>(
    )
    SELECT a.is_active AS "agentActive", a.provider_agent_id AS "providerAgentId", p.number AS "fromNumber", f.in_flight AS "inFlight", f.live,
           coalesce((SELECT spent_cents FROM campaign_spend WHERE campaign_id = k.id), 0) AS "spentCents",
-          n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.data
+          n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.region, n.consents, n.data
    FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id
         CROSS JOIN LATERAL (${inFlight('$2')}) f
         LEFT JOIN candidates n ON true
@@ -133,18 +145,23 @@ export async function readCandidates(
   ended: string[],
   now: Date,
   limit: number,
+  requiredConsent: readonly ConsentKind[],
 ): Promise<{ agent: TickAgent; candidates: Candidate[] }> {
-  const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit]);
+  const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit, requiredConsent]);
   const { agentActive, providerAgentId, fromNumber, inFlight, live, spentCents } = rows[0]!;
-  const candidates = rows.flatMap(({ id, contactId, attempts, phoneNumber, status, timezone, data }) =>
-    id === null ? [] : [{ id, contactId, attempts, phoneNumber, status, timezone, data }],
+  const candidates = rows.flatMap(({ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data }) =>
+    id === null ? [] : [{ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data }],
   );
   return { agent: { active: agentActive, providerAgentId, fromNumber, inFlight, live, spentCents: BigInt(spentCents) }, candidates };
 }
 
 const setAsideStatement = statement(
   'dialer.set_aside',
-  `WITH done AS (
+  `WITH blocks AS (
+     INSERT INTO dial_blocks (id, user_id, campaign_id, contact_id, reason, detail, until, created_at)
+     SELECT r.id, $5::uuid, $4::uuid, r.contact_id, r.reason::"DialBlockReason", r.detail, r.until, $3
+     FROM jsonb_to_recordset($6::jsonb) AS r(id uuid, contact_id uuid, reason text, detail text, until timestamptz)
+   ), done AS (
      UPDATE campaign_contacts SET state = 'done', outcome = r.outcome, next_attempt_at = NULL, updated_at = $3
      FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, outcome text) WHERE campaign_contacts.id = r.id
    )
@@ -152,17 +169,23 @@ const setAsideStatement = statement(
    FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, next_attempt_at timestamptz) WHERE campaign_contacts.id = r.id`,
 );
 
-/** Contacts a tick cannot call: done for good (uncallable), or due again when their window opens (waiting). */
+/**
+ * Contacts a tick cannot call: done for good (uncallable), or due again when they may be called
+ * (waiting); and the calls a rule stopped, recorded with their reasons.
+ */
 export async function setAside(
   tx: SqlSession,
-  uncallable: { id: string; outcome: string }[],
-  waiting: { id: string; nextAttemptAt: Date }[],
+  campaign: { campaignId: string; userId: string },
+  plan: Pick<ClaimPlan, 'uncallable' | 'waiting' | 'blocks'>,
   now: Date,
 ): Promise<void> {
   await tx.run(setAsideStatement, [
-    JSON.stringify(uncallable),
-    JSON.stringify(waiting.map((w) => ({ id: w.id, next_attempt_at: w.nextAttemptAt }))),
+    JSON.stringify(plan.uncallable),
+    JSON.stringify(plan.waiting.map((w) => ({ id: w.id, next_attempt_at: w.nextAttemptAt }))),
     now,
+    campaign.campaignId,
+    campaign.userId,
+    JSON.stringify(plan.blocks.map((b) => ({ id: uuidv7(), contact_id: b.contactId, reason: b.reason, detail: b.detail, until: b.until }))),
   ]);
 }
 

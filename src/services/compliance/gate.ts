@@ -1,0 +1,73 @@
+import type { ConsentKind } from '../../generated/prisma/client.js';
+import { REGION } from '../contacts/fields.js';
+import { isOpen, nextOpening, type CallingWindow } from '../dialer/window.js';
+import { placeOfNumber } from './places.js';
+import { regionalBlock, type RegionalReason } from './quiet-hours.js';
+
+// The compliance gate every dial passes, first attempts and retries alike, right before the call: the
+// consents the campaign requires, then the calling window of the campaign and the regional rules of the
+// callee's place, both in the callee's local time. What the gate stops is recorded with its reason.
+
+export type BlockReason = 'do_not_call' | 'consent_missing' | RegionalReason;
+
+/** The callee as the gate sees it: the contact's own zone and region, when set, win over its number's. */
+export interface Callee {
+  phoneNumber: string;
+  timezone: string | null;
+  region: string | null;
+  /** The kinds of consent the contact holds (not revoked). */
+  consents: readonly ConsentKind[];
+}
+
+export interface GateCampaign {
+  timezone: string;
+  window: CallingWindow;
+  requiredConsent: readonly ConsentKind[];
+  /** Off only for calls the regional rules do not cover (the campaign says so). */
+  regionalRules: boolean;
+}
+
+export type Verdict =
+  | { kind: 'call' }
+  /** Never to be called by this campaign. */
+  | { kind: 'blocked'; reason: 'consent_missing'; detail: string }
+  /** Not now: due again at `until`. A reason names the rule that stopped it; none for the campaign's own window. */
+  | { kind: 'later'; until: Date; reason: RegionalReason | null; detail: string };
+
+/** How far ahead the gate looks for a moment both the campaign's window and the regional rules allow. */
+const MAX_STEPS = 32;
+
+export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict {
+  const missing = campaign.requiredConsent.filter((kind) => !callee.consents.includes(kind));
+  if (missing.length) return { kind: 'blocked', reason: 'consent_missing', detail: missing.join(',') };
+  const place = placeOfNumber(callee.phoneNumber);
+  const own = callee.region && REGION.test(callee.region) ? callee.region : null;
+  const region = campaign.regionalRules ? (own ?? place.region) : null;
+  // The campaign's hours are read in the contact's zone, else the campaign's; the law's in every zone the
+  // number may be in (the contact's own zone, when set, is the one that counts).
+  const windowZone = callee.timezone ?? campaign.timezone;
+  const zones = callee.timezone ? [callee.timezone] : place.zones.length ? place.zones : [windowZone];
+  if (!isOpen(now, windowZone, campaign.window)) {
+    return { kind: 'later', until: allowedFrom(now, campaign.window, windowZone, region, zones), reason: null, detail: '' };
+  }
+  const block = regionalBlock(now, region, zones);
+  if (!block) return { kind: 'call' };
+  return {
+    kind: 'later',
+    until: allowedFrom(block.until, campaign.window, windowZone, region, zones),
+    reason: block.reason,
+    detail: region ?? '',
+  };
+}
+
+/** The first moment at or after `from` that both the campaign's window and the regional rules allow. */
+function allowedFrom(from: Date, window: CallingWindow, windowZone: string, region: string | null, zones: readonly string[]): Date {
+  let at = from;
+  for (let step = 0; step < MAX_STEPS; step += 1) {
+    const opening = nextOpening(at, windowZone, window);
+    const block = regionalBlock(opening, region, zones);
+    if (!block) return opening;
+    at = block.until;
+  }
+  return at;
+}
