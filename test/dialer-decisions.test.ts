@@ -23,6 +23,7 @@ const now = new Date('2026-11-02T10:00:00Z'); // a Monday
 
 const campaign = (over: Partial<TickCampaign> = {}): TickCampaign => ({
   userId: 'user',
+  agentId: 'agent',
   status: 'running',
   concurrentCalls: 10,
   timezone: 'UTC',
@@ -54,6 +55,8 @@ const limits = (over: Partial<Parameters<typeof planClaim>[3]> = {}) => ({
   affordable: 100,
   underCap: Infinity,
   callsPerTick: 50,
+  pool: null,
+  from: '+14155550100',
   ...over,
 });
 const idle = { inFlight: 0, live: 0 };

@@ -229,3 +229,41 @@ export function updateTemplate<Q extends TemplateQuery = {}>(
     Prisma.AgentTemplateGetPayload<Q>
   >;
 }
+
+// A number joins the agent's pool: a new row, or the user's row of a number no active agent holds.
+const addPoolNumberStatement = statement<{ id: string }>(
+  'agents.add_pool_number',
+  `INSERT INTO phone_numbers (id, user_id, agent_id, number, label, is_primary) VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, false)
+   ON CONFLICT (user_id, number) DO UPDATE SET agent_id = EXCLUDED.agent_id, label = EXCLUDED.label, is_primary = false
+   WHERE phone_numbers.agent_id IS NULL OR NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = phone_numbers.agent_id AND a.is_active)
+   RETURNING id`,
+);
+
+/** Adds the number to the agent's numbers; null when an active agent holds it. */
+export async function addPoolNumber(
+  tx: SqlSession,
+  row: { id: string; user_id: string; agent_id: string; number: string; label: string },
+): Promise<string | null> {
+  const [added] = await tx.run(addPoolNumberStatement, [row.id, row.user_id, row.agent_id, row.number, row.label]);
+  if (!added) return null;
+  await tx.run(dropPrimaryStatement, [added.id]);
+  return added.id;
+}
+
+/** The caller-ID limits of one of the user's numbers; false when the user has no such number. */
+export async function updateNumberLimits(db: PrismaClient, userId: string, id: string, data: Prisma.PhoneNumberUpdateManyMutationInput) {
+  return named('agents.updateNumberLimits', async () => (await db.phoneNumber.updateMany({ where: { id, userId }, data })).count > 0);
+}
+
+export function findUserNumber<Q extends Omit<Prisma.PhoneNumberFindFirstArgs, 'where'>>(
+  db: PrismaClient,
+  userId: string,
+  id: string,
+  query: Q,
+) {
+  return named('agents.findUserNumber', () => db.phoneNumber.findFirst({ ...query, where: { id, userId } }));
+}
+
+export function findActiveAgent(db: PrismaClient, userId: string, id: string) {
+  return named('agents.findActiveAgent', () => db.agent.findFirst({ where: { id, userId, isActive: true }, select: { id: true } }));
+}

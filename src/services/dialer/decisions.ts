@@ -9,6 +9,7 @@ import type { CampaignRecord, ContactStep, FinishedAttempt, NewAppointment } fro
 import type { Candidate, TickAgent, TickCampaign } from './store/placing.js';
 import { CallRefused, type CallResult } from './telephony.js';
 import { gate, type BlockReason } from '../compliance/gate.js';
+import { countCall, pickCallerId, poolOpensAt, type PoolNumber } from './caller-id.js';
 import { localDate, windowOf } from './window.js';
 
 // The dialer's rules, as functions of what was read: no database, no clock, no randomness. The dialer
@@ -45,8 +46,10 @@ export interface ClaimPlan {
   blocks: Block[];
   /** Outside their calling window now: due again when it opens. */
   waiting: { id: string; nextAttemptAt: Date }[];
-  /** To call now. */
-  chosen: Candidate[];
+  /** To call now, each from its caller ID. */
+  chosen: (Candidate & { from: string })[];
+  /** Contacts could be called now but every number of the agent's pool is at a limit: when one frees. */
+  poolOpensAt: Date | null;
   /** Contacts could be called now, but the campaign's spend cap leaves room for none of them. */
   capped: boolean;
   /** Contacts could be called now, but the balance read before the lock pays for none of them. */
@@ -64,6 +67,9 @@ export interface ClaimLimits {
   /** How many more calls the campaign's spend cap leaves room for (callsUnderCap). */
   underCap: number;
   callsPerTick: number;
+  /** The agent's numbers when its calls choose among them (counted as the tick picks), else null: all go out from `from`. */
+  pool: PoolNumber[] | null;
+  from: string;
 }
 
 /**
@@ -93,7 +99,16 @@ export function planClaim(
   if (free <= 0) return null;
   const slots = Math.min(free, limits.callsPerTick);
   const rules = { ...campaign, window: windowOf(campaign.callingHours, campaign.activeDays) };
-  const plan: ClaimPlan = { uncallable: [], blocks: [], waiting: [], chosen: [], capped: false, unpaid: false, more: false };
+  const plan: ClaimPlan = {
+    uncallable: [],
+    blocks: [],
+    waiting: [],
+    chosen: [],
+    poolOpensAt: null,
+    capped: false,
+    unpaid: false,
+    more: false,
+  };
   const ready: Candidate[] = [];
   for (const candidate of candidates) {
     if (candidate.status !== 'active' || !candidate.phoneNumber) {
@@ -113,11 +128,27 @@ export function planClaim(
     } else if (ready.length < slots) ready.push(candidate);
   }
   plan.capped = ready.length > 0 && limits.underCap <= 0;
-  plan.chosen = ready.slice(0, Math.max(0, Math.min(limits.affordable, limits.underCap)));
-  plan.unpaid = !plan.capped && plan.chosen.length === 0 && ready.length > 0;
+  const paid = ready.slice(0, Math.max(0, Math.min(limits.affordable, limits.underCap)));
+  plan.unpaid = !plan.capped && paid.length === 0 && ready.length > 0;
+  plan.chosen = withCallerIds(paid, limits);
+  if (plan.chosen.length < paid.length) plan.poolOpensAt = poolOpensAt(limits.pool!, limits.now);
   const taken = plan.chosen.length;
-  plan.more = taken > 0 && ((candidates.length === limits.looked && taken < slots) || (taken === slots && free > slots));
+  plan.more =
+    taken > 0 && taken === paid.length && ((candidates.length === limits.looked && taken < slots) || (taken === slots && free > slots));
   return plan;
+}
+
+/** Each call's caller ID: the pool's pick for it, until no number is free; without a pool, the agent's number. */
+function withCallerIds(paid: Candidate[], limits: ClaimLimits): (Candidate & { from: string })[] {
+  if (!limits.pool) return paid.map((c) => ({ ...c, from: limits.from }));
+  const chosen: (Candidate & { from: string })[] = [];
+  for (const candidate of paid) {
+    const number = pickCallerId(limits.pool, candidate.phoneNumber!, limits.now);
+    if (!number) break;
+    countCall(number, limits.now);
+    chosen.push({ ...candidate, from: number.number });
+  }
+  return chosen;
 }
 
 /**

@@ -61,6 +61,7 @@ export class Dialer {
     if (!claimed.claim || !(await this.hold(campaignId, claimed.claim, now, estimate))) return 0;
     await this.place(campaignId, claimed.claim, now, log);
     if (claimed.claim.more) this.wake(campaignId);
+    else if (claimed.claim.wakeAt) this.wake(campaignId, claimed.claim.wakeAt);
     else if (claimed.claim.calls.length === 0) await this.wakeAtNextDue(campaignId);
     return claimed.claim.calls.length;
   }
@@ -85,7 +86,7 @@ export class Dialer {
     const calls = claim.calls.map((c) => ({
       attemptId: c.id,
       attemptNumber: c.attemptNumber,
-      from: claim.from!,
+      from: c.from,
       to: c.to,
       providerAgentId: claim.providerAgentId ?? null,
       variables: c.variables,

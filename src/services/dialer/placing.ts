@@ -15,7 +15,20 @@ import {
 } from './decisions.js';
 import type { DialerOptions } from './options.js';
 import { retryOnConflict } from './retry.js';
-import { campaignLoad, claimCalls, creditCheck, lockCampaignForTick, readCandidates, setAside, type DraftCall } from './store/placing.js';
+import {
+  campaignLoad,
+  claimCalls,
+  creditCheck,
+  lockCampaignForTick,
+  readCandidates,
+  setAside,
+  type DraftCall,
+  type TickCampaign,
+} from './store/placing.js';
+import { lockPool, restNumber } from './store/caller-id.js';
+import { needsRest, type PoolNumber } from './caller-id.js';
+import { emitEvents } from '../webhooks/emit.js';
+import type { SqlTransaction } from '../../db/sql.js';
 import type { PlacedCall } from './store/ended-calls.js';
 import type { CallResult, PlaceCall, Telephony } from './telephony.js';
 
@@ -59,10 +72,40 @@ export async function look(
 export interface Claim {
   calls: DraftCall[];
   userId?: string;
-  from?: string;
   providerAgentId?: string | null;
   /** There is more to do now: the campaign gets another tick at once. */
   more: boolean;
+  /** Every caller ID is at a limit: the campaign is due again when one frees. */
+  wakeAt?: Date | null;
+}
+
+/**
+ * The agent's numbers, locked, with their recent calls. A number whose answer rate fell below its
+ * threshold is rested here, under its lock, and the customer told.
+ */
+async function callerIdPool(tx: SqlTransaction, campaign: TickCampaign, now: Date): Promise<PoolNumber[]> {
+  const pool = await lockPool(tx, campaign.agentId, now);
+  for (const number of pool.filter((n) => needsRest(n, now))) {
+    const until = new Date(now.getTime() + number.restHours * 3_600_000);
+    await restNumber(tx, number.id, until);
+    number.restedUntil = until;
+    const answered = number.windowOutcomes.filter((o) => o === 'human').length;
+    await emitEvents(tx, [
+      {
+        type: 'phone_number.rested',
+        userId: campaign.userId,
+        data: {
+          phone_number_id: number.id,
+          number: number.number,
+          answer_rate: answered / number.windowOutcomes.length,
+          threshold: number.restBelowAnswerRate!,
+          window_calls: number.windowOutcomes.length,
+          rested_until: until.toISOString(),
+        },
+      },
+    ]);
+  }
+  return pool;
 }
 
 /**
@@ -89,7 +132,9 @@ export async function claim(
       const refusal = agentRefusal(agent);
       if (refusal) return { claim: null, changed: await pauseForReason(tx, campaignId, refusal) };
       const underCap = callsUnderCap(campaign.spendCapCents, agent.spentCents, agent.inFlight, estimate);
-      const plan = planClaim(campaign, agent, candidates, { now, ...look, underCap, callsPerTick: options.callsPerTick });
+      const pool = agent.pooled && candidates.length ? await callerIdPool(tx, campaign, now) : null;
+      const limits = { now, ...look, underCap, callsPerTick: options.callsPerTick, pool, from: agent.fromNumber! };
+      const plan = planClaim(campaign, agent, candidates, limits);
       if (!plan) return { claim: null, changed: false };
       if (plan.uncallable.length || plan.waiting.length) await setAside(tx, { campaignId, userId: campaign.userId }, plan, now);
       const changed = plan.uncallable.length > 0;
@@ -107,7 +152,7 @@ export async function claim(
         const paused = verdict === 'pause' && (await pauseForReason(tx, campaignId, 'insufficient_credits'));
         return { claim: verdict === 'retry' ? { calls: [], more: true } : null, changed: changed || paused };
       }
-      if (plan.chosen.length === 0) return { claim: { calls: [], more: false }, changed };
+      if (plan.chosen.length === 0) return { claim: { calls: [], more: false, wakeAt: plan.poolOpensAt }, changed };
       const calls = plan.chosen.map((c) => {
         const variables = variablesOf(c.data);
         return {
@@ -115,18 +160,19 @@ export async function claim(
           contactId: c.contactId,
           attemptNumber: c.attempts + 1,
           to: c.phoneNumber!,
+          from: c.from,
           variables,
           voicemailMessage: voicemailMessageOf(campaign.scheduleConfig, variables),
         };
       });
       const leaseUntil = new Date(now.getTime() + options.leaseSeconds * 1000);
-      const taken = await claimCalls(tx, { campaignId, userId: campaign.userId, fromNumber: agent.fromNumber!, leaseUntil, now }, calls);
+      const taken = await claimCalls(tx, { campaignId, userId: campaign.userId, leaseUntil, now }, calls);
       const claim = {
         calls: calls.filter((c) => taken.has(c.id)),
         userId: campaign.userId,
-        from: agent.fromNumber!,
         providerAgentId: agent.providerAgentId,
         more: plan.more,
+        wakeAt: plan.poolOpensAt,
       };
       return { claim, changed };
     }),

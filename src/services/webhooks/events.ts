@@ -160,6 +160,26 @@ export const WEBHOOK_EVENTS = {
       total_do_not_call: 3,
     },
   },
+  'phone_number.rested': {
+    description:
+      'One of your caller IDs was rested: fewer of its latest calls reached a person than its threshold (a sign carriers label it as spam). No call goes out from it until `rested_until`.',
+    data: z.object({
+      phone_number_id: uuid,
+      number: z.string().describe('E.164.'),
+      answer_rate: z.number().min(0).max(1).describe('The share of its latest calls that reached a person.'),
+      threshold: z.number().min(0).max(1),
+      window_calls: z.number().int().describe('How many of its latest calls the rate is over.'),
+      rested_until: timestamp,
+    }),
+    example: {
+      phone_number_id: '019ab8a4-2222-7333-8444-555566667777',
+      number: '+14155550100',
+      answer_rate: 0.08,
+      threshold: 0.15,
+      window_calls: 50,
+      rested_until: '2026-11-25T15:04:05.123Z',
+    },
+  },
   'webhook_endpoint.disabled': {
     description: 'One of your endpoints was disabled: it answered 410 Gone (`gone`), or every delivery to it failed for days (`failing`).',
     data: z.object({ endpoint_id: uuid, url: z.string(), reason: z.enum(['gone', 'failing']) }),

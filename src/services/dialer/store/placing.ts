@@ -44,6 +44,7 @@ export async function campaignLoad(sql: SqlSession, campaignId: string, now: Dat
 /** The campaign as a tick decides on it, under its lock. */
 export interface TickCampaign {
   userId: string;
+  agentId: string;
   status: string;
   concurrentCalls: number;
   timezone: string;
@@ -57,7 +58,7 @@ export interface TickCampaign {
 
 const lockStatement = statement<TickCampaign>(
   'dialer.lock_campaign',
-  `SELECT user_id AS "userId", status::text, concurrent_calls AS "concurrentCalls", timezone, calling_hours AS "callingHours",
+  `SELECT user_id AS "userId", agent_id AS "agentId", status::text, concurrent_calls AS "concurrentCalls", timezone, calling_hours AS "callingHours",
           active_days AS "activeDays", schedule_config AS "scheduleConfig", spend_cap_cents AS "spendCapCents",
           coalesce(required_consent, '{}')::text[] AS "requiredConsent", regional_rules AS "regionalRules"
    FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE`,
@@ -77,6 +78,8 @@ export interface TickAgent {
   live: number;
   /** Read with the calls in flight, in one statement: a batch of results changes both in one commit. */
   spentCents: bigint;
+  /** Its calls choose among its numbers (it has several, or limits on one): the tick reads the pool. */
+  pooled: boolean;
 }
 
 /** A contact due for a call, with what deciding whether it can be called now needs. */
@@ -96,6 +99,7 @@ export interface Candidate {
 
 type CandidateRow = {
   agentActive: boolean;
+  pooled: boolean;
   providerAgentId: string | null;
   fromNumber: string | null;
   inFlight: number;
@@ -126,6 +130,8 @@ const candidatesStatement = statement<CandidateRow>(
      FOR NO KEY UPDATE OF cc, c SKIP LOCKED
    )
    SELECT a.is_active AS "agentActive", a.provider_agent_id AS "providerAgentId", p.number AS "fromNumber", f.in_flight AS "inFlight", f.live,
+          EXISTS (SELECT 1 FROM phone_numbers q WHERE q.agent_id = a.id AND (q.id <> a.phone_number_id OR q.max_calls_per_hour IS NOT NULL
+                  OR q.max_calls_per_day IS NOT NULL OR q.cooldown_after_unanswered IS NOT NULL OR q.rest_below_answer_rate IS NOT NULL)) AS pooled,
           coalesce((SELECT spent_cents FROM campaign_spend WHERE campaign_id = k.id), 0) AS "spentCents",
           n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.region, n.consents, n.data
    FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id
@@ -148,11 +154,14 @@ export async function readCandidates(
   requiredConsent: readonly ConsentKind[],
 ): Promise<{ agent: TickAgent; candidates: Candidate[] }> {
   const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit, requiredConsent]);
-  const { agentActive, providerAgentId, fromNumber, inFlight, live, spentCents } = rows[0]!;
+  const { agentActive, providerAgentId, fromNumber, inFlight, live, spentCents, pooled } = rows[0]!;
   const candidates = rows.flatMap(({ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data }) =>
     id === null ? [] : [{ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data }],
   );
-  return { agent: { active: agentActive, providerAgentId, fromNumber, inFlight, live, spentCents: BigInt(spentCents) }, candidates };
+  return {
+    agent: { active: agentActive, providerAgentId, fromNumber, inFlight, live, spentCents: BigInt(spentCents), pooled },
+    candidates,
+  };
 }
 
 const setAsideStatement = statement(
@@ -212,6 +221,8 @@ export interface DraftCall {
   contactId: string;
   attemptNumber: number;
   to: string;
+  /** The caller ID it goes out from. */
+  from: string;
   variables: Record<string, string>;
   voicemailMessage: string | null;
 }
@@ -223,14 +234,14 @@ const claimStatement = statement<{ id: string }>(
   'dialer.claim',
   `WITH attempts AS (
      INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, from_number, lease_expires_at, created_at, updated_at)
-     SELECT r.id, $2::uuid, $3::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, $4, $5, $6, $6
-     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, contact_id uuid, attempt_number int, to_number text)
+     SELECT r.id, $2::uuid, $3::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, r.from_number, $4, $5, $5
+     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, contact_id uuid, attempt_number int, to_number text, from_number text)
      ORDER BY r.to_number
      ON CONFLICT (user_id, to_number) WHERE status IN ('queued', 'ringing', 'in_progress') DO NOTHING
      RETURNING id, contact_id
    )
-   UPDATE campaign_contacts SET state = 'dialing', attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, $6),
-     last_attempt_at = $6, lease_expires_at = $5, updated_at = $6
+   UPDATE campaign_contacts SET state = 'dialing', attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, $5),
+     last_attempt_at = $5, lease_expires_at = $4, updated_at = $5
    FROM attempts WHERE campaign_contacts.campaign_id = $3::uuid AND campaign_contacts.contact_id = attempts.contact_id
    RETURNING attempts.id`,
 );
@@ -238,14 +249,15 @@ const claimStatement = statement<{ id: string }>(
 /** Inserts the calls' attempts and puts their contacts to dialing; returns the ids of the attempts inserted. */
 export async function claimCalls(
   tx: SqlSession,
-  claim: { campaignId: string; userId: string; fromNumber: string; leaseUntil: Date; now: Date },
+  claim: { campaignId: string; userId: string; leaseUntil: Date; now: Date },
   calls: DraftCall[],
 ): Promise<Set<string>> {
   const inserted = await tx.run(claimStatement, [
-    JSON.stringify(calls.map((c) => ({ id: c.id, contact_id: c.contactId, attempt_number: c.attemptNumber, to_number: c.to }))),
+    JSON.stringify(
+      calls.map((c) => ({ id: c.id, contact_id: c.contactId, attempt_number: c.attemptNumber, to_number: c.to, from_number: c.from })),
+    ),
     claim.userId,
     claim.campaignId,
-    claim.fromNumber,
     claim.leaseUntil,
     claim.now,
   ]);
