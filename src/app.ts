@@ -9,6 +9,7 @@ import { createRestApp, V1_PREFIX } from './rest/router.js';
 import type { Authenticator } from './services/auth.js';
 import type { ServiceEnv } from './services/context.js';
 import type { RetellWebhookSettings } from './services/dialer/retell-webhooks.js';
+import type { TwilioWebhookSettings } from './services/dialer/twilio-webhooks.js';
 import { accessLog } from './http/access-log.js';
 import { declaredBodyLimit } from './http/body-limit.js';
 import { idempotentRequests } from './http/idempotency.js';
@@ -24,6 +25,8 @@ import { requestMetrics } from './http/request-metrics.js';
 import { requestScope, scopeOf } from './http/request-scope.js';
 import { retellWebhook } from './http/retell-webhook.js';
 import { stripeWebhook } from './http/stripe-webhook.js';
+import { twilioStatusWebhook, twilioVoiceWebhook } from './http/twilio-webhook.js';
+import { TWILIO_STATUS_PATH, TWILIO_VOICE_PATH } from './services/dialer/twilio-urls.js';
 
 export interface AppDeps {
   env: ServiceEnv;
@@ -37,6 +40,8 @@ export interface AppDeps {
   stripeWebhookSecret?: string | undefined;
   /** Verifies and applies Retell's call webhooks; unset, /webhooks/retell answers 503. */
   retellWebhook?: RetellWebhookSettings | undefined;
+  /** Verifies Twilio's requests, answers its voice URL and applies its status callbacks; unset, both answer 503. */
+  twilioWebhook?: TwilioWebhookSettings | undefined;
   /** When set, /metrics answers only requests bearing this token. */
   metricsToken?: string | undefined;
   /** What /readyz checks. */
@@ -74,6 +79,10 @@ export function createApp(deps: AppDeps): Hono {
   app.post('/webhooks/stripe', stripeWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, secret: deps.stripeWebhookSecret }));
   // A long call's events carry its whole transcript, word by word: they get the import body limit.
   app.post('/webhooks/retell', retellWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxImportBodyBytes, retell: deps.retellWebhook }));
+  // Twilio's requests are small forms: the ordinary body limit.
+  const twilio = { ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, twilio: deps.twilioWebhook };
+  app.post(TWILIO_VOICE_PATH, twilioVoiceWebhook(twilio));
+  app.post(TWILIO_STATUS_PATH, twilioStatusWebhook(twilio));
   app.route('/', createRestApp(deps));
   app.notFound(() => json(404, { detail: 'Not found.' }));
   app.onError((error, c) => {

@@ -6,6 +6,7 @@ import { DEFAULT_DELIVERY_OPTIONS } from './services/webhooks/delivery.js';
 import { DEFAULT_DIALER_OPTIONS } from './services/dialer/options.js';
 import type { RateLimitRule, RateLimitRules } from './ops/rate-limits.js';
 import type { RetellWebhookSettings } from './services/dialer/retell-webhooks.js';
+import type { TwilioWebhookSettings } from './services/dialer/twilio-webhooks.js';
 import type { Settings } from './services/settings.js';
 
 /** Largest request bodies: most endpoints, and contact imports, which carry whole files. */
@@ -58,6 +59,28 @@ const corsOrigins = z.string().transform((value, ctx): CorsOrigins => {
   return origins;
 });
 
+/**
+ * Where Twilio reaches this service, as Twilio will request it: scheme, host, optional port and path
+ * prefix (a proxy may strip it), no query; a trailing slash is dropped. Twilio signs the exact URL.
+ */
+const publicBaseUrl = z.string().transform((value, ctx) => {
+  const trimmed = value.replace(/\/+$/, '');
+  let url: URL | undefined;
+  try {
+    url = new URL(trimmed);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash || url.username || url.password) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be the http(s) URL this service is reached at, like https://calls.example.com (no query)',
+    });
+    return z.NEVER;
+  }
+  return trimmed;
+});
+
 function isOrigin(value: string): boolean {
   try {
     const url = new URL(value);
@@ -96,7 +119,7 @@ const envSchema = z
     IMPORT_MAX_ROWS: integer(1, 10_000_000).default(100_000),
     CALL_RATE_CENTS_PER_MINUTE: integer(1, 100_000).default(10),
     DIALER: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
-    TELEPHONY_PROVIDER: z.enum(['simulated', 'retell'], { error: 'must be simulated or retell' }).default('simulated'),
+    TELEPHONY_PROVIDER: z.enum(['simulated', 'retell', 'twilio'], { error: 'must be simulated, retell or twilio' }).default('simulated'),
     SIM_SEED: z.string().min(1).default('demo'),
     SIM_TIME_SCALE: z
       .string()
@@ -119,6 +142,18 @@ const envSchema = z
     RETELL_TIMEOUT_SECONDS: integer(1, 120).default(10),
     RETELL_WEBHOOK_TOLERANCE_SECONDS: integer(1, 3_600).default(300),
     RETELL_ANALYSIS_WAIT_SECONDS: integer(0, 3_600).default(300),
+    TWILIO_ACCOUNT_SID: z
+      .string()
+      .regex(/^AC[0-9a-fA-F]{32}$/, { error: 'must be a Twilio account SID (AC followed by 32 hex digits)' })
+      .optional(),
+    TWILIO_AUTH_TOKEN: z
+      .string()
+      .regex(/^[0-9a-fA-F]{32}$/, { error: "must be the Twilio account's auth token (32 hex digits)" })
+      .optional(),
+    TWILIO_API_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.twilio.com'),
+    PUBLIC_BASE_URL: publicBaseUrl.optional(),
+    TWILIO_AGENT_STREAM_URL: z.url({ protocol: /^wss$/, error: 'must be a wss:// URL (the voice agent runtime)' }).optional(),
+    TWILIO_TIMEOUT_SECONDS: integer(1, 120).default(10),
     STRIPE_WEBHOOK_SECRET: z
       .string()
       .regex(/^whsec_\S+$/, { error: 'must be a Stripe signing secret (whsec_...)' })
@@ -152,6 +187,25 @@ const envSchema = z
       if (env.NODE_ENV === 'production' && !env.RETELL_BASE_URL.startsWith('https://')) {
         ctx.addIssue({ code: 'custom', path: ['RETELL_BASE_URL'], message: 'must be an https URL in production (it carries the API key)' });
       }
+    }
+    if (env.TELEPHONY_PROVIDER === 'twilio') {
+      for (const name of ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'PUBLIC_BASE_URL', 'TWILIO_AGENT_STREAM_URL'] as const) {
+        if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required with TELEPHONY_PROVIDER=twilio' });
+      }
+      if (env.NODE_ENV === 'production' && !env.TWILIO_API_BASE_URL.startsWith('https://')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['TWILIO_API_BASE_URL'],
+          message: 'must be an https URL in production (it carries the auth token)',
+        });
+      }
+    }
+    if (env.NODE_ENV === 'production' && env.PUBLIC_BASE_URL && !env.PUBLIC_BASE_URL.startsWith('https://')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['PUBLIC_BASE_URL'],
+        message: 'must be an https URL in production (Twilio posts call details to it)',
+      });
     }
     if (env.JWT_SECRET && env.JWT_JWKS_URL) {
       ctx.addIssue({ code: 'custom', path: ['JWT_JWKS_URL'], message: 'set JWT_SECRET or JWT_JWKS_URL, not both' });
@@ -191,6 +245,8 @@ export interface Config {
   stripeWebhookSecret: string | undefined;
   /** How /webhooks/retell verifies and applies Retell's events; without a key it answers 503. */
   retellWebhook: RetellWebhookSettings | undefined;
+  /** How /webhooks/twilio/voice and /webhooks/twilio/status verify and answer Twilio; unset, they answer 503. */
+  twilioWebhook: TwilioWebhookSettings | undefined;
   /** Whether this process dials (npm start runs one dialer in process; npm run worker runs only that). */
   runDialer: boolean;
   dialer: DialerRuntimeOptions;
@@ -260,16 +316,18 @@ export function loadConfig(source: Record<string, string | undefined> = process.
           analysisWaitSeconds: env.RETELL_ANALYSIS_WAIT_SECONDS,
         }
       : undefined,
+    twilioWebhook:
+      env.TWILIO_AUTH_TOKEN && env.PUBLIC_BASE_URL && env.TWILIO_AGENT_STREAM_URL
+        ? { authToken: env.TWILIO_AUTH_TOKEN, publicBaseUrl: env.PUBLIC_BASE_URL, agentStreamUrl: env.TWILIO_AGENT_STREAM_URL }
+        : undefined,
     runDialer: env.DIALER === 'on',
     dialer: {
-      telephony:
-        env.TELEPHONY_PROVIDER === 'retell'
-          ? { provider: 'retell', baseUrl: env.RETELL_BASE_URL, apiKey: env.RETELL_API_KEY!, timeoutSeconds: env.RETELL_TIMEOUT_SECONDS }
-          : { provider: 'simulated', seed: env.SIM_SEED, timeScale: env.SIM_TIME_SCALE },
+      telephony: telephonyOf(env),
       dialer: {
         ...DEFAULT_DIALER_OPTIONS,
-        // A real call may last up to an hour (Retell's default longest call), plus ringing.
-        leaseSeconds: env.DIALER_LEASE_SECONDS ?? (env.TELEPHONY_PROVIDER === 'retell' ? 3_900 : 300),
+        // A real call may last up to an hour (Retell's default longest call, the time limit we give
+        // Twilio's calls), plus ringing.
+        leaseSeconds: env.DIALER_LEASE_SECONDS ?? (env.TELEPHONY_PROVIDER === 'simulated' ? 300 : 3_900),
         holdMinutes: env.DIALER_HOLD_MINUTES,
       },
       sweepSeconds: env.DIALER_SWEEP_SECONDS,
@@ -293,6 +351,24 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     rateLimits: { requests: env.RATE_LIMIT, import: env.RATE_LIMIT_IMPORT, dispatch: env.RATE_LIMIT_DISPATCH },
     shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
   };
+}
+
+function telephonyOf(env: Env): DialerRuntimeOptions['telephony'] {
+  switch (env.TELEPHONY_PROVIDER) {
+    case 'retell':
+      return { provider: 'retell', baseUrl: env.RETELL_BASE_URL, apiKey: env.RETELL_API_KEY!, timeoutSeconds: env.RETELL_TIMEOUT_SECONDS };
+    case 'twilio':
+      return {
+        provider: 'twilio',
+        baseUrl: env.TWILIO_API_BASE_URL,
+        accountSid: env.TWILIO_ACCOUNT_SID!,
+        authToken: env.TWILIO_AUTH_TOKEN!,
+        publicBaseUrl: env.PUBLIC_BASE_URL!,
+        timeoutSeconds: env.TWILIO_TIMEOUT_SECONDS,
+      };
+    default:
+      return { provider: 'simulated', seed: env.SIM_SEED, timeScale: env.SIM_TIME_SCALE };
+  }
 }
 
 /** For the entry points: the configuration, or its problems on stderr and exit code 1 (no stack trace). */

@@ -76,6 +76,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       corsOrigins: config.corsOrigins,
       stripeWebhookSecret: config.stripeWebhookSecret,
       retellWebhook: config.retellWebhook,
+      twilioWebhook: config.twilioWebhook,
       metricsToken: config.metricsToken,
       readiness,
       rateLimiter,

@@ -172,7 +172,7 @@ describe('configuration', () => {
       'RETELL_API_KEY is required with TELEPHONY_PROVIDER=retell',
       'RETELL_WEBHOOK_KEY is required with TELEPHONY_PROVIDER=retell',
     ]);
-    expect(problems({ TELEPHONY_PROVIDER: 'twilio' })).toEqual(['TELEPHONY_PROVIDER must be simulated or retell (got "twilio")']);
+    expect(problems({ TELEPHONY_PROVIDER: 'vonage' })).toEqual(['TELEPHONY_PROVIDER must be simulated, retell or twilio (got "vonage")']);
     const found = problems({
       TELEPHONY_PROVIDER: 'retell',
       RETELL_API_KEY: 'has space',

@@ -8,6 +8,7 @@ import { Dialer } from '../services/dialer/engine.js';
 import type { DialerOptions, Wake } from '../services/dialer/options.js';
 import { RetellTelephony, type RetellOptions } from '../services/dialer/retell.js';
 import { SimulatedTelephony, type SimulatorOptions } from '../services/dialer/simulated.js';
+import { TwilioTelephony, type TwilioOptions } from '../services/dialer/twilio.js';
 import { ensureQueue } from './queues.js';
 import { wakeNotifications, type WakeNotifications } from './wake-notifications.js';
 
@@ -25,8 +26,12 @@ interface WakeJob {
   requestId?: string;
 }
 
-/** The telephony adapter: the simulator, or Retell (whose results arrive on /webhooks/retell). */
-export type TelephonyOptions = ({ provider: 'simulated' } & SimulatorOptions) | ({ provider: 'retell' } & RetellOptions);
+/**
+ * The telephony adapter: the simulator, Retell (whose results arrive on /webhooks/retell) or Twilio
+ * (whose results arrive on /webhooks/twilio/status).
+ */
+export type TelephonyOptions =
+  ({ provider: 'simulated' } & SimulatorOptions) | ({ provider: 'retell' } & RetellOptions) | ({ provider: 'twilio' } & TwilioOptions);
 
 export interface DialerRuntimeOptions {
   telephony: TelephonyOptions;
@@ -68,7 +73,9 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
   const telephony =
     options.telephony.provider === 'retell'
       ? new RetellTelephony(options.telephony)
-      : new SimulatedTelephony(options.telephony, (result) => dialer.report(result));
+      : options.telephony.provider === 'twilio'
+        ? new TwilioTelephony(options.telephony)
+        : new SimulatedTelephony(options.telephony, (result) => dialer.report(result));
 
   await boss.work<WakeJob>(WAKE, { batchSize: 20, pollingIntervalSeconds: 0.5 }, async (jobs) => {
     const seen = new Set<string>();

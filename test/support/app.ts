@@ -15,6 +15,7 @@ import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from 
 import { systemClock, type Clock } from '../../src/services/context.js';
 import { idleDialer, type DialerControl } from '../../src/services/dialer/control.js';
 import type { RetellWebhookSettings } from '../../src/services/dialer/retell-webhooks.js';
+import type { TwilioWebhookSettings } from '../../src/services/dialer/twilio-webhooks.js';
 import { inProcessEventBus, type EventBus } from '../../src/services/events.js';
 import { defaultSettings, type Settings } from '../../src/services/settings.js';
 import { openTestDatabase } from './database.js';
@@ -36,6 +37,7 @@ export interface TestAppOptions {
   routes?: RouteDefinition[];
   stripeWebhookSecret?: string;
   retellWebhook?: RetellWebhookSettings;
+  twilioWebhook?: TwilioWebhookSettings;
   /** Where the app logs; silent unless TEST_LOG_LEVEL is set. */
   log?: Logger;
   metricsToken?: string;
@@ -92,6 +94,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     ...(options.routes ? { routes: options.routes } : {}),
     stripeWebhookSecret: options.stripeWebhookSecret,
     retellWebhook: options.retellWebhook,
+    twilioWebhook: options.twilioWebhook,
     metricsToken: options.metricsToken,
     readiness,
     rateLimiter,

@@ -6,7 +6,7 @@ import { refuseDeepJsonText, refuseUnsafeInput } from '../input-safety.js';
 import { parseInput } from '../validation.js';
 import { pendingResultJson } from './pending-result.js';
 import { attemptIdOf, callResultOf, retellCall } from './retell-calls.js';
-import { lockEventAttempt, markStarted, recordDelivery, storeResult } from './store/retell.js';
+import { lockEventAttempt, markStarted, recordDelivery, storeResult } from './store/call-events.js';
 import type { CallResult } from './telephony.js';
 
 // Retell's webhooks: call_started, call_ended and call_analyzed, each carrying the call object. A
@@ -83,7 +83,7 @@ export async function acceptRetellEvent(env: ServiceEnv, event: RetellEvent, set
     async (tx): Promise<{ outcome: RetellEventOutcome; due?: CallResult; started?: { campaignId: string; attemptId: string } }> => {
       const attempt = await lockEventAttempt(tx, attemptId, call.call_id);
       if (!attempt || (attempt.providerCallId !== null && attempt.providerCallId !== call.call_id)) return { outcome: 'ignored' };
-      if (!(await recordDelivery(tx, `${call.call_id}:${event.event}`))) return { outcome: 'duplicate' };
+      if (!(await recordDelivery(tx, 'retell', `${call.call_id}:${event.event}`))) return { outcome: 'duplicate' };
       if (!UNFINISHED.has(attempt.status)) return { outcome: 'ignored' };
 
       if (event.event === 'call_started') {

@@ -1,10 +1,10 @@
 import { statement, type SqlSession } from '../../../db/sql.js';
 import { uuidv7 } from '../../ids.js';
 
-// The statements of Retell's webhooks: the attempt an event is about, the delivery recorded once, and
-// what the event says, stored on the attempt.
+// The statements of a provider's call webhooks (Retell's, Twilio's): the attempt an event is about, the
+// delivery recorded once, and what the event says, stored on the attempt.
 
-/** The attempt a Retell event is about, locked (FOR UPDATE). */
+/** The attempt a provider's event is about, locked (FOR UPDATE). */
 export interface EventAttempt {
   id: string;
   campaignId: string;
@@ -14,10 +14,10 @@ export interface EventAttempt {
   hasResult: boolean;
 }
 
-// Found by the attempt id we put in the metadata (the webhook may come before we stored Retell's call
-// id), or by the call id for a call created without it.
+// Found by the attempt id we gave the provider (the webhook may come before we stored its call id), or
+// by the call id for a call created without it.
 const lockAttemptStatement = statement<EventAttempt>(
-  'dialer.retell_attempt',
+  'dialer.event_attempt',
   `SELECT id, campaign_id AS "campaignId", status::text, provider_call_id AS "providerCallId", pending_result IS NOT NULL AS "hasResult"
    FROM call_attempts
    WHERE id = $1::uuid OR ($2::boolean AND provider_call_id = $3) FOR UPDATE`,
@@ -28,17 +28,17 @@ export async function lockEventAttempt(tx: SqlSession, attemptId: string | null,
 }
 
 const deliveryStatement = statement<{ id: string }>(
-  'dialer.retell_delivery',
-  `INSERT INTO webhook_deliveries (id, source, event_key) VALUES ($1::uuid, 'retell', $2) ON CONFLICT DO NOTHING RETURNING id`,
+  'dialer.event_delivery',
+  `INSERT INTO webhook_deliveries (id, source, event_key) VALUES ($1::uuid, $2, $3) ON CONFLICT DO NOTHING RETURNING id`,
 );
 
-/** Records a delivery of the event; false when it was recorded before (a repeat). */
-export async function recordDelivery(tx: SqlSession, eventKey: string): Promise<boolean> {
-  return (await tx.run(deliveryStatement, [uuidv7(), eventKey])).length > 0;
+/** Records a delivery of the event from `source` (`retell`, `twilio`); false when it was recorded before (a repeat). */
+export async function recordDelivery(tx: SqlSession, source: 'retell' | 'twilio', eventKey: string): Promise<boolean> {
+  return (await tx.run(deliveryStatement, [uuidv7(), source, eventKey])).length > 0;
 }
 
 const startedStatement = statement(
-  'dialer.retell_started',
+  'dialer.event_started',
   `UPDATE call_attempts SET status = 'in_progress', provider_call_id = $2, started_at = coalesce(started_at, $3), updated_at = $3
    WHERE id = $1::uuid`,
 );
@@ -49,7 +49,7 @@ export async function markStarted(tx: SqlSession, attemptId: string, callId: str
 }
 
 const storeResultStatement = statement(
-  'dialer.retell_result',
+  'dialer.event_result',
   `UPDATE call_attempts SET provider_call_id = $2, pending_result = $3::jsonb, lease_expires_at = $4, updated_at = now()
    WHERE id = $1::uuid`,
 );
