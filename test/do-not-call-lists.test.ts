@@ -69,3 +69,34 @@ describe('an imported do-not-call list', () => {
     expect(listed.data.doNotCallEntries.totalCount).toBe(0);
   });
 });
+
+describe('an opt-out reported by the agent runtime', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  const REPORT = `mutation ($id: UUID!) { reportOptOut(callAttemptId: $id) { phoneNumber source reason } }`;
+
+  it('lists the number of the call at once, once, and only for the call’s owner', async () => {
+    const env = dialerEnv(app, systemClock);
+    const setup = await runningCampaign(app, env, { rows: [{ Phone: '+14156400201' }, { Phone: '+14156400202' }] });
+    const run = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 30 }));
+    await run.run(setup.campaignId);
+    const call = await app.prisma.callAttempt.findFirstOrThrow({ where: { campaignId: setup.campaignId, toNumber: '+14156400201' } });
+
+    const stranger = await app.token();
+    expect((await app.gql(REPORT, { id: call.id }, stranger)).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect(await app.prisma.doNotCallEntry.count({ where: { userId: setup.userId } })).toBe(0);
+
+    for (let i = 0; i < 2; i += 1) {
+      const { data, errors } = await app.gql(REPORT, { id: call.id }, setup.token);
+      expect(errors).toBeUndefined();
+      expect(data.reportOptOut).toEqual({ phoneNumber: '+14156400201', source: 'call', reason: 'Asked during a call' });
+    }
+    expect(await app.prisma.doNotCallEntry.count({ where: { userId: setup.userId } })).toBe(1);
+    const contact = await app.prisma.contact.findFirstOrThrow({ where: { userId: setup.userId, phoneNumber: '+14156400201' } });
+    expect(contact.status).toBe('do_not_call');
+  });
+});

@@ -190,6 +190,14 @@ const REPORT = /* GraphQL */ `
                   negative
                   unknown
                 }
+                blocked {
+                  total
+                  doNotCall
+                  consentMissing
+                  regionalHours
+                  regionalDay
+                  holiday
+                }
               }
               recentSuccessfulCalls {
                 id

@@ -87,6 +87,8 @@ export const SPRING_METRICS = {
   totalCostCents: 35,
   appointmentsBooked: 2,
   sentiment: { positive: 1, neutral: 0, negative: 1, unknown: 0 },
+  // Seeded outside the dialer: no call was stopped by a rule.
+  blocked: { total: 0, doNotCall: 0, consentMissing: 0, regionalHours: 0, regionalDay: 0, holiday: 0 },
 };
 
 async function insertCampaignWithHistory(app: TestApp, userId: string, name: string, people: Person[]) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { camelCase } from '../../key-case.js';
 import { CampaignStatus, ContactStatus, DialBlockReason } from '../../generated/prisma/enums.js';
 import type { CampaignReport, ContactOutcome } from '../../services/results/reports.js';
 import { v1CallHistoryItem } from './calls.js';
@@ -53,7 +54,7 @@ export const v1ReportMetrics = z
     appointmentsBooked: count,
     sentiment: z.object({ positive: count, neutral: count, negative: count, unknown: count }).describe('Sentiment of the completed calls.'),
     blocked: z
-      .object({ total: count, ...Object.fromEntries(Object.values(DialBlockReason).map((reason) => [reason, count])) })
+      .object({ total: count, ...Object.fromEntries(Object.values(DialBlockReason).map((reason) => [camelCase(reason), count])) })
       .describe('Added: calls not placed because a compliance rule stopped them, by reason.'),
   })
   .meta({ id: 'ReportMetrics' });

@@ -327,6 +327,15 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx, info) =>
       withServiceInput(info, 'input', args.input, (input) => dnc.importDoNotCallList(ctx.service, input)),
   }),
+  reportOptOut: t.prismaField({
+    type: 'DoNotCallEntry',
+    description:
+      'An opt-out said during one of your calls, reported by whoever heard it (your agent runtime, for a provider that reports none): the number goes on the do-not-call list at once and contact.opted_out is sent.',
+    authScopes: { authenticated: true },
+    args: { callAttemptId: t.arg({ type: 'UUID', required: true }) },
+    resolve: async (query, _root, args, ctx) =>
+      dnc.getDoNotCallEntry(ctx.service, (await dnc.reportOptOut(ctx.service, args.callAttemptId)).id, query),
+  }),
   removeDoNotCall: t.field({
     type: DoNotCallEntry,
     description: 'Takes a number off the do-not-call list; its contacts become callable again.',

@@ -48,7 +48,12 @@ const BlockedCounts = builder.objectRef<reports.BlockedCounts>('BlockedCounts').
     'Calls not placed because a compliance rule stopped them, by reason; a contact kept waiting by a regional rule counts once each time.',
   fields: (t) => ({
     total: t.exposeInt('total'),
-    ...Object.fromEntries(Object.values(DialBlockReason).map((reason) => [camelCase(reason), t.exposeInt(reason)])),
+    ...Object.fromEntries(
+      Object.values(DialBlockReason).map((reason) => {
+        const name = camelCase(reason) as keyof reports.BlockedCounts;
+        return [name, t.int({ resolve: (counts) => counts[name] })];
+      }),
+    ),
   }),
 });
 

@@ -2,11 +2,13 @@ import { z } from 'zod';
 import type { SqlSession } from '../../db/sql.js';
 import type { ServiceContext } from '../context.js';
 import { defaultCountryOf } from '../users/store.js';
-import { ValidationError } from '../errors.js';
+import { ConflictError, ValidationError } from '../errors.js';
 import { INVALID_PHONE_MESSAGE, toE164 } from '../phone.js';
 import { parseInput, type RawInput } from '../validation.js';
 import { found } from '../errors.js';
 import { ownedOrNotFound } from '../owned.js';
+import { getCallAttempt } from '../results/calls.js';
+import { emitEvents } from '../webhooks/emit.js';
 import * as store from './store.js';
 
 // The user's do-not-call list: a number on it is `do_not_call` in every group and is never dialed.
@@ -145,4 +147,27 @@ export async function importDoNotCallList(ctx: ServiceContext, raw: RawInput<typ
     return added.length;
   });
   return { listed, alreadyListed: numbers.size - listed, invalid };
+}
+
+/**
+ * An opt-out said during one of the user's calls, reported by whoever heard it (the agent runtime, for a
+ * provider that reports none, such as Twilio): the number goes on the list at once, as if the provider
+ * had reported it, and the customer's webhooks hear of it. Reporting it again changes nothing more.
+ */
+export async function reportOptOut(ctx: ServiceContext, callAttemptId: string): Promise<store.DoNotCallEntry> {
+  const call = await getCallAttempt(ctx, callAttemptId, { select: { id: true, toNumber: true, contactId: true, campaignId: true } });
+  // An erased person's call keeps no number: there is nothing left to list.
+  if (!call.toNumber) throw new ConflictError('The contact of this call was erased.', 'contact_erased');
+  const phoneNumber = call.toNumber;
+  return ctx.sql.transaction(async (tx) => {
+    const entry = await putOnList(tx, ctx.user.id, phoneNumber, 'Asked during a call', 'call');
+    await emitEvents(tx, [
+      {
+        type: 'contact.opted_out',
+        userId: ctx.user.id,
+        data: { phone_number: phoneNumber, contact_id: call.contactId, campaign_id: call.campaignId, call_id: call.id },
+      },
+    ]);
+    return entry;
+  });
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { camelCase, type CamelCase } from '../../key-case.js';
 import { DialBlockReason, type CallStatus, type Campaign, type Prisma, type Sentiment } from '../../generated/prisma/client.js';
 import { getCampaign } from '../campaigns/campaigns.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
@@ -73,15 +74,19 @@ export interface CampaignMetrics {
   blocked: BlockedCounts;
 }
 
-export type BlockedCounts = { total: number } & Record<DialBlockReason, number>;
+export type BlockedCounts = { total: number } & { [R in DialBlockReason as CamelCase<R>]: number };
 
+/** By reason, under the metrics' camelCase names (as GraphQL and v1 show them). */
 function blockedCounts(rows: { reason: DialBlockReason; count: number }[]): BlockedCounts {
-  const counts = Object.fromEntries([['total', 0], ...Object.values(DialBlockReason).map((reason) => [reason, 0])]) as BlockedCounts;
+  const counts: Record<string, number> = Object.fromEntries([
+    ['total', 0],
+    ...Object.values(DialBlockReason).map((r) => [camelCase(r), 0]),
+  ]);
   for (const row of rows) {
-    counts[row.reason] = row.count;
-    counts.total += row.count;
+    counts[camelCase(row.reason)] = row.count;
+    counts.total! += row.count;
   }
-  return counts;
+  return counts as BlockedCounts;
 }
 
 /** Where one contact of the campaign's group stands. */
