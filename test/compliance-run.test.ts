@@ -101,9 +101,10 @@ describe('a 10,000-contact compliance run, checked independently', () => {
     const rows = AREA_CODES.flatMap((code) => Array.from({ length: PER_CODE }, (_, i) => person(code, i)));
     const half = Math.floor(rows.length / 2);
     const listed = rows.filter((_, i) => i % 31 === 5).map((r) => r.Phone);
+    // One attempt a day, days counted in Chicago: retries fall on Thanksgiving and on the weekend.
     const schedule = {
-      max_attempts: 3,
-      max_attempts_per_day: 2,
+      max_attempts: 4,
+      max_attempts_per_day: 1,
       retry_interval_minutes: 90,
       retry_budgets: { busy: { max_retries: 2, retry_after_minutes: 20 }, voicemail: { max_retries: 1 } },
     };
@@ -111,7 +112,8 @@ describe('a 10,000-contact compliance run, checked independently', () => {
       concurrentCalls: 60,
       regionalRules: true,
       requiredConsent: ['calls'],
-      maxRetryDays: 4,
+      maxRetryDays: 5,
+      timezone: 'America/Chicago',
     };
     const setup = await runningCampaign(app, env, {
       rows: rows.slice(0, half),
@@ -130,7 +132,6 @@ describe('a 10,000-contact compliance run, checked independently', () => {
         name: 'Open',
         status: 'running',
         startedAt: START,
-        timezone: 'UTC',
         callingHours: { start: '00:00', end: '24:00' },
         activeDays: [...WEEKDAYS],
         ...campaignFields,
@@ -140,10 +141,10 @@ describe('a 10,000-contact compliance run, checked independently', () => {
     });
     await enrollContacts(app.sql, open.id, START);
     campaigns = { capped: setup.campaignId, open: open.id };
-    for (const n of POOL) {
+    for (const { number, ...limits } of POOL) {
       const { errors } = await app.gql(
         `mutation ($agentId: UUID!, $input: AddCallerIdInput!) { addCallerId(agentId: $agentId, input: $input) { id } }`,
-        { agentId: setup.agent.id, input: { phoneNumber: n.number, ...n } },
+        { agentId: setup.agent.id, input: { phoneNumber: number, ...limits } },
         token,
       );
       expect(errors).toBeUndefined();
@@ -172,7 +173,10 @@ describe('a 10,000-contact compliance run, checked independently', () => {
   }, 900_000);
 
   it('placed thousands of calls, with every outcome, and finished or stopped at the cap', async () => {
-    expect(telephony.placed.length).toBeGreaterThan(8_000);
+    expect(telephony.placed.length).toBeGreaterThan(6_000);
+    const outcomes = new Map<string, number>();
+    for (const r of results.values()) outcomes.set(r.outcome, (outcomes.get(r.outcome) ?? 0) + 1);
+    console.info(`compliance run: ${telephony.placed.length} calls`, Object.fromEntries(outcomes));
     expect(new Set([...results.values()].map((r) => r.outcome)).size).toBe(8);
     const states = await app.prisma.campaign.findMany({ where: { id: { in: [campaigns.capped, campaigns.open] } } });
     const capped = states.find((c) => c.id === campaigns.capped)!;
@@ -187,15 +191,26 @@ describe('a 10,000-contact compliance run, checked independently', () => {
   });
 
   it('made 0 calls without the consents the campaign requires, and 0 to a listed number', async () => {
-    const [counts] = await app.prisma.$queryRaw<{ missing: number; listed: number }[]>`
-      SELECT count(*) FILTER (WHERE EXISTS (
-               SELECT 1 FROM unnest(k.required_consent) AS need(kind)
-               WHERE NOT EXISTS (SELECT 1 FROM contact_consents g WHERE g.contact_id = a.contact_id AND g.kind = need.kind
-                                 AND g.created_at <= a.created_at AND (g.revoked_at IS NULL OR g.revoked_at > a.created_at))))::int AS missing,
-             count(*) FILTER (WHERE EXISTS (SELECT 1 FROM do_not_call_entries d WHERE d.user_id = a.user_id AND d.phone_number = a.to_number
-                                            AND d.created_at <= a.created_at))::int AS listed
-      FROM call_attempts a JOIN campaigns k ON k.id = a.campaign_id WHERE a.user_id = ${userId}::uuid`;
-    expect(counts).toEqual({ missing: 0, listed: 0 });
+    const [missing] = await app.prisma.$queryRaw<{ calls: number }[]>`
+      SELECT count(*)::int AS calls FROM call_attempts a JOIN campaigns k ON k.id = a.campaign_id
+      WHERE a.user_id = ${userId}::uuid AND EXISTS (
+        SELECT 1 FROM unnest(k.required_consent) AS need(kind)
+        WHERE NOT EXISTS (SELECT 1 FROM contact_consents g WHERE g.contact_id = a.contact_id AND g.kind = need.kind AND g.revoked_at IS NULL))`;
+    expect(missing!.calls).toBe(0);
+    // Listed before the run: never called. Listed by an opt-out during a call: never called after that call ended.
+    const entries = await app.prisma.doNotCallEntry.findMany({ where: { userId } });
+    const optedOutAt = new Map<string, number>();
+    const attempts = await app.prisma.callAttempt.findMany({ where: { userId }, orderBy: { createdAt: 'asc' } });
+    for (const a of attempts) {
+      if (results.get(a.id)?.doNotCall && !optedOutAt.has(a.toNumber!)) optedOutAt.set(a.toNumber!, a.endedAt!.getTime());
+    }
+    const listedBefore = new Set(entries.filter((e) => e.source !== 'call').map((e) => e.phoneNumber));
+    const toListed = attempts.filter(
+      (a) => listedBefore.has(a.toNumber!) || (optedOutAt.has(a.toNumber!) && a.createdAt.getTime() > optedOutAt.get(a.toNumber!)!),
+    );
+    expect(entries.filter((e) => e.source === 'call').length).toBe(optedOutAt.size);
+    expect(optedOutAt.size).toBeGreaterThan(0);
+    expect(toListed.map((a) => a.toNumber)).toEqual([]);
   });
 
   it("made 0 calls over a caller ID's calls per hour or per day", () => {
@@ -232,11 +247,16 @@ describe('a 10,000-contact compliance run, checked independently', () => {
   });
 
   it('shows every stopped call with its reason, on GraphQL and v1, and the outcomes of the calls', async () => {
-    const counts = await app.prisma.dialBlock.groupBy({ by: ['reason'], where: { campaignId: campaigns.capped }, _count: true });
-    const byReason = Object.fromEntries(counts.map((c) => [c.reason, c._count]));
+    const reasonsOf = async (where: { campaignId?: string; userId?: string }) =>
+      Object.fromEntries(
+        (await app.prisma.dialBlock.groupBy({ by: ['reason'], where, _count: true })).map((c) => [c.reason, c._count]),
+      ) as Record<string, number>;
+    // Over the whole run (the capped campaign stopped on its first day), every reason came up.
+    const everywhere = await reasonsOf({ userId });
     for (const reason of ['do_not_call', 'consent_missing', 'regional_hours', 'regional_day', 'holiday']) {
-      expect(byReason[reason], reason).toBeGreaterThan(0);
+      expect(everywhere[reason] ?? 0, `${reason} in ${JSON.stringify(everywhere)}`).toBeGreaterThan(0);
     }
+    const byReason = await reasonsOf({ campaignId: campaigns.capped });
     const total = Object.values(byReason).reduce((sum, n) => sum + n, 0);
     const { data } = await app.gql(
       `query ($id: UUID!) { campaign(id: $id) { report { metrics { blocked { total consentMissing holiday } } }
@@ -244,7 +264,11 @@ describe('a 10,000-contact compliance run, checked independently', () => {
       { id: campaigns.capped },
       token,
     );
-    expect(data.campaign.report.metrics.blocked).toEqual({ total, consentMissing: byReason.consent_missing, holiday: byReason.holiday });
+    expect(data.campaign.report.metrics.blocked).toEqual({
+      total,
+      consentMissing: byReason.consent_missing,
+      holiday: byReason.holiday ?? 0,
+    });
     expect(data.campaign.attempts.edges.every((e: { node: { outcome: string | null } }) => e.node.outcome !== null)).toBe(true);
     const v1 = await app.request('GET', `/api/v1/campaigns/${campaigns.capped}/report/`, { token });
     expect(v1.json.metrics.blocked).toMatchObject({ total, consentMissing: byReason.consent_missing, doNotCall: byReason.do_not_call });
