@@ -259,7 +259,9 @@ describe('a 10,000-contact compliance run, checked independently', () => {
     const byReason = await reasonsOf({ campaignId: campaigns.capped });
     const total = Object.values(byReason).reduce((sum, n) => sum + n, 0);
     const { data } = await app.gql(
-      `query ($id: UUID!) { campaign(id: $id) { report { metrics { blocked { total consentMissing holiday } } }
+      `query ($id: UUID!) { campaign(id: $id) { report { metrics {
+         blocked { total consentMissing holiday }
+         outcomes { human voicemail ivr callScreening noAnswer busy failed invalidNumber } } }
          attempts(first: 50) { edges { node { outcome } } } } }`,
       { id: campaigns.capped },
       token,
@@ -270,7 +272,14 @@ describe('a 10,000-contact compliance run, checked independently', () => {
       holiday: byReason.holiday ?? 0,
     });
     expect(data.campaign.attempts.edges.every((e: { node: { outcome: string | null } }) => e.node.outcome !== null)).toBe(true);
+    const byOutcome = await app.prisma.callAttempt.groupBy({ by: ['outcome'], where: { campaignId: campaigns.capped }, _count: true });
+    const camel = (word: string) => word.replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
+    expect(data.campaign.report.metrics.outcomes).toEqual({
+      ...{ human: 0, voicemail: 0, ivr: 0, callScreening: 0, noAnswer: 0, busy: 0, failed: 0, invalidNumber: 0 },
+      ...Object.fromEntries(byOutcome.map((g) => [camel(g.outcome!), g._count])),
+    });
     const v1 = await app.request('GET', `/api/v1/campaigns/${campaigns.capped}/report/`, { token });
+    expect(v1.json.metrics.outcomes).toEqual(data.campaign.report.metrics.outcomes);
     expect(v1.json.metrics.blocked).toMatchObject({ total, consentMissing: byReason.consent_missing, doNotCall: byReason.do_not_call });
   });
 });

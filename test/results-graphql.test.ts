@@ -190,6 +190,16 @@ const REPORT = /* GraphQL */ `
                   negative
                   unknown
                 }
+                outcomes {
+                  human
+                  voicemail
+                  ivr
+                  callScreening
+                  noAnswer
+                  busy
+                  failed
+                  invalidNumber
+                }
                 blocked {
                   total
                   doNotCall

@@ -87,7 +87,8 @@ export const SPRING_METRICS = {
   totalCostCents: 35,
   appointmentsBooked: 2,
   sentiment: { positive: 1, neutral: 0, negative: 1, unknown: 0 },
-  // Seeded outside the dialer: no call was stopped by a rule.
+  // Seeded outside the dialer, without outcomes; and no call was stopped by a rule.
+  outcomes: { human: 0, voicemail: 0, ivr: 0, callScreening: 0, noAnswer: 0, busy: 0, failed: 0, invalidNumber: 0 },
   blocked: { total: 0, doNotCall: 0, consentMissing: 0, regionalHours: 0, regionalDay: 0, holiday: 0 },
 };
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { camelCase } from '../../key-case.js';
-import { CampaignStatus, ContactStatus, DialBlockReason } from '../../generated/prisma/enums.js';
+import { CallOutcome, CampaignStatus, ContactStatus, DialBlockReason } from '../../generated/prisma/enums.js';
 import type { CampaignReport, ContactOutcome } from '../../services/results/reports.js';
 import { v1CallHistoryItem } from './calls.js';
 import { datetime, id, iso, isoOrNull } from './common.js';
@@ -53,6 +53,9 @@ export const v1ReportMetrics = z
     totalCostCents: count,
     appointmentsBooked: count,
     sentiment: z.object({ positive: count, neutral: count, negative: count, unknown: count }).describe('Sentiment of the completed calls.'),
+    outcomes: z
+      .object(Object.fromEntries(Object.values(CallOutcome).map((outcome) => [camelCase(outcome), count])))
+      .describe('Added: the finished calls by outcome (human, voicemail, ivr, callScreening, noAnswer, busy, failed, invalidNumber).'),
     blocked: z
       .object({ total: count, ...Object.fromEntries(Object.values(DialBlockReason).map((reason) => [camelCase(reason), count])) })
       .describe('Added: calls not placed because a compliance rule stopped them, by reason.'),

@@ -1,4 +1,4 @@
-import { DialBlockReason } from '../../generated/prisma/enums.js';
+import { CallOutcome, DialBlockReason } from '../../generated/prisma/enums.js';
 import { camelCase } from '../../key-case.js';
 import * as reports from '../../services/results/reports.js';
 import { builder } from '../builder.js';
@@ -43,6 +43,17 @@ const SentimentCounts = builder.objectRef<reports.SentimentCounts>('SentimentCou
   }),
 });
 
+const OutcomeCounts = builder.objectRef<reports.OutcomeCounts>('OutcomeCounts').implement({
+  description: 'The finished calls by outcome, whichever provider placed them.',
+  fields: (t) =>
+    Object.fromEntries(
+      Object.values(CallOutcome).map((outcome) => {
+        const name = camelCase(outcome) as keyof reports.OutcomeCounts;
+        return [name, t.int({ resolve: (counts) => counts[name] })];
+      }),
+    ),
+});
+
 const BlockedCounts = builder.objectRef<reports.BlockedCounts>('BlockedCounts').implement({
   description:
     'Calls not placed because a compliance rule stopped them, by reason; a contact kept waiting by a regional rule counts once each time.',
@@ -69,6 +80,7 @@ const CampaignMetrics = builder.objectRef<reports.CampaignMetrics>('CampaignMetr
     totalCostCents: t.expose('totalCostCents', { type: 'BigInt' }),
     appointmentsBooked: t.exposeInt('appointmentsBooked', { description: 'Appointments booked from the campaign’s calls.' }),
     sentiment: t.field({ type: SentimentCounts, resolve: (m) => m.sentiment }),
+    outcomes: t.field({ type: OutcomeCounts, resolve: (m) => m.outcomes }),
     blocked: t.field({ type: BlockedCounts, resolve: (m) => m.blocked }),
   }),
 });

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { camelCase, type CamelCase } from '../../key-case.js';
-import { DialBlockReason, type CallStatus, type Campaign, type Prisma, type Sentiment } from '../../generated/prisma/client.js';
+import {
+  CallOutcome,
+  DialBlockReason,
+  type CallStatus,
+  type Campaign,
+  type Prisma,
+  type Sentiment,
+} from '../../generated/prisma/client.js';
 import { getCampaign } from '../campaigns/campaigns.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
 import { parseInput, type RawInput } from '../validation.js';
@@ -70,8 +77,18 @@ export interface CampaignMetrics {
   appointmentsBooked: number;
   /** Sentiment of the completed calls (conversations). */
   sentiment: SentimentCounts;
+  /** Finished calls by outcome, whichever provider placed them. */
+  outcomes: OutcomeCounts;
   /** Calls not placed because a compliance rule stopped them, by reason (a contact waiting may count more than once). */
   blocked: BlockedCounts;
+}
+
+export type OutcomeCounts = { [O in CallOutcome as CamelCase<O>]: number };
+
+function outcomeCounts(rows: { outcome: CallOutcome; calls: number }[]): OutcomeCounts {
+  const counts: Record<string, number> = Object.fromEntries(Object.values(CallOutcome).map((o) => [camelCase(o), 0]));
+  for (const row of rows) counts[camelCase(row.outcome)] = row.calls;
+  return counts as OutcomeCounts;
 }
 
 export type BlockedCounts = { total: number } & { [R in DialBlockReason as CamelCase<R>]: number };
@@ -106,19 +123,21 @@ export interface CampaignReport {
 export async function getCampaignReport(ctx: ServiceContext, campaignId: string, rawPage: ReportPage = {}): Promise<CampaignReport> {
   const page = parseInput(reportPageInput, rawPage);
   const { contactGroup, ...campaign } = await getCampaign(ctx, campaignId, { include: { contactGroup: { select: { total: true } } } });
-  const [uncallable, gone, { attempted, reached, done }, callGroups, appointmentsBooked, contactOutcomes, blocks] = await Promise.all([
-    // The group keeps its total in step with its contacts; the few that may not be called are counted
-    // in the (group, status) index, which spares a scan of every contact.
-    store.countUncallableContacts(ctx, campaign),
-    // Erased contacts are out of the group's total and in the count above; those this campaign enrolled
-    // are still part of its report, as anonymous rows.
-    store.countErasedContacts(ctx, campaign),
-    store.countDialStates(ctx, campaign),
-    store.sumCallsByStatus(ctx, campaign),
-    store.countCampaignAppointments(ctx, campaign),
-    store.findContactOutcomes(ctx, campaign, page),
-    store.countBlocksByReason(ctx, campaign),
-  ]);
+  const [uncallable, gone, { attempted, reached, done }, callGroups, appointmentsBooked, contactOutcomes, blocks, outcomes] =
+    await Promise.all([
+      // The group keeps its total in step with its contacts; the few that may not be called are counted
+      // in the (group, status) index, which spares a scan of every contact.
+      store.countUncallableContacts(ctx, campaign),
+      // Erased contacts are out of the group's total and in the count above; those this campaign enrolled
+      // are still part of its report, as anonymous rows.
+      store.countErasedContacts(ctx, campaign),
+      store.countDialStates(ctx, campaign),
+      store.sumCallsByStatus(ctx, campaign),
+      store.countCampaignAppointments(ctx, campaign),
+      store.findContactOutcomes(ctx, campaign, page),
+      store.countBlocksByReason(ctx, campaign),
+      store.countCallsByOutcome(ctx, campaign),
+    ]);
   const total = contactGroup.total + gone.enrolled;
   const notCallable = uncallable - gone.uncallable + gone.enrolledUncallable;
   // A contact moved to another group after its outcome keeps counting for this campaign, so `done` may
@@ -131,6 +150,7 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
       contacts,
       successRate: ratio(reached, attempted, 4),
       appointmentsBooked,
+      outcomes: outcomeCounts(outcomes),
       blocked: blockedCounts(blocks),
     },
     contactOutcomes,
@@ -163,7 +183,9 @@ export function foldReportTotals(env: ServiceEnv): Promise<void> {
 }
 
 /** Folds the per-status aggregates, one row per status, into the call metrics. */
-function callMetrics(groups: CallGroup[]): Omit<CampaignMetrics, 'contacts' | 'successRate' | 'appointmentsBooked' | 'blocked'> {
+function callMetrics(
+  groups: CallGroup[],
+): Omit<CampaignMetrics, 'contacts' | 'successRate' | 'appointmentsBooked' | 'blocked' | 'outcomes'> {
   const calls = Object.fromEntries([['total', 0], ...Object.values(STATUS_FIELD).map((field) => [field, 0])]) as CallCounts;
   const completed = groups.find((group) => group.status === 'completed');
   const sentiment: SentimentCounts = {

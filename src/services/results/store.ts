@@ -1,6 +1,6 @@
 import { named } from '../../db/prisma-names.js';
 import { statement, type SqlSession } from '../../db/sql.js';
-import type { CallStatus, ContactStatus, DialBlockReason, Prisma, Sentiment } from '../../generated/prisma/client.js';
+import type { CallOutcome, CallStatus, ContactStatus, DialBlockReason, Prisma, Sentiment } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
 
 // The results store: every statement of call history, reports and appointments, and the only module of
@@ -140,19 +140,30 @@ export function sumCallsByStatus(ctx: ServiceContext, campaign: ReportCampaign):
   return ctx.sql.run(CALL_GROUPS, [campaign.id]);
 }
 
+const OUTCOME_GROUPS = statement<{ outcome: CallOutcome; calls: number }>(
+  'results.report.outcomeGroups',
+  `SELECT outcome::text AS outcome, sum(calls)::int AS calls
+   FROM campaign_call_totals WHERE campaign_id = $1::uuid AND outcome IS NOT NULL GROUP BY outcome`,
+);
+
+/** How many of the campaign's finished calls met each outcome (from the totals). */
+export function countCallsByOutcome(ctx: ServiceContext, campaign: ReportCampaign): Promise<{ outcome: CallOutcome; calls: number }[]> {
+  return ctx.sql.run(OUTCOME_GROUPS, [campaign.id]);
+}
+
 // The triggers append a row of differences per statement; folding a campaign's rows into one per status
-// keeps the reads above at a few rows. Rows appended meanwhile are not in the statement's snapshot and
+// and outcome keeps the reads above at a few rows. Rows appended meanwhile are not in the statement's snapshot and
 // stay; two folds at once do not count a row twice (the second finds the first's deleted rows gone).
 const FOLD_CALL_TOTALS = statement(
   'results.foldCallTotals',
   `WITH folded AS (
-     DELETE FROM campaign_call_totals WHERE (campaign_id, status) IN (
-       SELECT campaign_id, status FROM campaign_call_totals GROUP BY campaign_id, status HAVING count(*) > 1)
+     DELETE FROM campaign_call_totals WHERE (campaign_id, status, coalesce(outcome::text, '')) IN (
+       SELECT campaign_id, status, coalesce(outcome::text, '') FROM campaign_call_totals GROUP BY campaign_id, status, outcome HAVING count(*) > 1)
      RETURNING *)
-   INSERT INTO campaign_call_totals (campaign_id, status, calls, duration_seconds, connected, cost_cents, positive, neutral, negative, unknown)
-   SELECT campaign_id, status, sum(calls), sum(duration_seconds), sum(connected), sum(cost_cents), sum(positive), sum(neutral),
+   INSERT INTO campaign_call_totals (campaign_id, status, outcome, calls, duration_seconds, connected, cost_cents, positive, neutral, negative, unknown)
+   SELECT campaign_id, status, outcome, sum(calls), sum(duration_seconds), sum(connected), sum(cost_cents), sum(positive), sum(neutral),
           sum(negative), sum(unknown)
-   FROM folded GROUP BY campaign_id, status`,
+   FROM folded GROUP BY campaign_id, status, outcome`,
 );
 
 const FOLD_DIAL_TOTALS = statement(
