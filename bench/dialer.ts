@@ -67,6 +67,9 @@ async function campaignFor(db: Database, env: ServiceEnv): Promise<string> {
       concurrentCalls: 100,
       callingHours: { start: '00:00', end: '24:00' },
       activeDays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+      // Any hour of the day is a bench hour: the gate still reads each callee's place, but no regional
+      // rule holds a call back.
+      regionalRules: false,
       // One attempt per contact, so a run is exactly CONTACTS attempts.
       scheduleConfig: { max_attempts: 1, max_attempts_per_day: 1, retry_interval_minutes: 60, retry_on: [] },
     },
