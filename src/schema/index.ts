@@ -8,6 +8,7 @@ import './types/appointments.js';
 import './types/billing.js';
 import './types/calls.js';
 import './types/campaigns.js';
+import './types/campaign-history.js';
 import './types/contacts.js';
 import './types/compliance.js';
 import './types/exports.js';

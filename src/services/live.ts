@@ -1,4 +1,5 @@
 import { getCampaign } from './campaigns/campaigns.js';
+import { changesAfter } from './campaigns/history.js';
 import { ChangeFeed } from './change-feed.js';
 import type { ServiceContext } from './context.js';
 
@@ -34,5 +35,39 @@ export async function watchCallAttempts(ctx: ServiceContext, campaignId: string)
       if (event.kind === 'attempts') feed.add(event.attemptIds);
     }),
   );
+  return feed;
+}
+
+/**
+ * Ids of the campaign's history entries as they are written, oldest first (the history's own order):
+ * each change of the campaign is announced on the bus, and the feed reads what came after the last entry
+ * it sent. An unknown or another user's campaign is a NotFoundError. Resolves once listening.
+ */
+export async function watchCampaignChanges(ctx: ServiceContext, campaignId: string): Promise<AsyncIterableIterator<string>> {
+  const seen = await changesAfter(ctx, campaignId, null);
+  let last = seen.at(-1)?.seq ?? null;
+  const feed = new ChangeFeed(LIVE_INTERVAL_MS);
+  // A busy campaign announces many changes a second, few of them in its history: one read per interval
+  // at most, one at a time, so that no entry is sent twice.
+  let reading = Promise.resolve();
+  let due: NodeJS.Timeout | undefined;
+  const read = () => {
+    due = undefined;
+    reading = reading
+      .then(async () => {
+        const fresh = await changesAfter(ctx, campaignId, last);
+        if (fresh.length === 0) return;
+        last = fresh.at(-1)!.seq;
+        feed.add(fresh.map((c) => c.id));
+      })
+      .catch((error: unknown) => ctx.log.warn({ err: error, campaignId }, 'reading the campaign history failed'));
+  };
+  const stop = await ctx.events.listen(campaignId, (event) => {
+    if (event.kind === 'campaign' && !due) due = setTimeout(read, LIVE_INTERVAL_MS);
+  });
+  feed.onClose(() => {
+    clearTimeout(due);
+    stop();
+  });
   return feed;
 }

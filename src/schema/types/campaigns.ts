@@ -297,7 +297,7 @@ const CreateCampaignInput = builder.inputType('CreateCampaignInput', {
 
 const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
   description:
-    'Only draft and paused campaigns can be edited; a paused one keeps its group and start. startedAt: null clears a planned start.',
+    'Draft, paused and running campaigns can be edited (a running one dials by the new values from its next call); a started one keeps its group and start. startedAt: null clears a planned start.',
   fields: (t) => ({
     name: t.string(),
     agentId: t.field({ type: 'UUID' }),

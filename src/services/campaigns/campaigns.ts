@@ -6,6 +6,7 @@ import { ownedOrNotFound } from '../owned.js';
 import { defaultCountryOf } from '../users/store.js';
 import { parseInput } from '../validation.js';
 import { createCampaignInput, updateCampaignInput, type CreateCampaignInput, type UpdateCampaignInput } from './inputs.js';
+import { actFor } from './actor.js';
 import { checkAgent, checkDescriptions, checkGroup } from './references.js';
 import { EDITABLE_STATUSES, lockCampaign, refusal } from './states.js';
 import {
@@ -77,6 +78,7 @@ export async function createCampaign<Q extends CampaignQuery = {}>(
   const country = await defaultCountryOf(ctx.db, ctx.user.id);
   const id = uuidv7();
   await ctx.sql.transaction(async (tx) => {
+    await actFor(tx, ctx);
     const agent = await checkAgent(tx, ctx.user.id, input.agent_id, errors);
     const group = await checkGroup(tx, ctx.user.id, input.contact_group_id, errors);
     if (agent && group) checkDescriptions(input, agent, group, country, errors);
@@ -88,9 +90,10 @@ export async function createCampaign<Q extends CampaignQuery = {}>(
 }
 
 /**
- * Edits a draft or paused campaign (409 otherwise). Once a campaign has started, its group and start
- * time are history: changing them is a field error. A new calling window (hours, days or zone) plans
- * the contacts waiting for the old one again.
+ * Edits a draft, paused or running campaign (409 otherwise). Once a campaign has started, its group and
+ * start time are history: changing them is a field error. A running campaign's edit waits for the tick
+ * that holds its lock, and every later tick dials by the new values; calls in flight end as they began.
+ * A new calling window (hours, days or zone) plans the contacts waiting for the old one again.
  */
 export async function updateCampaign<Q extends CampaignQuery = {}>(
   ctx: ServiceContext,
@@ -102,10 +105,13 @@ export async function updateCampaign<Q extends CampaignQuery = {}>(
   const input = parseInput(updateCampaignInput, raw);
   const now = ctx.clock.now();
 
-  await ctx.sql.transaction(async (tx) => {
+  const running = await ctx.sql.transaction(async (tx) => {
+    await actFor(tx, ctx);
     const campaign = await lockCampaign(tx, id);
-    if (!EDITABLE_STATUSES.includes(campaign.status)) throw refusal(campaign.status, 'Only draft and paused campaigns can be edited.');
-    const started = campaign.status === 'paused';
+    if (!EDITABLE_STATUSES.includes(campaign.status)) {
+      throw refusal(campaign.status, 'Only draft, paused and running campaigns can be edited.');
+    }
+    const started = campaign.status !== 'draft';
     const errors: FieldErrors = {};
     if (input.started_at !== undefined) {
       if (started) errors.started_at = ['The campaign has already started.'];
@@ -120,7 +126,14 @@ export async function updateCampaign<Q extends CampaignQuery = {}>(
     const windowChanged = input.calling_hours !== undefined || input.active_days !== undefined || input.timezone !== undefined;
     if (windowChanged) await replanWaiting(tx, id, now);
     await updateCampaignRow(tx, id, input);
+    return campaign.status === 'running';
   });
   ctx.events.publish({ kind: 'campaign', campaignId: id });
+  // More room (pacing, hours, a cap raised) is used at once rather than at the dialer's next sweep.
+  if (running) {
+    await ctx.dialer
+      .wake(id, { requestId: ctx.requestId })
+      .catch((error) => ctx.log.warn({ err: error, campaignId: id }, 'could not wake the dialer'));
+  }
   return getCampaign(ctx, id, query);
 }

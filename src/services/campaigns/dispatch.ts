@@ -5,6 +5,7 @@ import { callCostCents, spendableCents } from '../billing/calls.js';
 import type { ServiceContext } from '../context.js';
 import { ConflictError } from '../errors.js';
 import { parseInput, type RawInput } from '../validation.js';
+import { actFor } from './actor.js';
 import { getCampaign } from './campaigns.js';
 import { assertCanCall, lockForStart, startCampaign, STARTABLE_STATUSES } from './start.js';
 import { refusal } from './states.js';
@@ -55,6 +56,7 @@ export async function resumeCampaign<Q extends CampaignQuery = {}>(
 async function advance(ctx: ServiceContext, id: string, from: readonly CampaignStatus[], rule: string): Promise<DispatchResult['status']> {
   const now = ctx.clock.now();
   const { status, started, changed } = await ctx.sql.transaction(async (tx) => {
+    await actFor(tx, ctx);
     const campaign = await lockForStart(tx, id);
     if (campaign.status === 'running') return { status: 'running' as const, started: false, changed: false };
     if (!from.includes(campaign.status)) throw refusal(campaign.status, rule);

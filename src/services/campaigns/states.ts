@@ -8,7 +8,7 @@ import { lockCampaignRow, pauseRow, pauseRunningOfAgent } from './store.js';
 // way (`campaign_running`, `campaign_completed`, ...). Repeating a transition that already happened
 // (pausing a paused campaign, dispatching a running one) is a success that changes nothing.
 
-export const EDITABLE_STATUSES: readonly CampaignStatus[] = ['draft', 'paused'];
+export const EDITABLE_STATUSES: readonly CampaignStatus[] = ['draft', 'paused', 'running'];
 
 /** Why a start (dispatch, resume, or a scheduled start coming due) is refused, besides the campaign's state. */
 export const START_REFUSALS = [

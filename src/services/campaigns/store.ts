@@ -369,3 +369,27 @@ export async function campaignsWithRelations(ctx: ServiceContext, page: { take?:
 export async function campaignWithRelations(ctx: ServiceContext, id: string): Promise<CampaignWithRelations | undefined> {
   return (await ctx.sql.run(getWithRelationsStatement, [id, ctx.user.id]))[0]?.campaign;
 }
+
+const actorStatement = statement('campaigns.actor', `SELECT set_config('callflow.actor', $1, true)`);
+
+/** Names who acts in this transaction (`user:<id>`, `api_key:<id>`): the campaign history's trigger reads it. */
+export async function setActor(tx: SqlSession, actor: string): Promise<void> {
+  await tx.run(actorStatement, [actor]);
+}
+
+/** The campaign's changes after `afterSeq` (all when null), oldest first: their ids and order. */
+export function findChangesAfter(db: ServiceEnv['db'], campaignId: string, afterSeq: bigint | null) {
+  return named('campaigns.changesAfter', () =>
+    db.campaignChange.findMany({
+      where: { campaignId, ...(afterSeq === null ? {} : { seq: { gt: afterSeq } }) },
+      orderBy: { seq: 'asc' },
+      select: { id: true, seq: true },
+    }),
+  );
+}
+
+export type CampaignChangeQuery = Omit<Prisma.CampaignChangeFindFirstArgs, 'where'>;
+
+export function findChange<Q extends CampaignChangeQuery>(db: ServiceEnv['db'], userId: string, id: string, query: Q) {
+  return named('campaigns.change', () => db.campaignChange.findFirst({ ...query, where: { id, campaign: { userId } } }));
+}

@@ -1,5 +1,6 @@
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
+import { actFor } from './actor.js';
 import { getCampaign } from './campaigns.js';
 import { lockCampaign, pauseForReason, refusal } from './states.js';
 import { cancelRows, type CampaignQuery } from './store.js';
@@ -14,6 +15,7 @@ export async function pauseCampaign<Q extends CampaignQuery = {}>(
 ): Promise<Prisma.CampaignGetPayload<Q>> {
   await getCampaign(ctx, id, { select: { id: true } });
   const paused = await ctx.sql.transaction(async (tx) => {
+    await actFor(tx, ctx);
     const campaign = await lockCampaign(tx, id);
     if (campaign.status === 'paused') return false;
     if (campaign.status !== 'running') throw refusal(campaign.status, 'Only a running campaign can be paused.');
@@ -34,6 +36,7 @@ export async function cancelCampaign<Q extends CampaignQuery = {}>(
 ): Promise<Prisma.CampaignGetPayload<Q>> {
   await getCampaign(ctx, id, { select: { id: true } });
   const cancelled = await ctx.sql.transaction(async (tx) => {
+    await actFor(tx, ctx);
     const campaign = await lockCampaign(tx, id);
     if (campaign.status === 'cancelled') return false;
     if (campaign.status === 'completed') throw refusal(campaign.status, 'A finished campaign cannot be cancelled.');
