@@ -19,6 +19,7 @@ import {
   replanWaiting,
   updateCampaignRow,
   type CampaignFilter,
+  type RedialColumns,
   type CampaignPage,
   type CampaignQuery,
 } from './store.js';
@@ -68,6 +69,7 @@ export async function createCampaign<Q extends CampaignQuery = {}>(
   ctx: ServiceContext,
   raw: CreateCampaignInput,
   query: Q = {} as Q,
+  redial: RedialColumns = {},
 ): Promise<Prisma.CampaignGetPayload<Q>> {
   const input = parseInput(createCampaignInput, raw);
   const now = ctx.clock.now();
@@ -84,7 +86,7 @@ export async function createCampaign<Q extends CampaignQuery = {}>(
     if (agent && group) checkDescriptions(input, agent, group, country, errors);
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
     const { agent_name, agent_phone_number, contact_group_name, contact_group_total, status, ...columns } = input;
-    await insertCampaign(tx, { ...columns, id, user_id: ctx.user.id, status });
+    await insertCampaign(tx, { ...columns, ...redial, id, user_id: ctx.user.id, status });
   });
   return getCampaign(ctx, id, query);
 }

@@ -1,7 +1,7 @@
 import { isoText } from '../../db/json-rows.js';
 import { named } from '../../db/prisma-names.js';
 import { dynamicStatement, statement, type SqlSession } from '../../db/sql.js';
-import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
+import type { CallOutcome, Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
 import { camelCase } from '../../key-case.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
 import type { CampaignWithRelations } from './with-relations.js';
@@ -146,18 +146,31 @@ export async function agentForStart(tx: SqlSession, agentId: string) {
 }
 
 // An active contact of the group that this campaign has not finished with (enrolled or not yet).
+/**
+ * Whether campaign k may enroll contact c: any contact of its group, or, for a redial, one its source
+ * campaign called without reaching (not reached, cancelled, or still waiting after a call), or whose last
+ * call met one of the outcomes the redial picked.
+ */
+const ENROLLABLE = `(k.redial_of IS NULL OR EXISTS (
+     SELECT 1 FROM campaign_contacts s WHERE s.campaign_id = k.redial_of AND s.contact_id = c.id AND
+       CASE WHEN coalesce(cardinality(k.redial_outcomes), 0) = 0
+            THEN s.outcome IN ('not_reached', 'cancelled') OR (s.state <> 'done' AND s.attempts > 0)
+            ELSE (SELECT a.outcome FROM call_attempts a WHERE a.campaign_id = k.redial_of AND a.contact_id = c.id AND a.outcome IS NOT NULL
+                  ORDER BY a.created_at DESC LIMIT 1) = ANY (k.redial_outcomes)
+       END))`;
+
 const callableStatement = statement<{ callable: boolean }>(
   'campaigns.has_callable_contact',
   `SELECT EXISTS (
-     SELECT 1 FROM contacts c
-     LEFT JOIN campaign_contacts cc ON cc.contact_id = c.id AND cc.campaign_id = $1::uuid
-     WHERE c.contact_group_id = $2::uuid AND c.status = 'active' AND c.erased_at IS NULL
-       AND (cc.id IS NULL OR cc.state <> 'done')
+     SELECT 1 FROM campaigns k JOIN contacts c ON c.contact_group_id = k.contact_group_id
+     LEFT JOIN campaign_contacts cc ON cc.contact_id = c.id AND cc.campaign_id = k.id
+     WHERE k.id = $1::uuid AND c.status = 'active' AND c.erased_at IS NULL
+       AND (cc.id IS NULL OR cc.state <> 'done') AND ${ENROLLABLE}
    ) AS callable`,
 );
 
-export async function hasCallableContact(tx: SqlSession, campaign: Pick<Campaign, 'id' | 'contactGroupId'>): Promise<boolean> {
-  return (await tx.run(callableStatement, [campaign.id, campaign.contactGroupId]))[0]?.callable ?? false;
+export async function hasCallableContact(tx: SqlSession, campaign: Pick<Campaign, 'id'>): Promise<boolean> {
+  return (await tx.run(callableStatement, [campaign.id]))[0]?.callable ?? false;
 }
 
 const startStatement = statement(
@@ -224,11 +237,11 @@ const enrollStatement = statement(
      INSERT INTO campaign_contacts (id, campaign_id, contact_id, state, outcome, next_attempt_at, ready_at, updated_at)
      SELECT gen_random_uuid(), c.campaign_id, c.contact_id, c.state::"DialState", c.outcome, $2, $2, $2
      FROM (
-       SELECT campaigns.id AS campaign_id, contacts.id AS contact_id,
-              CASE contacts.status WHEN 'active' THEN 'pending' ELSE 'done' END AS state,
-              CASE contacts.status WHEN 'active' THEN NULL ELSE contacts.status::text END AS outcome
-       FROM campaigns JOIN contacts ON contacts.contact_group_id = campaigns.contact_group_id
-       WHERE campaigns.id = $1::uuid AND contacts.erased_at IS NULL
+       SELECT k.id AS campaign_id, c.id AS contact_id,
+              CASE c.status WHEN 'active' THEN 'pending' ELSE 'done' END AS state,
+              CASE c.status WHEN 'active' THEN NULL ELSE c.status::text END AS outcome
+       FROM campaigns k JOIN contacts c ON c.contact_group_id = k.contact_group_id
+       WHERE k.id = $1::uuid AND c.erased_at IS NULL AND ${ENROLLABLE}
      ) AS c
      ON CONFLICT (campaign_id, contact_id) DO NOTHING
      RETURNING campaign_id, contact_id, outcome
@@ -299,10 +312,16 @@ const JSON_COLUMNS = new Set([
   'call_insights',
   'post_call_analyzers',
 ]);
-const UUID_COLUMNS = new Set(['agent_id', 'contact_group_id']);
+const UUID_COLUMNS = new Set(['agent_id', 'contact_group_id', 'redial_of']);
 
 /** The given columns (undefined ones left out) as `$first`, `$first + 1`, ... placeholders, and their values. */
-function assignments(columns: UpdateCampaignColumns, first: number) {
+/** What makes a campaign a redial of another (set at creation only). */
+export interface RedialColumns {
+  redial_of?: string;
+  redial_outcomes?: CallOutcome[];
+}
+
+function assignments(columns: UpdateCampaignColumns & RedialColumns, first: number) {
   const given = Object.entries(columns).filter(([, value]) => value !== undefined);
   const cast = (name: string) => (JSON_COLUMNS.has(name) ? '::jsonb' : UUID_COLUMNS.has(name) ? '::uuid' : '');
   return {
@@ -317,7 +336,7 @@ function assignments(columns: UpdateCampaignColumns, first: number) {
 /** Inserts a campaign; the columns not given take their defaults. */
 export async function insertCampaign(
   tx: SqlSession,
-  row: UpdateCampaignColumns & { id: string; user_id: string; status: CampaignStatus },
+  row: UpdateCampaignColumns & RedialColumns & { id: string; user_id: string; status: CampaignStatus },
 ): Promise<void> {
   const { id, user_id, status, ...columns } = row;
   const given = assignments(columns, 4);
