@@ -127,6 +127,12 @@ const envSchema = z
       .transform(Number)
       .pipe(z.number().max(1, { error: 'must be at most 1 (real time)' }))
       .default(0.1),
+    SIM_CALLBACK_RATE: z
+      .string()
+      .regex(/^\d+(\.\d+)?$/, { error: 'must be a number from 0 (never) to 1' })
+      .transform(Number)
+      .pipe(z.number().max(1, { error: 'must be at most 1' }))
+      .default(0),
     DIALER_LEASE_SECONDS: integer(5, 86_400).optional(),
     DIALER_HOLD_MINUTES: integer(1, 240).default(5),
     DIALER_SWEEP_SECONDS: integer(1, 3_600).default(15),
@@ -367,7 +373,7 @@ function telephonyOf(env: Env): DialerRuntimeOptions['telephony'] {
         timeoutSeconds: env.TWILIO_TIMEOUT_SECONDS,
       };
     default:
-      return { provider: 'simulated', seed: env.SIM_SEED, timeScale: env.SIM_TIME_SCALE };
+      return { provider: 'simulated', seed: env.SIM_SEED, timeScale: env.SIM_TIME_SCALE, callbackRate: env.SIM_CALLBACK_RATE };
   }
 }
 

@@ -149,7 +149,7 @@ describe('configuration', () => {
 
   it('dials through the simulator unless told otherwise, with a five-minute lease', () => {
     const config = loadConfig({});
-    expect(config.dialer.telephony).toEqual({ provider: 'simulated', seed: 'demo', timeScale: 0.1 });
+    expect(config.dialer.telephony).toEqual({ provider: 'simulated', seed: 'demo', timeScale: 0.1, callbackRate: 0 });
     expect(config.dialer.dialer.leaseSeconds).toBe(300);
     expect(config.retellWebhook).toBeUndefined();
   });

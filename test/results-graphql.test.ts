@@ -190,6 +190,10 @@ const REPORT = /* GraphQL */ `
                   negative
                   unknown
                 }
+                callbacks {
+                  requested
+                  pending
+                }
                 outcomes {
                   human
                   voicemail

@@ -53,6 +53,9 @@ export const v1ReportMetrics = z
     totalCostCents: count,
     appointmentsBooked: count,
     sentiment: z.object({ positive: count, neutral: count, negative: count, unknown: count }).describe('Sentiment of the completed calls.'),
+    callbacks: z
+      .object({ requested: count, pending: count })
+      .describe('Added: callbacks callees asked for during calls, and those not made yet.'),
     outcomes: z
       .object(Object.fromEntries(Object.values(CallOutcome).map((outcome) => [camelCase(outcome), count])))
       .describe('Added: the finished calls by outcome (human, voicemail, ivr, callScreening, noAnswer, busy, failed, invalidNumber).'),

@@ -1,4 +1,5 @@
 import { CallOutcome as CallOutcomes, CallStatus as CallStatuses, Sentiment as Sentiments } from '../../generated/prisma/enums.js';
+import { cancelCallback } from '../../services/dialer/callbacks.js';
 import * as calls from '../../services/results/calls.js';
 import { snakeKeys } from '../../key-case.js';
 import { builder } from '../builder.js';
@@ -18,6 +19,11 @@ export const CallAttempt = builder.prismaObject('CallAttempt', {
     attemptNumber: t.exposeInt('attemptNumber', { description: 'Which attempt at this contact in this campaign, from 1.' }),
     status: t.expose('status', { type: CallStatus }),
     outcome: t.expose('outcome', { type: CallOutcome, nullable: true, description: 'Null until the call has ended.' }),
+    callbackAt: t.expose('callbackAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the callee asked, during this call, to be called back; the next call is planned then.',
+    }),
     toNumber: t.exposeString('toNumber', { nullable: true, description: 'The number dialed (E.164); null once the contact was erased.' }),
     fromNumber: t.exposeString('fromNumber', { nullable: true, description: 'The agent number it was dialed from.' }),
     durationSeconds: t.exposeInt('durationSeconds', { nullable: true, description: 'Null until the call has ended.' }),
@@ -76,5 +82,18 @@ builder.prismaObjectFields('Campaign', (t) => ({
       to: t.arg({ type: 'DateTime', description: 'Only calls dialed before this time.' }),
     },
     query: (args) => ({ where: calls.callAttemptFilterWhere(snakeKeys(args)), orderBy: calls.NEWEST_FIRST }),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  cancelCallback: t.boolean({
+    description:
+      'Cancels the callback a contact asked for, before its call: the contact is done as its last call left it. NOT_FOUND when none is waiting.',
+    authScopes: { authenticated: true },
+    args: { campaignId: t.arg({ type: 'UUID', required: true }), contactId: t.arg({ type: 'UUID', required: true }) },
+    resolve: async (_root, args, ctx) => {
+      await cancelCallback(ctx.service, args.campaignId, args.contactId);
+      return true;
+    },
   }),
 }));

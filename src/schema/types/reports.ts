@@ -54,6 +54,11 @@ const OutcomeCounts = builder.objectRef<reports.OutcomeCounts>('OutcomeCounts').
     ),
 });
 
+const CallbackCounts = builder.objectRef<reports.CampaignMetrics['callbacks']>('CallbackCounts').implement({
+  description: 'Callbacks callees asked for during calls (requested), and those not made yet (pending).',
+  fields: (t) => ({ requested: t.exposeInt('requested'), pending: t.exposeInt('pending') }),
+});
+
 const BlockedCounts = builder.objectRef<reports.BlockedCounts>('BlockedCounts').implement({
   description:
     'Calls not placed because a compliance rule stopped them, by reason; a contact kept waiting by a regional rule counts once each time.',
@@ -81,6 +86,7 @@ const CampaignMetrics = builder.objectRef<reports.CampaignMetrics>('CampaignMetr
     appointmentsBooked: t.exposeInt('appointmentsBooked', { description: 'Appointments booked from the campaign’s calls.' }),
     sentiment: t.field({ type: SentimentCounts, resolve: (m) => m.sentiment }),
     outcomes: t.field({ type: OutcomeCounts, resolve: (m) => m.outcomes }),
+    callbacks: t.field({ type: CallbackCounts, resolve: (m) => m.callbacks }),
     blocked: t.field({ type: BlockedCounts, resolve: (m) => m.blocked }),
   }),
 });

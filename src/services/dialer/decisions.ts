@@ -10,7 +10,7 @@ import type { Candidate, TickAgent, TickCampaign } from './store/placing.js';
 import { CallRefused, type CallResult } from './telephony.js';
 import { gate, type BlockReason } from '../compliance/gate.js';
 import { countCall, pickCallerId, poolOpensAt, type PoolNumber } from './caller-id.js';
-import { localDate, windowOf } from './window.js';
+import { localDate, nextOpening, windowOf } from './window.js';
 
 // The dialer's rules, as functions of what was read: no database, no clock, no randomness. The dialer
 // reads, asks these, and writes what they answer.
@@ -201,8 +201,10 @@ export interface Ending {
 }
 
 /**
- * A callee who asked not to be called again, or a number that cannot be dialed, is done; otherwise the
- * campaign's retry policy decides, counting the attempts of the contact's local day.
+ * A callee who asked not to be called again, or a number that cannot be dialed, is done; one who asked to
+ * be called back at a time is due then (at the next moment the campaign's window allows, and the gate
+ * checks the rest at the dial), whatever the retry policy would say; otherwise the campaign's retry policy
+ * decides, counting the attempts of the contact's local day.
  */
 export function endingOf(f: FinishedAttempt, result: CallResult, now: Date): Ending {
   const zone = f.contactTimezone ?? f.campaignTimezone;
@@ -217,7 +219,18 @@ export function endingOf(f: FinishedAttempt, result: CallResult, now: Date): End
   let contact: ContactStep;
   if (result.doNotCall) contact = done('do_not_call');
   else if (result.outcome === 'invalid_number') contact = done('invalid');
-  else {
+  else if (result.callbackAt) {
+    const asked = result.callbackAt > now ? result.callbackAt : now;
+    contact = {
+      id: f.enrolmentId,
+      state: 'pending',
+      outcome: null,
+      nextAttemptAt: nextOpening(asked, zone, windowOf(f.callingHours, f.activeDays)),
+      readyAt: asked,
+      lastStatus: status,
+      callbackAt: asked,
+    };
+  } else {
     const today = localDate(now, zone);
     const history = {
       attempts: f.attempts,

@@ -112,6 +112,7 @@ function attemptEnd(id: string, batch: Batch, costCents: bigint): AttemptEnd {
     id,
     status: statusOf(r.outcome),
     outcome: r.outcome,
+    callbackAt: r.callbackAt ?? null,
     durationSeconds: r.durationSeconds,
     summary: r.summary ?? null,
     sentiment: r.sentiment ?? null,
@@ -126,13 +127,23 @@ function attemptEnd(id: string, batch: Batch, costCents: bigint): AttemptEnd {
   };
 }
 
+/** Completes a running campaign left with nothing to do by a change outside a batch of results. */
+export function completeIfDone(env: ServiceEnv, campaignId: string): Promise<boolean> {
+  // A breaker no record can trip (it would need more failed calls than there are): only completion applies.
+  return settleCampaign(env, { breakerWindow: 1, breakerThreshold: Infinity }, campaignId);
+}
+
 /**
  * Completes a campaign with nothing left to do, or trips its circuit breaker; true when it changed.
  * Read without a lock first: most batches change neither, and the campaign's lock is the ticks'.
  * Under the lock, the record is read again by a statement of its own, which sees what the lock's
  * previous holders committed.
  */
-export async function settleCampaign(env: ServiceEnv, options: DialerOptions, campaignId: string): Promise<boolean> {
+export async function settleCampaign(
+  env: ServiceEnv,
+  options: Pick<DialerOptions, 'breakerWindow' | 'breakerThreshold'>,
+  campaignId: string,
+): Promise<boolean> {
   if (!campaignOutcome(await campaignRecord(env.sql, campaignId, options.breakerWindow), options)) return false;
   const now = env.clock.now();
   return retryOnConflict(() =>

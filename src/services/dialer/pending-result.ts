@@ -9,17 +9,22 @@ export function pendingResultJson(result: CallResult): string {
   return JSON.stringify(result);
 }
 
-type Stored = Omit<CallResult, 'appointment' | 'outcome'> & {
+type Stored = Omit<CallResult, 'appointment' | 'outcome' | 'callbackAt'> & {
   appointment?: { scheduledAt: string; notes: string };
+  callbackAt?: string;
   outcome?: CallOutcome;
   /** Results stored before outcomes were kept. */
   status?: FinalStatus;
   invalidDestination?: boolean;
 };
 
-/** The stored result as the dialer takes it (JSON keeps the appointment's time as a string). */
+/** The stored result as the dialer takes it (JSON keeps the appointment's and callback's times as strings). */
 export function readPendingResult(stored: unknown): CallResult {
-  const { appointment, outcome, status, invalidDestination, ...rest } = stored as Stored;
-  const result = { ...rest, outcome: outcome ?? outcomeOfLegacy(status ?? 'failed', invalidDestination === true) };
+  const { appointment, outcome, status, invalidDestination, callbackAt, ...rest } = stored as Stored;
+  const result = {
+    ...rest,
+    outcome: outcome ?? outcomeOfLegacy(status ?? 'failed', invalidDestination === true),
+    ...(callbackAt ? { callbackAt: new Date(callbackAt) } : {}),
+  };
   return appointment ? { ...result, appointment: { notes: appointment.notes, scheduledAt: new Date(appointment.scheduledAt) } } : result;
 }

@@ -88,6 +88,7 @@ export function callResultOf(attemptId: string, call: RetellCall): CallResult {
   const outcome = outcomeOf(call, custom);
   const connected = call.call_status !== 'not_connected';
   const appointmentAt = appointmentTime(custom.appointment_time);
+  const callbackAt = appointmentTime(custom.callback_time);
   return {
     attemptId,
     outcome,
@@ -99,6 +100,7 @@ export function callResultOf(attemptId: string, call: RetellCall): CallResult {
     recordingUrl: call.recording_url ?? undefined,
     transcript: call.transcript ?? undefined,
     doNotCall: custom.do_not_call === true || custom.do_not_call === 'true' || undefined,
+    callbackAt: callbackAt ?? undefined,
     appointment: appointmentAt
       ? {
           scheduledAt: appointmentAt,

@@ -10,6 +10,8 @@ import type { CallResult, PlaceCall, ReportResult, Telephony } from './telephony
 export interface SimulatorOptions {
   seed: string;
   timeScale: number;
+  /** Share of conversations in which the callee asks to be called back (0, the default: none). */
+  callbackRate?: number;
 }
 
 const SUMMARIES: Record<CallOutcome, string[]> = {
@@ -37,6 +39,8 @@ const SHARES: [CallOutcome, number][] = [
   ['call_screening', 4],
   ['failed', 6],
 ];
+
+const DAY_MS = 86_400_000;
 
 /** One number in this many is not in service, on every attempt. */
 const INVALID_ONE_IN = 40;
@@ -91,6 +95,9 @@ export class SimulatedTelephony implements Telephony {
     const sentiment: Sentiment = outcome === 'human' ? pick(['positive', 'positive', 'neutral', 'negative'] as const) : 'unknown';
     const booked = outcome === 'human' && random() < 0.3;
     const doNotCall = outcome === 'human' && !booked && random() < 0.06;
+    // "Call me tomorrow": a day later, in the simulator's time (SIM_TIME_SCALE), so a fast run sees it made.
+    const rate = this.options.callbackRate ?? 0;
+    const callback = outcome === 'human' && !booked && !doNotCall && rate > 0 && random() < rate;
     return {
       attemptId: call.attemptId,
       outcome,
@@ -98,14 +105,17 @@ export class SimulatedTelephony implements Telephony {
       messageLeft: outcome === 'voicemail' ? messageLeft : undefined,
       summary: doNotCall
         ? 'The contact asked not to be called again.'
-        : booked
-          ? 'Booked an appointment.'
-          : messageLeft
-            ? `Left a message: ${call.voicemailMessage}`
-            : pick(SUMMARIES[outcome]),
+        : callback
+          ? 'Asked to be called back tomorrow after 3.'
+          : booked
+            ? 'Booked an appointment.'
+            : messageLeft
+              ? `Left a message: ${call.voicemailMessage}`
+              : pick(SUMMARIES[outcome]),
       sentiment: doNotCall ? 'negative' : sentiment,
       disconnectReason: outcome === 'human' ? 'user_hangup' : outcome,
       doNotCall,
+      callbackAt: callback ? new Date(Date.now() + DAY_MS * this.options.timeScale) : undefined,
       appointment: booked
         ? { scheduledAt: new Date(Date.now() + (1 + Math.floor(random() * 14)) * 86_400_000), notes: 'Booked by the simulated agent.' }
         : undefined,

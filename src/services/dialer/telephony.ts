@@ -33,6 +33,8 @@ export interface CallResult {
   transcript?: string | undefined;
   /** The callee asked never to be called again. */
   doNotCall?: boolean | undefined;
+  /** The callee asked to be called back at this moment. */
+  callbackAt?: Date | undefined;
   /** An appointment the call booked. */
   appointment?: { scheduledAt: Date; notes: string } | undefined;
   analysis?: Record<string, unknown> | undefined;

@@ -77,6 +77,8 @@ export interface CampaignMetrics {
   appointmentsBooked: number;
   /** Sentiment of the completed calls (conversations). */
   sentiment: SentimentCounts;
+  /** Callbacks callees asked for during calls, and those still to make. */
+  callbacks: { requested: number; pending: number };
   /** Finished calls by outcome, whichever provider placed them. */
   outcomes: OutcomeCounts;
   /** Calls not placed because a compliance rule stopped them, by reason (a contact waiting may count more than once). */
@@ -123,7 +125,7 @@ export interface CampaignReport {
 export async function getCampaignReport(ctx: ServiceContext, campaignId: string, rawPage: ReportPage = {}): Promise<CampaignReport> {
   const page = parseInput(reportPageInput, rawPage);
   const { contactGroup, ...campaign } = await getCampaign(ctx, campaignId, { include: { contactGroup: { select: { total: true } } } });
-  const [uncallable, gone, { attempted, reached, done }, callGroups, appointmentsBooked, contactOutcomes, blocks, outcomes] =
+  const [uncallable, gone, { attempted, reached, done }, callGroups, appointmentsBooked, contactOutcomes, blocks, outcomes, callbacks] =
     await Promise.all([
       // The group keeps its total in step with its contacts; the few that may not be called are counted
       // in the (group, status) index, which spares a scan of every contact.
@@ -137,6 +139,7 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
       store.findContactOutcomes(ctx, campaign, page),
       store.countBlocksByReason(ctx, campaign),
       store.countCallsByOutcome(ctx, campaign),
+      store.countCallbacks(ctx, campaign),
     ]);
   const total = contactGroup.total + gone.enrolled;
   const notCallable = uncallable - gone.uncallable + gone.enrolledUncallable;
@@ -151,6 +154,7 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
       successRate: ratio(reached, attempted, 4),
       appointmentsBooked,
       outcomes: outcomeCounts(outcomes),
+      callbacks,
       blocked: blockedCounts(blocks),
     },
     contactOutcomes,
@@ -185,7 +189,7 @@ export function foldReportTotals(env: ServiceEnv): Promise<void> {
 /** Folds the per-status aggregates, one row per status, into the call metrics. */
 function callMetrics(
   groups: CallGroup[],
-): Omit<CampaignMetrics, 'contacts' | 'successRate' | 'appointmentsBooked' | 'blocked' | 'outcomes'> {
+): Omit<CampaignMetrics, 'contacts' | 'successRate' | 'appointmentsBooked' | 'blocked' | 'outcomes' | 'callbacks'> {
   const calls = Object.fromEntries([['total', 0], ...Object.values(STATUS_FIELD).map((field) => [field, 0])]) as CallCounts;
   const completed = groups.find((group) => group.status === 'completed');
   const sentiment: SentimentCounts = {

@@ -187,6 +187,17 @@ export function countCampaignAppointments(ctx: ServiceContext, campaign: ReportC
   return named('results.report.appointments', () => ctx.db.appointment.count({ where: { campaignId: campaign.id, userId: ctx.user.id } }));
 }
 
+const CALLBACKS = statement<{ requested: number; pending: number }>(
+  'results.report.callbacks',
+  `SELECT (SELECT count(*)::int FROM call_attempts WHERE campaign_id = $1::uuid AND callback_at IS NOT NULL) AS requested,
+          (SELECT count(*)::int FROM campaign_contacts WHERE campaign_id = $1::uuid AND callback_at IS NOT NULL) AS pending`,
+);
+
+/** Callbacks callees asked for, and those still to make (both from partial indexes). */
+export async function countCallbacks(ctx: ServiceContext, campaign: ReportCampaign): Promise<{ requested: number; pending: number }> {
+  return (await ctx.sql.run(CALLBACKS, [campaign.id]))[0]!;
+}
+
 /** The calls compliance rules stopped, by reason. */
 export function countBlocksByReason(ctx: ServiceContext, campaign: ReportCampaign): Promise<{ reason: DialBlockReason; count: number }[]> {
   return named('results.report.blocks', async () =>

@@ -90,6 +90,7 @@ export interface AttemptEnd {
   id: string;
   status: string;
   outcome: string;
+  callbackAt: Date | null;
   durationSeconds: number;
   summary: string | null;
   sentiment: string | null;
@@ -112,6 +113,8 @@ export interface ContactStep {
   nextAttemptAt: Date | null;
   readyAt?: Date;
   lastStatus: string;
+  /** A callback the callee asked for, which this step is due for. */
+  callbackAt?: Date;
 }
 
 /** An appointment a call booked. */
@@ -130,12 +133,12 @@ export interface NewAppointment {
 const writeResultsStatement = statement(
   'dialer.write_results',
   `WITH attempts AS (
-     UPDATE call_attempts SET status = r.status::"CallStatus", outcome = r.outcome::"CallOutcome", duration_seconds = r.duration_seconds, summary = r.summary,
+     UPDATE call_attempts SET status = r.status::"CallStatus", outcome = r.outcome::"CallOutcome", callback_at = r.callback_at, duration_seconds = r.duration_seconds, summary = r.summary,
        sentiment = coalesce(r.sentiment, 'unknown')::"Sentiment", disconnect_reason = r.disconnect_reason,
        recording_url = r.recording_url, transcript = r.transcript, analysis = coalesce(r.analysis, '{}'::jsonb),
        cost_cents = r.cost_cents, ended_at = r.ended_at, lease_expires_at = NULL, pending_result = NULL, updated_at = $4,
        provider_call_id = coalesce(call_attempts.provider_call_id, r.provider_call_id), started_at = coalesce(call_attempts.started_at, r.started_at)
-     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, status text, outcome text, duration_seconds int, summary text, sentiment text, disconnect_reason text,
+     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, status text, outcome text, callback_at timestamptz, duration_seconds int, summary text, sentiment text, disconnect_reason text,
                                             recording_url text, transcript text, analysis jsonb, cost_cents bigint,
                                             provider_call_id text, started_at timestamptz, ended_at timestamptz)
      WHERE call_attempts.id = r.id
@@ -146,8 +149,9 @@ const writeResultsStatement = statement(
                                             timezone text, contact_snapshot jsonb, appointment_data jsonb)
    )
    UPDATE campaign_contacts SET state = r.state::"DialState", outcome = r.outcome, next_attempt_at = r.next_attempt_at,
-     ready_at = r.ready_at, last_status = r.last_status, lease_expires_at = NULL, updated_at = $4
-   FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, state text, outcome text, next_attempt_at timestamptz, ready_at timestamptz, last_status text)
+     ready_at = r.ready_at, last_status = r.last_status, callback_at = r.callback_at, lease_expires_at = NULL, updated_at = $4
+   FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, state text, outcome text, next_attempt_at timestamptz, ready_at timestamptz, last_status text,
+                                          callback_at timestamptz)
    WHERE campaign_contacts.id = r.id`,
 );
 
@@ -165,6 +169,7 @@ export async function writeResults(
         id: a.id,
         status: a.status,
         outcome: a.outcome,
+        callback_at: a.callbackAt,
         duration_seconds: a.durationSeconds,
         summary: a.summary,
         sentiment: a.sentiment,
@@ -186,6 +191,7 @@ export async function writeResults(
         next_attempt_at: c.nextAttemptAt,
         ready_at: c.readyAt,
         last_status: c.lastStatus,
+        callback_at: c.callbackAt ?? null,
       })),
     ),
     JSON.stringify(
