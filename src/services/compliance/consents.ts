@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { SqlSession } from '../../db/sql.js';
 import { ConsentKind } from '../../generated/prisma/enums.js';
 import type { ServiceContext } from '../context.js';
-import { found, NotFoundError, ValidationError } from '../errors.js';
+import { getContact } from '../contacts/contacts.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { ownedOrNotFound } from '../owned.js';
 import { parseInput, uuid, type RawInput } from '../validation.js';
 import * as store from './store.js';
@@ -24,7 +25,7 @@ export const consentInput = z.object({
 export async function recordConsent(ctx: ServiceContext, raw: RawInput<typeof consentInput>, query: store.ConsentQuery = {}) {
   const input = parseInput(consentInput, raw);
   if (input.obtained_at > ctx.clock.now()) throw ValidationError.field('obtained_at', 'Must not be in the future.');
-  found(await store.findLiveContact(ctx, input.contact_id), 'Contact');
+  await getContact(ctx, input.contact_id, { select: { id: true } });
   return store.createConsent(
     ctx,
     { contactId: input.contact_id, kind: input.kind, source: input.source, obtainedAt: input.obtained_at, proof: input.proof ?? null },

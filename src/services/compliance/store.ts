@@ -25,13 +25,6 @@ export async function recordImportedConsents(tx: SqlSession, groupId: string, no
 
 export type ConsentQuery = Omit<Prisma.ContactConsentFindUniqueArgs, 'where'>;
 
-/** The user's contact, if it exists and was not erased. */
-export function findLiveContact(ctx: ServiceContext, contactId: string) {
-  return named('compliance.contact', () =>
-    ctx.db.contact.findFirst({ where: { id: contactId, userId: ctx.user.id, erasedAt: null }, select: { id: true } }),
-  );
-}
-
 export function createConsent(ctx: ServiceContext, data: Omit<Prisma.ContactConsentUncheckedCreateInput, 'userId'>, query: ConsentQuery) {
   return named('compliance.createConsent', () => ctx.db.contactConsent.create({ ...query, data: { ...data, userId: ctx.user.id } }));
 }
