@@ -190,6 +190,12 @@ const REPORT = /* GraphQL */ `
                   negative
                   unknown
                 }
+                variants {
+                  name
+                }
+                variantComparison {
+                  statement
+                }
                 callbacks {
                   requested
                   pending

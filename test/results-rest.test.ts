@@ -347,6 +347,8 @@ describe('GET /api/v1/campaigns/{id}/report/', () => {
       totalCostCents: 0,
       appointmentsBooked: 0,
       sentiment: { positive: 0, neutral: 0, negative: 0, unknown: 0 },
+      variants: [],
+      variantComparison: null,
       callbacks: SPRING_METRICS.callbacks,
       outcomes: SPRING_METRICS.outcomes,
       blocked: SPRING_METRICS.blocked,

@@ -10,6 +10,7 @@ import './types/calls.js';
 import './types/campaigns.js';
 import './types/campaign-history.js';
 import './types/campaign-copies.js';
+import './types/campaign-variants.js';
 import './types/contacts.js';
 import './types/compliance.js';
 import './types/exports.js';

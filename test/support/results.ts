@@ -88,6 +88,8 @@ export const SPRING_METRICS = {
   appointmentsBooked: 2,
   sentiment: { positive: 1, neutral: 0, negative: 1, unknown: 0 },
   // Seeded outside the dialer, without outcomes; and no call was stopped by a rule.
+  variants: [],
+  variantComparison: null,
   callbacks: { requested: 0, pending: 0 },
   outcomes: { human: 0, voicemail: 0, ivr: 0, callScreening: 0, noAnswer: 0, busy: 0, failed: 0, invalidNumber: 0 },
   blocked: { total: 0, doNotCall: 0, consentMissing: 0, regionalHours: 0, regionalDay: 0, holiday: 0 },

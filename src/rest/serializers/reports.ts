@@ -53,6 +53,28 @@ export const v1ReportMetrics = z
     totalCostCents: count,
     appointmentsBooked: count,
     sentiment: z.object({ positive: count, neutral: count, negative: count, unknown: count }).describe('Sentiment of the completed calls.'),
+    variants: z
+      .array(
+        z.object({
+          variantId: id,
+          name: z.string(),
+          agentId: id,
+          weight: count,
+          contacts: count,
+          attempted: count,
+          reached: count,
+          reachRate: z.number(),
+          appointments: count,
+          calls: count,
+          averageDurationSeconds: z.number(),
+          costCents: count,
+        }),
+      )
+      .describe('Added: with A/B variants, each one’s figures (empty without).'),
+    variantComparison: z
+      .object({ variants: z.array(id), zScore: z.number(), pValue: z.number(), significant: z.boolean(), statement: z.string() })
+      .nullable()
+      .describe('Added: a two-proportion z-test at 95% of the share reached between the two variants that called the most.'),
     callbacks: z
       .object({ requested: count, pending: count })
       .describe('Added: callbacks callees asked for during calls, and those not made yet.'),
@@ -115,7 +137,11 @@ export function toV1CampaignReport(
       updatedAt: iso(campaign.updatedAt),
     },
     // Costs stay far below 2^53 cents (the ledger's ceiling on credits), so Number() is exact.
-    metrics: { ...metrics, totalCostCents: Number(metrics.totalCostCents) },
+    metrics: {
+      ...metrics,
+      totalCostCents: Number(metrics.totalCostCents),
+      variants: metrics.variants.map((v) => ({ ...v, costCents: Number(v.costCents) })),
+    },
     recentSuccessfulCalls,
     contactOutcomes: report.contactOutcomes.map(toV1ContactOutcome),
     totalContactOutcomes: report.totalContactOutcomes,

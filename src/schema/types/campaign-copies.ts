@@ -25,7 +25,7 @@ const RedialCampaignInput = builder.inputType('RedialCampaignInput', {
 });
 
 builder.prismaObjectFields('Campaign', (t) => ({
-  redialOf: t.relation('redialOf', { nullable: true, description: 'The campaign this one redials, if it is a redial.' }),
+  redialOf: t.relation('redialSource', { nullable: true, description: 'The campaign this one redials, if it is a redial.' }),
   redialOutcomes: t.field({
     type: [CallOutcome],
     select: { redialOutcomes: true },

@@ -1,6 +1,7 @@
 import { CallOutcome, DialBlockReason } from '../../generated/prisma/enums.js';
 import { camelCase } from '../../key-case.js';
 import * as reports from '../../services/results/reports.js';
+import type { VariantComparison, VariantMetrics } from '../../services/results/variants.js';
 import { builder } from '../builder.js';
 import { withoutNulls } from '../inputs.js';
 import { ContactStatus } from './contacts.js';
@@ -54,6 +55,35 @@ const OutcomeCounts = builder.objectRef<reports.OutcomeCounts>('OutcomeCounts').
     ),
 });
 
+const VariantMetricsType = builder.objectRef<VariantMetrics>('VariantMetrics').implement({
+  description: 'One A/B variant’s figures: its contacts, those called and reached, appointments, talk time and cost.',
+  fields: (t) => ({
+    variantId: t.expose('variantId', { type: 'UUID' }),
+    name: t.exposeString('name'),
+    agentId: t.expose('agentId', { type: 'UUID' }),
+    weight: t.exposeInt('weight'),
+    contacts: t.exposeInt('contacts'),
+    attempted: t.exposeInt('attempted'),
+    reached: t.exposeInt('reached'),
+    reachRate: t.exposeFloat('reachRate', { description: 'reached / attempted, 0 to 1.' }),
+    appointments: t.exposeInt('appointments'),
+    calls: t.exposeInt('calls'),
+    averageDurationSeconds: t.exposeFloat('averageDurationSeconds'),
+    costCents: t.expose('costCents', { type: 'BigInt' }),
+  }),
+});
+
+const VariantComparisonType = builder.objectRef<VariantComparison>('VariantComparison').implement({
+  description: 'A two-proportion z-test at 95% of the share reached, between the two variants that called the most contacts.',
+  fields: (t) => ({
+    variants: t.field({ type: ['UUID'], description: 'The higher reach rate first.', resolve: (c) => c.variants }),
+    zScore: t.exposeFloat('zScore'),
+    pValue: t.exposeFloat('pValue'),
+    significant: t.exposeBoolean('significant'),
+    statement: t.exposeString('statement'),
+  }),
+});
+
 const CallbackCounts = builder.objectRef<reports.CampaignMetrics['callbacks']>('CallbackCounts').implement({
   description: 'Callbacks callees asked for during calls (requested), and those not made yet (pending).',
   fields: (t) => ({ requested: t.exposeInt('requested'), pending: t.exposeInt('pending') }),
@@ -87,6 +117,8 @@ const CampaignMetrics = builder.objectRef<reports.CampaignMetrics>('CampaignMetr
     sentiment: t.field({ type: SentimentCounts, resolve: (m) => m.sentiment }),
     outcomes: t.field({ type: OutcomeCounts, resolve: (m) => m.outcomes }),
     callbacks: t.field({ type: CallbackCounts, resolve: (m) => m.callbacks }),
+    variants: t.field({ type: [VariantMetricsType], description: 'With A/B variants: each one’s figures.', resolve: (m) => m.variants }),
+    variantComparison: t.field({ type: VariantComparisonType, nullable: true, resolve: (m) => m.variantComparison }),
     blocked: t.field({ type: BlockedCounts, resolve: (m) => m.blocked }),
   }),
 });

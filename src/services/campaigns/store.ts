@@ -90,6 +90,8 @@ const CAMPAIGN_FIELDS = [
   'spend_cap_cents',
   'required_consent',
   'regional_rules',
+  'redial_of',
+  'redial_outcomes',
   'started_at',
   'completed_at',
   'created_at',
@@ -254,6 +256,7 @@ const enrollStatement = statement(
 /** Enrolls the group's contacts not enrolled yet, due from `now`. */
 export async function enrollContacts(tx: SqlSession, campaignId: string, now: Date): Promise<void> {
   await tx.run(enrollStatement, [campaignId, now]);
+  await assignVariants(tx, campaignId);
 }
 
 const replanStatement = statement(
@@ -411,4 +414,45 @@ export type CampaignChangeQuery = Omit<Prisma.CampaignChangeFindFirstArgs, 'wher
 
 export function findChange<Q extends CampaignChangeQuery>(db: ServiceEnv['db'], userId: string, id: string, query: Q) {
   return named('campaigns.change', () => db.campaignChange.findFirst({ ...query, where: { id, campaign: { userId } } }));
+}
+
+const deleteVariantsStatement = statement('campaigns.delete_variants', `DELETE FROM campaign_variants WHERE campaign_id = $1::uuid`);
+const insertVariantsStatement = statement(
+  'campaigns.insert_variants',
+  `INSERT INTO campaign_variants (id, campaign_id, agent_id, name, weight, position)
+   SELECT r.id, $1::uuid, r.agent_id, r.name, r.weight, r.position
+   FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, agent_id uuid, name text, weight int, position int)`,
+);
+
+/** Replaces the campaign's A/B variants (none: an empty list). */
+export async function replaceVariants(
+  tx: SqlSession,
+  campaignId: string,
+  variants: { id: string; agentId: string; name: string; weight: number }[],
+): Promise<void> {
+  await tx.run(deleteVariantsStatement, [campaignId]);
+  if (variants.length === 0) return;
+  const rows = variants.map((v, position) => ({ id: v.id, agent_id: v.agentId, name: v.name, weight: v.weight, position }));
+  await tx.run(insertVariantsStatement, [campaignId, JSON.stringify(rows)]);
+}
+
+// A contact's variant is the one whose weight range holds a hash of the campaign and contact: the same
+// every time it is asked, so a contact enrolled again (a resume) or called again keeps its variant.
+const assignVariantsStatement = statement(
+  'campaigns.assign_variants',
+  `WITH ranges AS (
+     SELECT id, sum(weight) OVER (ORDER BY position) - weight AS low, sum(weight) OVER (ORDER BY position) AS high,
+            sum(weight) OVER () AS total
+     FROM campaign_variants WHERE campaign_id = $1::uuid
+   )
+   UPDATE campaign_contacts cc SET variant_id = r.id
+   FROM ranges r
+   WHERE cc.campaign_id = $1::uuid AND cc.variant_id IS NULL
+     AND ((hashtextextended(cc.campaign_id::text || ':' || cc.contact_id::text, 0) % r.total) + r.total) % r.total >= r.low
+     AND ((hashtextextended(cc.campaign_id::text || ':' || cc.contact_id::text, 0) % r.total) + r.total) % r.total < r.high`,
+);
+
+/** Gives each enrolled contact without a variant its variant (nothing without variants). */
+export async function assignVariants(tx: SqlSession, campaignId: string): Promise<void> {
+  await tx.run(assignVariantsStatement, [campaignId]);
 }

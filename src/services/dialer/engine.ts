@@ -88,7 +88,7 @@ export class Dialer {
       attemptNumber: c.attemptNumber,
       from: c.from,
       to: c.to,
-      providerAgentId: claim.providerAgentId ?? null,
+      providerAgentId: c.providerAgentId,
       variables: c.variables,
       voicemailMessage: c.voicemailMessage,
     }));

@@ -72,7 +72,6 @@ export async function look(
 export interface Claim {
   calls: DraftCall[];
   userId?: string;
-  providerAgentId?: string | null;
   /** There is more to do now: the campaign gets another tick at once. */
   more: boolean;
   /** Every caller ID is at a limit: the campaign is due again when one frees. */
@@ -161,6 +160,7 @@ export async function claim(
           attemptNumber: c.attempts + 1,
           to: c.phoneNumber!,
           from: c.from,
+          providerAgentId: c.variantAgentId ?? agent.providerAgentId,
           variables,
           voicemailMessage: voicemailMessageOf(campaign.scheduleConfig, variables),
         };
@@ -170,7 +170,6 @@ export async function claim(
       const claim = {
         calls: calls.filter((c) => taken.has(c.id)),
         userId: campaign.userId,
-        providerAgentId: agent.providerAgentId,
         more: plan.more,
         wakeAt: plan.poolOpensAt,
       };

@@ -13,6 +13,7 @@ import type { ServiceContext, ServiceEnv } from '../context.js';
 import { parseInput, type RawInput } from '../validation.js';
 import { EXPORT_BATCH } from './calls.js';
 import * as store from './store.js';
+import { compareVariants, variantMetrics, type VariantComparison, type VariantMetrics } from './variants.js';
 import type { CallAttemptQuery, CallGroup, ContactOutcomeRow } from './store.js';
 
 // A campaign's report, the same on both surfaces. Every figure is computed by the database: the call and
@@ -77,6 +78,10 @@ export interface CampaignMetrics {
   appointmentsBooked: number;
   /** Sentiment of the completed calls (conversations). */
   sentiment: SentimentCounts;
+  /** With A/B variants: the figures of each, in their order; empty without. */
+  variants: VariantMetrics[];
+  /** Whether the two variants that called the most differ significantly in the share reached. */
+  variantComparison: VariantComparison | null;
   /** Callbacks callees asked for during calls, and those still to make. */
   callbacks: { requested: number; pending: number };
   /** Finished calls by outcome, whichever provider placed them. */
@@ -125,22 +130,34 @@ export interface CampaignReport {
 export async function getCampaignReport(ctx: ServiceContext, campaignId: string, rawPage: ReportPage = {}): Promise<CampaignReport> {
   const page = parseInput(reportPageInput, rawPage);
   const { contactGroup, ...campaign } = await getCampaign(ctx, campaignId, { include: { contactGroup: { select: { total: true } } } });
-  const [uncallable, gone, { attempted, reached, done }, callGroups, appointmentsBooked, contactOutcomes, blocks, outcomes, callbacks] =
-    await Promise.all([
-      // The group keeps its total in step with its contacts; the few that may not be called are counted
-      // in the (group, status) index, which spares a scan of every contact.
-      store.countUncallableContacts(ctx, campaign),
-      // Erased contacts are out of the group's total and in the count above; those this campaign enrolled
-      // are still part of its report, as anonymous rows.
-      store.countErasedContacts(ctx, campaign),
-      store.countDialStates(ctx, campaign),
-      store.sumCallsByStatus(ctx, campaign),
-      store.countCampaignAppointments(ctx, campaign),
-      store.findContactOutcomes(ctx, campaign, page),
-      store.countBlocksByReason(ctx, campaign),
-      store.countCallsByOutcome(ctx, campaign),
-      store.countCallbacks(ctx, campaign),
-    ]);
+  const [
+    uncallable,
+    gone,
+    { attempted, reached, done },
+    callGroups,
+    appointmentsBooked,
+    contactOutcomes,
+    blocks,
+    outcomes,
+    callbacks,
+    variantRows,
+  ] = await Promise.all([
+    // The group keeps its total in step with its contacts; the few that may not be called are counted
+    // in the (group, status) index, which spares a scan of every contact.
+    store.countUncallableContacts(ctx, campaign),
+    // Erased contacts are out of the group's total and in the count above; those this campaign enrolled
+    // are still part of its report, as anonymous rows.
+    store.countErasedContacts(ctx, campaign),
+    store.countDialStates(ctx, campaign),
+    store.sumCallsByStatus(ctx, campaign),
+    store.countCampaignAppointments(ctx, campaign),
+    store.findContactOutcomes(ctx, campaign, page),
+    store.countBlocksByReason(ctx, campaign),
+    store.countCallsByOutcome(ctx, campaign),
+    store.countCallbacks(ctx, campaign),
+    store.variantFigures(ctx, campaign),
+  ]);
+  const variants = variantMetrics(variantRows);
   const total = contactGroup.total + gone.enrolled;
   const notCallable = uncallable - gone.uncallable + gone.enrolledUncallable;
   // A contact moved to another group after its outcome keeps counting for this campaign, so `done` may
@@ -155,6 +172,8 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
       appointmentsBooked,
       outcomes: outcomeCounts(outcomes),
       callbacks,
+      variants,
+      variantComparison: compareVariants(variants),
       blocked: blockedCounts(blocks),
     },
     contactOutcomes,
@@ -189,7 +208,10 @@ export function foldReportTotals(env: ServiceEnv): Promise<void> {
 /** Folds the per-status aggregates, one row per status, into the call metrics. */
 function callMetrics(
   groups: CallGroup[],
-): Omit<CampaignMetrics, 'contacts' | 'successRate' | 'appointmentsBooked' | 'blocked' | 'outcomes' | 'callbacks'> {
+): Omit<
+  CampaignMetrics,
+  'contacts' | 'successRate' | 'appointmentsBooked' | 'blocked' | 'outcomes' | 'callbacks' | 'variants' | 'variantComparison'
+> {
   const calls = Object.fromEntries([['total', 0], ...Object.values(STATUS_FIELD).map((field) => [field, 0])]) as CallCounts;
   const completed = groups.find((group) => group.status === 'completed');
   const sentiment: SentimentCounts = {

@@ -313,3 +313,50 @@ const UPDATE_APPOINTMENT = statement<ChangedAppointment>(
 export async function updateAppointmentRow(tx: SqlSession, id: string, change: AppointmentChange): Promise<ChangedAppointment> {
   return (await tx.run(UPDATE_APPOINTMENT, [id, change.status ?? null, change.scheduled_at ?? null, new Date()]))[0]!;
 }
+
+/** A variant's figures: its contacts, those called and reached, its calls' appointments, talk time and cost. */
+export interface VariantRow {
+  id: string;
+  name: string;
+  agentId: string;
+  weight: number;
+  contacts: number;
+  attempted: number;
+  reached: number;
+  appointments: number;
+  calls: number;
+  connected: number;
+  durationSeconds: bigint;
+  costCents: bigint;
+}
+
+const VARIANTS = statement<VariantRow>(
+  'results.report.variants',
+  `WITH given AS (
+     SELECT cc.variant_id, count(*)::int AS contacts, count(*) FILTER (WHERE cc.attempts > 0)::int AS attempted,
+            count(*) FILTER (WHERE cc.outcome = 'reached')::int AS reached
+     FROM campaign_contacts cc WHERE cc.campaign_id = $1::uuid AND cc.variant_id IS NOT NULL GROUP BY cc.variant_id
+   ), called AS (
+     SELECT cc.variant_id, count(*)::int AS calls, count(*) FILTER (WHERE a.duration_seconds > 0)::int AS connected,
+            coalesce(sum(a.duration_seconds) FILTER (WHERE a.duration_seconds > 0), 0)::bigint AS duration_seconds,
+            coalesce(sum(a.cost_cents), 0)::bigint AS cost_cents
+     FROM call_attempts a JOIN campaign_contacts cc ON cc.campaign_id = a.campaign_id AND cc.contact_id = a.contact_id
+     WHERE a.campaign_id = $1::uuid AND cc.variant_id IS NOT NULL GROUP BY cc.variant_id
+   ), booked AS (
+     SELECT cc.variant_id, count(*)::int AS appointments
+     FROM appointments ap JOIN campaign_contacts cc ON cc.campaign_id = ap.campaign_id AND cc.contact_id = ap.contact_id
+     WHERE ap.campaign_id = $1::uuid AND cc.variant_id IS NOT NULL GROUP BY cc.variant_id
+   )
+   SELECT v.id, v.name, v.agent_id AS "agentId", v.weight, coalesce(g.contacts, 0) AS contacts, coalesce(g.attempted, 0) AS attempted,
+          coalesce(g.reached, 0) AS reached, coalesce(b.appointments, 0) AS appointments, coalesce(c.calls, 0) AS calls,
+          coalesce(c.connected, 0) AS connected, coalesce(c.duration_seconds, 0)::bigint AS "durationSeconds",
+          coalesce(c.cost_cents, 0)::bigint AS "costCents"
+   FROM campaign_variants v
+   LEFT JOIN given g ON g.variant_id = v.id LEFT JOIN called c ON c.variant_id = v.id LEFT JOIN booked b ON b.variant_id = v.id
+   WHERE v.campaign_id = $1::uuid ORDER BY v.position`,
+);
+
+/** The campaign's A/B variants with their figures, in their order (none without variants). */
+export function variantFigures(ctx: ServiceContext, campaign: ReportCampaign): Promise<VariantRow[]> {
+  return ctx.sql.run(VARIANTS, [campaign.id]);
+}

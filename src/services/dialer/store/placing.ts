@@ -95,6 +95,8 @@ export interface Candidate {
   /** The consents the contact holds, of those the campaign requires (none read when it requires none). */
   consents: ConsentKind[];
   data: unknown;
+  /** With A/B variants: the provider's id of the contact's variant's agent (null: the campaign agent's). */
+  variantAgentId: string | null;
 }
 
 type CandidateRow = {
@@ -117,6 +119,7 @@ const candidatesStatement = statement<CandidateRow>(
   `WITH candidates AS (
      SELECT cc.id, cc.contact_id, cc.attempts, c.phone_number,
             CASE WHEN d.id IS NULL THEN c.status::text ELSE 'do_not_call' END AS status, c.timezone, c.data->>'region' AS region, c.data, cc.next_attempt_at,
+            (SELECT va.provider_agent_id FROM campaign_variants v JOIN agents va ON va.id = v.agent_id WHERE v.id = cc.variant_id) AS variant_agent_id,
             CASE WHEN $5::text[] = '{}' THEN '{}'::text[]
                  ELSE ARRAY(SELECT DISTINCT g.kind::text FROM contact_consents g
                             WHERE g.contact_id = c.id AND g.revoked_at IS NULL AND g.kind::text = ANY($5::text[])) END AS consents
@@ -133,7 +136,8 @@ const candidatesStatement = statement<CandidateRow>(
           EXISTS (SELECT 1 FROM phone_numbers q WHERE q.agent_id = a.id AND (q.id <> a.phone_number_id OR q.max_calls_per_hour IS NOT NULL
                   OR q.max_calls_per_day IS NOT NULL OR q.cooldown_after_unanswered IS NOT NULL OR q.rest_below_answer_rate IS NOT NULL)) AS pooled,
           coalesce((SELECT spent_cents FROM campaign_spend WHERE campaign_id = k.id), 0) AS "spentCents",
-          n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.region, n.consents, n.data
+          n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.region, n.consents, n.data,
+          n.variant_agent_id AS "variantAgentId"
    FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id
         CROSS JOIN LATERAL (${inFlight('$2')}) f
         LEFT JOIN candidates n ON true
@@ -155,8 +159,8 @@ export async function readCandidates(
 ): Promise<{ agent: TickAgent; candidates: Candidate[] }> {
   const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit, requiredConsent]);
   const { agentActive, providerAgentId, fromNumber, inFlight, live, spentCents, pooled } = rows[0]!;
-  const candidates = rows.flatMap(({ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data }) =>
-    id === null ? [] : [{ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data }],
+  const candidates = rows.flatMap(({ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data, variantAgentId }) =>
+    id === null ? [] : [{ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data, variantAgentId }],
   );
   return {
     agent: { active: agentActive, providerAgentId, fromNumber, inFlight, live, spentCents: BigInt(spentCents), pooled },
@@ -223,6 +227,8 @@ export interface DraftCall {
   to: string;
   /** The caller ID it goes out from. */
   from: string;
+  /** The provider's id of its agent (its A/B variant's, else the campaign agent's). */
+  providerAgentId: string | null;
   variables: Record<string, string>;
   voicemailMessage: string | null;
 }
