@@ -174,9 +174,6 @@ describe('a 10,000-contact compliance run, checked independently', () => {
 
   it('placed thousands of calls, with every outcome, and finished or stopped at the cap', async () => {
     expect(telephony.placed.length).toBeGreaterThan(6_000);
-    const outcomes = new Map<string, number>();
-    for (const r of results.values()) outcomes.set(r.outcome, (outcomes.get(r.outcome) ?? 0) + 1);
-    console.info(`compliance run: ${telephony.placed.length} calls`, Object.fromEntries(outcomes));
     expect(new Set([...results.values()].map((r) => r.outcome)).size).toBe(8);
     const states = await app.prisma.campaign.findMany({ where: { id: { in: [campaigns.capped, campaigns.open] } } });
     const capped = states.find((c) => c.id === campaigns.capped)!;
