@@ -1,5 +1,5 @@
 import type { ServiceContext } from '../context.js';
-import { availableAt, type PoolNumber } from './caller-id.js';
+import { limitsOf, type PoolNumber } from './caller-id.js';
 import { readNumber } from './store/caller-id.js';
 
 // What a caller ID's limits make of it now, for the customer to read (GraphQL `PhoneNumber.usage`).
@@ -22,10 +22,11 @@ export async function callerIdState(ctx: ServiceContext, id: string): Promise<Ca
 }
 
 function stateOf(n: PoolNumber, now: Date): CallerIdState {
-  const at = availableAt(n, now);
-  const resting = n.restedUntil !== null && n.restedUntil > now;
-  const cooling = !resting && at > now && at.getTime() === coolingEnd(n);
-  const state = at <= now ? 'available' : resting ? 'rested' : cooling ? 'cooling_down' : 'at_limit';
+  const limits = limitsOf(n, now);
+  const at = new Date(Math.max(limits.rest, limits.caps, limits.cooldown));
+  // The limit that holds it longest names its state; a rest names it whatever else holds.
+  const state =
+    at <= now ? 'available' : limits.rest > now.getTime() ? 'rested' : limits.cooldown >= limits.caps ? 'cooling_down' : 'at_limit';
   const answered = n.windowOutcomes.filter((o) => o === 'human').length;
   return {
     state,
@@ -36,6 +37,3 @@ function stateOf(n: PoolNumber, now: Date): CallerIdState {
     windowCalls: n.windowOutcomes.length,
   };
 }
-
-/** When a cool-down in progress ends, as availableAt computes it for a number only cooling. */
-const coolingEnd = (n: PoolNumber) => (n.lastEndedAt ? n.lastEndedAt.getTime() + n.cooldownMinutes * 60_000 : NaN);

@@ -50,20 +50,26 @@ function capFreesAt(calls: Date[], cap: number | null, span: number, now: Date):
   return new Date(inside[cap - 1]!.getTime() + span);
 }
 
-/** The first moment the number may place a call: now when it may. */
-export function availableAt(n: PoolNumber, now: Date): Date {
-  let at = now.getTime();
-  if (n.restedUntil && n.restedUntil > now) at = Math.max(at, n.restedUntil.getTime());
-  at = Math.max(at, capFreesAt(n.hourCalls, n.maxCallsPerHour, HOUR, now).getTime());
-  at = Math.max(at, capFreesAt(n.dayCalls, n.maxCallsPerDay, DAY, now).getTime());
+/** When each of the number's limits lets it call again, in epoch milliseconds: `now` for one that does not hold it back. */
+export function limitsOf(n: PoolNumber, now: Date): { rest: number; caps: number; cooldown: number } {
+  const rest = n.restedUntil && n.restedUntil > now ? n.restedUntil.getTime() : now.getTime();
+  const caps = Math.max(
+    capFreesAt(n.hourCalls, n.maxCallsPerHour, HOUR, now).getTime(),
+    capFreesAt(n.dayCalls, n.maxCallsPerDay, DAY, now).getTime(),
+  );
   // Each full run of unanswered calls cools the number once: the calls after a cool-down start the next run.
   const run = n.cooldownAfterUnanswered;
   const unanswered = n.latestOutcomes.findIndex((o) => !UNANSWERED.has(o));
   const length = unanswered === -1 ? n.latestOutcomes.length : unanswered;
-  if (run && n.lastEndedAt && length > 0 && length % run === 0) {
-    at = Math.max(at, n.lastEndedAt.getTime() + n.cooldownMinutes * 60_000);
-  }
-  return new Date(at);
+  const cooling = run && n.lastEndedAt && length > 0 && length % run === 0;
+  const cooldown = cooling ? Math.max(now.getTime(), n.lastEndedAt!.getTime() + n.cooldownMinutes * 60_000) : now.getTime();
+  return { rest, caps, cooldown };
+}
+
+/** The first moment the number may place a call: now when it may. */
+export function availableAt(n: PoolNumber, now: Date): Date {
+  const { rest, caps, cooldown } = limitsOf(n, now);
+  return new Date(Math.max(rest, caps, cooldown));
 }
 
 /**
