@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduleConfig } from '../src/services/campaigns/schedule.js';
 import { ManualClock } from './support/dialer.js';
-import { voicemailMessageOf } from '../src/services/dialer/decisions.js';
+import { voicemailMessageOf, voicemailTemplateOf } from '../src/services/dialer/decisions.js';
 import { CALL_OUTCOMES, statusOf, type CallOutcome } from '../src/services/dialer/outcomes.js';
 import { decide, policyOf } from '../src/services/dialer/policy.js';
 import { SimulatedTelephony } from '../src/services/dialer/simulated.js';
@@ -69,9 +69,9 @@ describe('retry budgets per outcome', () => {
 
   it("renders the message to leave with the contact's fields", () => {
     const config = { voicemail: { action: 'leave_message', message: 'Hi {{first_name}}, this is Acme about {{ plan }}.{{missing}}' } };
-    expect(voicemailMessageOf(config, { first_name: 'Ada', plan: 'gold' })).toBe('Hi Ada, this is Acme about gold.');
-    expect(voicemailMessageOf({ voicemail: { action: 'retry_later' } }, { first_name: 'Ada' })).toBeNull();
-    expect(voicemailMessageOf({}, {})).toBeNull();
+    expect(voicemailMessageOf(voicemailTemplateOf(config), { first_name: 'Ada', plan: 'gold' })).toBe('Hi Ada, this is Acme about gold.');
+    expect(voicemailMessageOf(voicemailTemplateOf({ voicemail: { action: 'retry_later' } }), { first_name: 'Ada' })).toBeNull();
+    expect(voicemailMessageOf(voicemailTemplateOf({}), {})).toBeNull();
   });
 });
 

@@ -9,6 +9,7 @@ import { jsonObject, parseInput, uuid, type RawInput } from '../validation.js';
 import { pauseRunningCampaignsOfAgent } from '../campaigns/states.js';
 import { uuidv7 } from '../ids.js';
 import { ownedOrNotFound } from '../owned.js';
+import { fillPlaceholders } from '../placeholders.js';
 import * as store from './store.js';
 import type { AgentPage, AgentQuery, AgentStatusFilter } from './store.js';
 
@@ -60,15 +61,6 @@ export const createAgentInput = z.object({
 });
 export type CreateAgentInput = RawInput<typeof createAgentInput>;
 
-/** Fills `{{ name }}` placeholders with the agent's variables; unknown placeholders become empty. */
-export function renderPrompt(template: string, variables: Record<string, unknown>): string {
-  return template.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, key: string) => {
-    const value = variables[key];
-    if (value === undefined || value === null) return '';
-    return typeof value === 'object' ? JSON.stringify(value) : String(value);
-  });
-}
-
 /**
  * Creates an agent from an active template, its variables checked against the template's placeholder
  * schema and rendered into its prompt, with the given number attached as its primary number.
@@ -112,7 +104,7 @@ export async function createAgent<Q extends AgentQuery = {}>(
         template_id: template.id,
         name: input.name,
         response_engine_type: template.responseEngineType,
-        system_prompt: renderPrompt(template.systemPromptTemplate, variables),
+        system_prompt: fillPlaceholders(template.systemPromptTemplate, variables),
         agent_variables: variables,
         agent_profile: template.agentProfileDefaults,
         agent_config: { template_key: template.templateKey },

@@ -1,4 +1,5 @@
 import { readScheduleConfig } from '../campaigns/schedule.js';
+import { fillPlaceholders } from '../placeholders.js';
 import type { PausedReason } from '../campaigns/states.js';
 import type { ListedNumber } from '../contacts/do-not-call.js';
 import { readData } from '../contacts/fields.js';
@@ -161,14 +162,15 @@ export function creditVerdict(spendable: bigint, inFlight: number, estimate: big
   return inFlight === 0 ? 'pause' : 'wait';
 }
 
-/**
- * The message to leave on voicemail under the campaign's policy, its `{{field}}`s filled from the
- * contact's variables (an unknown one left empty); null when the policy does not leave one.
- */
-export function voicemailMessageOf(scheduleConfig: unknown, variables: Record<string, string>): string | null {
+/** The message the campaign's voicemail policy leaves, as written; null when it leaves none. Read once per tick. */
+export function voicemailTemplateOf(scheduleConfig: unknown): string | null {
   const policy = readScheduleConfig(scheduleConfig).voicemail;
-  if (policy?.action !== 'leave_message' || !policy.message) return null;
-  return policy.message.replace(/\{\{\s*([\w.-]+)\s*\}\}/g, (_, name: string) => variables[name] ?? '');
+  return policy?.action === 'leave_message' && policy.message ? policy.message : null;
+}
+
+/** The message to leave for one contact: its `{{field}}`s filled from the contact's variables (an unknown one left empty). */
+export function voicemailMessageOf(template: string | null, variables: Record<string, string>): string | null {
+  return template === null ? null : fillPlaceholders(template, variables);
 }
 
 /** Contact fields for the agent's prompt. */

@@ -12,6 +12,7 @@ import {
   refusalOutcome,
   variablesOf,
   voicemailMessageOf,
+  voicemailTemplateOf,
 } from './decisions.js';
 import type { DialerOptions } from './options.js';
 import { retryOnConflict } from './retry.js';
@@ -152,6 +153,7 @@ export async function claim(
         return { claim: verdict === 'retry' ? { calls: [], more: true } : null, changed: changed || paused };
       }
       if (plan.chosen.length === 0) return { claim: { calls: [], more: false, wakeAt: plan.poolOpensAt }, changed };
+      const voicemail = voicemailTemplateOf(campaign.scheduleConfig);
       const calls = plan.chosen.map((c) => {
         const variables = variablesOf(c.data);
         return {
@@ -162,7 +164,7 @@ export async function claim(
           from: c.from,
           providerAgentId: c.variantAgentId ?? agent.providerAgentId,
           variables,
-          voicemailMessage: voicemailMessageOf(campaign.scheduleConfig, variables),
+          voicemailMessage: voicemailMessageOf(voicemail, variables),
         };
       });
       const leaseUntil = new Date(now.getTime() + options.leaseSeconds * 1000);
