@@ -26,6 +26,11 @@ const STATUS_OF: Record<CallOutcome, FinalStatus> = {
 
 export const statusOf = (outcome: CallOutcome): FinalStatus => STATUS_OF[outcome];
 
+const UNFINISHED: ReadonlySet<string> = new Set<CallStatus>(['queued', 'ringing', 'in_progress']);
+
+/** A call still in flight: a provider's report about it may still change it. */
+export const isUnfinished = (status: string) => UNFINISHED.has(status);
+
 /** The outcome a result stored before outcomes were kept meant: the status alone, `invalidDestination` aside. */
 export function outcomeOfLegacy(status: FinalStatus, invalidDestination: boolean): CallOutcome {
   if (invalidDestination) return 'invalid_number';

@@ -7,6 +7,7 @@ import { parseInput } from '../validation.js';
 import { pendingResultJson } from './pending-result.js';
 import { attemptIdOf, callResultOf, retellCall } from './retell-calls.js';
 import { lockEventAttempt, markStarted, recordDelivery, storeResult } from './store/call-events.js';
+import { isUnfinished } from './outcomes.js';
 import type { CallResult } from './telephony.js';
 
 // Retell's webhooks: call_started, call_ended and call_analyzed, each carrying the call object. A
@@ -67,7 +68,6 @@ export function verifiedRetellEvent(
 }
 
 const HANDLED = new Set(['call_started', 'call_ended', 'call_analyzed']);
-const UNFINISHED = new Set(['queued', 'ringing', 'in_progress']);
 
 /**
  * Applies a verified event once. `ignored`: an event type we do not use, a call that is not ours, an
@@ -84,7 +84,7 @@ export async function acceptRetellEvent(env: ServiceEnv, event: RetellEvent, set
       const attempt = await lockEventAttempt(tx, attemptId, call.call_id);
       if (!attempt || (attempt.providerCallId !== null && attempt.providerCallId !== call.call_id)) return { outcome: 'ignored' };
       if (!(await recordDelivery(tx, 'retell', `${call.call_id}:${event.event}`))) return { outcome: 'duplicate' };
-      if (!UNFINISHED.has(attempt.status)) return { outcome: 'ignored' };
+      if (!isUnfinished(attempt.status)) return { outcome: 'ignored' };
 
       if (event.event === 'call_started') {
         if (attempt.hasResult) return { outcome: 'ignored' };

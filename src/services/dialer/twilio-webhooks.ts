@@ -5,6 +5,7 @@ import { refuseUnsafeInput } from '../input-safety.js';
 import { parseInput } from '../validation.js';
 import { pendingResultJson } from './pending-result.js';
 import { lockEventAttempt, markStarted, recordDelivery, storeResult } from './store/call-events.js';
+import { isUnfinished } from './outcomes.js';
 import type { CallResult } from './telephony.js';
 import { callResultOf, isFinal, isStarted, twilioCall, type TwilioCall } from './twilio-calls.js';
 import { verifyTwilioSignature, type FormParam } from './twilio-signature.js';
@@ -79,8 +80,6 @@ export function answerTwilioCall(request: TwilioRequest<VoiceQuery>, settings: T
 
 export type TwilioStatusOutcome = 'applied' | 'duplicate' | 'ignored';
 
-const UNFINISHED = new Set(['queued', 'ringing', 'in_progress']);
-
 /**
  * Applies a verified status callback once. `ignored`: a status we do not use (queued, initiated,
  * ringing), a call that is not ours, an attempt already final or already holding a result; nothing
@@ -96,7 +95,7 @@ export async function acceptTwilioStatus(env: ServiceEnv, request: TwilioRequest
       const attempt = await lockEventAttempt(tx, query.attempt_id ?? null, call.CallSid);
       if (!attempt || (attempt.providerCallId !== null && attempt.providerCallId !== call.CallSid)) return { outcome: 'ignored' };
       if (!(await recordDelivery(tx, 'twilio', `${call.CallSid}:${call.CallStatus}`))) return { outcome: 'duplicate' };
-      if (!UNFINISHED.has(attempt.status) || attempt.hasResult) return { outcome: 'ignored' };
+      if (!isUnfinished(attempt.status) || attempt.hasResult) return { outcome: 'ignored' };
       if (started) {
         await markStarted(tx, attempt.id, call.CallSid, now);
         return { outcome: 'applied', announce: { campaignId: attempt.campaignId, attemptId: attempt.id } };
