@@ -58,3 +58,6 @@ builder.addScalarType('BigInt', BigIntScalar);
 builder.queryType({});
 builder.mutationType({});
 builder.subscriptionType({});
+
+/** The builder's type parameters, for helpers that make fields outside a type's own definition. */
+export type SchemaTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;

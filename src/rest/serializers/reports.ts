@@ -26,6 +26,9 @@ export const v1ReportCampaign = z
   })
   .meta({ id: 'ReportCampaign' });
 
+/** A count for each of an enum's values, under its camelCase name (the report's own CountsOf). */
+const countsOf = (values: readonly string[]) => Object.fromEntries(values.map((value) => [camelCase(value), count]));
+
 export const v1ReportMetrics = z
   .object({
     contacts: z.object({
@@ -79,10 +82,10 @@ export const v1ReportMetrics = z
       .object({ requested: count, pending: count })
       .describe('Added: callbacks callees asked for during calls, and those not made yet.'),
     outcomes: z
-      .object(Object.fromEntries(Object.values(CallOutcome).map((outcome) => [camelCase(outcome), count])))
+      .object(countsOf(Object.values(CallOutcome)))
       .describe('Added: the finished calls by outcome (human, voicemail, ivr, callScreening, noAnswer, busy, failed, invalidNumber).'),
     blocked: z
-      .object({ total: count, ...Object.fromEntries(Object.values(DialBlockReason).map((reason) => [camelCase(reason), count])) })
+      .object({ total: count, ...countsOf(Object.values(DialBlockReason)) })
       .describe('Added: calls not placed because a compliance rule stopped them, by reason.'),
   })
   .meta({ id: 'ReportMetrics' });

@@ -24,7 +24,7 @@ import { cancelCampaign, pauseCampaign } from '../../services/campaigns/transiti
 import { policyOf, type RetryBudget } from '../../services/dialer/policy.js';
 import { reasonList } from '../../services/errors.js';
 import { distinct } from '../../services/validation.js';
-import { builder } from '../builder.js';
+import { builder, type SchemaTypes } from '../builder.js';
 import { compiledConnection, compiledItem } from '../compiled-reads/declare.js';
 import type { GraphQLContext } from '../context.js';
 import { withServiceInput } from '../service-input.js';
@@ -261,13 +261,11 @@ const ScheduleConfigInput = builder.inputType('ScheduleConfigInput', {
   }),
 });
 
-type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
-
 /** The service's description of an input field, defaults included. */
 const doc = (field: keyof typeof CAMPAIGN_FIELDS) => CAMPAIGN_FIELDS[field].description;
 
 /** Fields both inputs share; none is required. */
-const editableFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) => ({
+const editableFields = (t: PothosSchemaTypes.InputFieldBuilder<SchemaTypes, 'InputObject'>) => ({
   description: t.string(),
   concurrentCalls: t.int({ description: doc('concurrent_calls') }),
   maxRetryDays: t.int({ description: doc('max_retry_days') }),

@@ -1,6 +1,6 @@
 import * as callerIds from '../../services/agents/caller-ids.js';
 import { callerIdState, type CallerIdState } from '../../services/dialer/caller-id-state.js';
-import { builder } from '../builder.js';
+import { builder, type SchemaTypes } from '../builder.js';
 import { withServiceInput } from '../service-input.js';
 
 const CallerIdStateEnum = builder.enumType('CallerIdState', {
@@ -50,7 +50,7 @@ export const PhoneNumber = builder.prismaObject('PhoneNumber', {
   }),
 });
 
-const limitFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) => ({
+const limitFields = (t: PothosSchemaTypes.InputFieldBuilder<SchemaTypes, 'InputObject'>) => ({
   maxCallsPerHour: t.int({ description: 'Calls it may place in any hour, 1 to 100000; null: no limit.' }),
   maxCallsPerDay: t.int({ description: 'Calls it may place in any 24 hours; null: no limit.' }),
   cooldownAfterUnanswered: t.int({ description: 'After this many unanswered calls in a row it rests cooldownMinutes; null: never.' }),
@@ -61,8 +61,6 @@ const limitFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'
   restWindowCalls: t.int({ description: '5 to 10000 (default 50).' }),
   restHours: t.int({ description: '1 to 720 (default 24).' }),
 });
-
-type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 
 const AddCallerIdInput = builder.inputType('AddCallerIdInput', {
   fields: (t) => ({ phoneNumber: t.string({ required: true }), label: t.string(), ...limitFields(t) }),

@@ -2,7 +2,7 @@ import { CallOutcome, DialBlockReason } from '../../generated/prisma/enums.js';
 import { camelCase } from '../../key-case.js';
 import * as reports from '../../services/results/reports.js';
 import type { VariantComparison, VariantMetrics } from '../../services/results/variants.js';
-import { builder } from '../builder.js';
+import { builder, type SchemaTypes } from '../builder.js';
 import { withoutNulls } from '../inputs.js';
 import { ContactStatus } from './contacts.js';
 
@@ -44,15 +44,19 @@ const SentimentCounts = builder.objectRef<reports.SentimentCounts>('SentimentCou
   }),
 });
 
+/** An Int field for each of an enum's values, under its camelCase name, reading the count the metrics keep there. */
+function countFields<P extends Record<string, number>>(t: PothosSchemaTypes.ObjectFieldBuilder<SchemaTypes, P>, values: readonly string[]) {
+  return Object.fromEntries(
+    values.map((value) => {
+      const name = camelCase(value);
+      return [name, t.int({ resolve: (counts) => counts[name]! })];
+    }),
+  );
+}
+
 const OutcomeCounts = builder.objectRef<reports.OutcomeCounts>('OutcomeCounts').implement({
   description: 'The finished calls by outcome, whichever provider placed them.',
-  fields: (t) =>
-    Object.fromEntries(
-      Object.values(CallOutcome).map((outcome) => {
-        const name = camelCase(outcome) as keyof reports.OutcomeCounts;
-        return [name, t.int({ resolve: (counts) => counts[name] })];
-      }),
-    ),
+  fields: (t) => countFields(t, Object.values(CallOutcome)),
 });
 
 const VariantMetricsType = builder.objectRef<VariantMetrics>('VariantMetrics').implement({
@@ -94,12 +98,7 @@ const BlockedCounts = builder.objectRef<reports.BlockedCounts>('BlockedCounts').
     'Calls not placed because a compliance rule stopped them, by reason; a contact kept waiting by a regional rule counts once each time.',
   fields: (t) => ({
     total: t.exposeInt('total'),
-    ...Object.fromEntries(
-      Object.values(DialBlockReason).map((reason) => {
-        const name = camelCase(reason) as keyof reports.BlockedCounts;
-        return [name, t.int({ resolve: (counts) => counts[name] })];
-      }),
-    ),
+    ...countFields(t, Object.values(DialBlockReason)),
   }),
 });
 

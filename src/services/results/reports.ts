@@ -90,27 +90,17 @@ export interface CampaignMetrics {
   blocked: BlockedCounts;
 }
 
-export type OutcomeCounts = { [O in CallOutcome as CamelCase<O>]: number };
+/** Counts keyed by each of an enum's values under its camelCase name, as the metrics show them (GraphQL and v1). */
+export type CountsOf<V extends string> = { [K in V as CamelCase<K>]: number };
 
-function outcomeCounts(rows: { outcome: CallOutcome; calls: number }[]): OutcomeCounts {
-  const counts: Record<string, number> = Object.fromEntries(Object.values(CallOutcome).map((o) => [camelCase(o), 0]));
-  for (const row of rows) counts[camelCase(row.outcome)] = row.calls;
-  return counts as OutcomeCounts;
-}
+export type OutcomeCounts = CountsOf<CallOutcome>;
+export type BlockedCounts = { total: number } & CountsOf<DialBlockReason>;
 
-export type BlockedCounts = { total: number } & { [R in DialBlockReason as CamelCase<R>]: number };
-
-/** By reason, under the metrics' camelCase names (as GraphQL and v1 show them). */
-function blockedCounts(rows: { reason: DialBlockReason; count: number }[]): BlockedCounts {
-  const counts: Record<string, number> = Object.fromEntries([
-    ['total', 0],
-    ...Object.values(DialBlockReason).map((r) => [camelCase(r), 0]),
-  ]);
-  for (const row of rows) {
-    counts[camelCase(row.reason)] = row.count;
-    counts.total! += row.count;
-  }
-  return counts as BlockedCounts;
+/** 0 for every value, then the counts the rows give. */
+function countsOf<V extends string>(values: readonly V[], rows: { value: V; count: number }[]): CountsOf<V> {
+  const counts: Record<string, number> = Object.fromEntries(values.map((v) => [camelCase(v), 0]));
+  for (const row of rows) counts[camelCase(row.value)] = row.count;
+  return counts as CountsOf<V>;
 }
 
 /** Where one contact of the campaign's group stands. */
@@ -170,11 +160,20 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
       contacts,
       successRate: ratio(reached, attempted, 4),
       appointmentsBooked,
-      outcomes: outcomeCounts(outcomes),
+      outcomes: countsOf(
+        Object.values(CallOutcome),
+        outcomes.map((o) => ({ value: o.outcome, count: o.calls })),
+      ),
       callbacks,
       variants,
       variantComparison: compareVariants(variants),
-      blocked: blockedCounts(blocks),
+      blocked: {
+        total: blocks.reduce((sum, b) => sum + b.count, 0),
+        ...countsOf(
+          Object.values(DialBlockReason),
+          blocks.map((b) => ({ value: b.reason, count: b.count })),
+        ),
+      },
     },
     contactOutcomes,
     totalContactOutcomes: total,
