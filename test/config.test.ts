@@ -2,18 +2,9 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
 import { resolveJwtSecret } from '../src/db/dev-secret.js';
-
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
+import { configProblems } from './support/config.js';
 
 describe('configuration', () => {
   it('boots with nothing set: development, port 4000, embedded database in ./.data', () => {
@@ -29,7 +20,7 @@ describe('configuration', () => {
   });
 
   it('reports one clear message per bad value, all at once', () => {
-    const found = problems({ PORT: 'eighty', DATABASE_URL: 'mysql://x', JWT_SECRET: 'short', LOG_LEVEL: 'loud' });
+    const found = configProblems({ PORT: 'eighty', DATABASE_URL: 'mysql://x', JWT_SECRET: 'short', LOG_LEVEL: 'loud' });
     expect(found).toHaveLength(4);
     expect(found).toEqual(
       expect.arrayContaining([
@@ -44,9 +35,9 @@ describe('configuration', () => {
   });
 
   it('refuses production without JWT_SECRET or JWT_JWKS_URL', () => {
-    expect(problems({ NODE_ENV: 'production' })).toEqual(['JWT_SECRET is required in production (or set JWT_JWKS_URL)']);
-    expect(problems({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) })).toEqual([]);
-    expect(problems({ NODE_ENV: 'production', JWT_JWKS_URL: 'https://id.example.test/.well-known/jwks.json' })).toEqual([]);
+    expect(configProblems({ NODE_ENV: 'production' })).toEqual(['JWT_SECRET is required in production (or set JWT_JWKS_URL)']);
+    expect(configProblems({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) })).toEqual([]);
+    expect(configProblems({ NODE_ENV: 'production', JWT_JWKS_URL: 'https://id.example.test/.well-known/jwks.json' })).toEqual([]);
   });
 
   it('turns introspection, GraphiQL and demo data off in production unless asked for', () => {
@@ -77,14 +68,14 @@ describe('configuration', () => {
       'ftp://files.example.com',
       'https://u:p@app.example.com',
     ]) {
-      expect(problems({ CORS_ORIGINS: bad })).toEqual([
+      expect(configProblems({ CORS_ORIGINS: bad })).toEqual([
         `CORS_ORIGINS must be * or origins separated by commas, each like https://app.example.com (no path, no trailing slash) (got ${JSON.stringify(bad)})`,
       ]);
     }
   });
 
   it('refuses a secret and a JWKS at once', () => {
-    expect(problems({ JWT_SECRET: 'x'.repeat(32), JWT_JWKS_URL: 'https://id.example.test/jwks' })).toEqual([
+    expect(configProblems({ JWT_SECRET: 'x'.repeat(32), JWT_JWKS_URL: 'https://id.example.test/jwks' })).toEqual([
       'JWT_JWKS_URL set JWT_SECRET or JWT_JWKS_URL, not both (got "https://id.example.test/jwks")',
     ]);
   });
@@ -95,12 +86,12 @@ describe('configuration', () => {
     const configured = loadConfig({ CALL_RATE_CENTS_PER_MINUTE: '15', STRIPE_WEBHOOK_SECRET: 'whsec_abc123' });
     expect(configured.settings.callRateCentsPerMinute).toBe(15);
     expect(configured.stripeWebhookSecret).toBe('whsec_abc123');
-    const found = problems({ CALL_RATE_CENTS_PER_MINUTE: '0', STRIPE_WEBHOOK_SECRET: 'sk_live_oops' });
+    const found = configProblems({ CALL_RATE_CENTS_PER_MINUTE: '0', STRIPE_WEBHOOK_SECRET: 'sk_live_oops' });
     expect(found).toEqual([
       'CALL_RATE_CENTS_PER_MINUTE must be at least 1 (got "0")',
       'STRIPE_WEBHOOK_SECRET must be a Stripe signing secret (whsec_...)',
     ]);
-    expect(problems({ CALL_RATE_CENTS_PER_MINUTE: '2.5' })).toEqual([
+    expect(configProblems({ CALL_RATE_CENTS_PER_MINUTE: '2.5' })).toEqual([
       'CALL_RATE_CENTS_PER_MINUTE must be a whole number from 1 to 100000 (got "2.5")',
     ]);
   });
@@ -108,7 +99,7 @@ describe('configuration', () => {
   it('reads a metrics token, never echoing a bad one', () => {
     expect(loadConfig({}).metricsToken).toBeUndefined();
     expect(loadConfig({ METRICS_TOKEN: 'scrape-token-0123456789' }).metricsToken).toBe('scrape-token-0123456789');
-    expect(problems({ METRICS_TOKEN: 'short' })).toEqual(['METRICS_TOKEN must be at least 16 characters, without spaces']);
+    expect(configProblems({ METRICS_TOKEN: 'short' })).toEqual(['METRICS_TOKEN must be at least 16 characters, without spaces']);
   });
 
   it('reads per-user rate limits as requests/seconds or off, and a Redis URL it never echoes', () => {
@@ -131,7 +122,7 @@ describe('configuration', () => {
     expect(configured.redisUrl).toBe('redis://:pw@cache:6379/2');
     expect(configured.redisPrefix).toBe('staging:callflow');
     expect(
-      problems({
+      configProblems({
         RATE_LIMIT: 'fast',
         RATE_LIMIT_DISPATCH: '0/60',
         REDIS_URL: 'http://:pw@cache',
@@ -168,12 +159,14 @@ describe('configuration', () => {
     expect(config.dialer.dialer.leaseSeconds).toBe(3_900);
     expect(loadConfig({ TELEPHONY_PROVIDER: 'retell', ...keys, DIALER_LEASE_SECONDS: '600' }).dialer.dialer.leaseSeconds).toBe(600);
 
-    expect(problems({ TELEPHONY_PROVIDER: 'retell' })).toEqual([
+    expect(configProblems({ TELEPHONY_PROVIDER: 'retell' })).toEqual([
       'RETELL_API_KEY is required with TELEPHONY_PROVIDER=retell',
       'RETELL_WEBHOOK_KEY is required with TELEPHONY_PROVIDER=retell',
     ]);
-    expect(problems({ TELEPHONY_PROVIDER: 'vonage' })).toEqual(['TELEPHONY_PROVIDER must be simulated, retell or twilio (got "vonage")']);
-    const found = problems({
+    expect(configProblems({ TELEPHONY_PROVIDER: 'vonage' })).toEqual([
+      'TELEPHONY_PROVIDER must be simulated, retell or twilio (got "vonage")',
+    ]);
+    const found = configProblems({
       TELEPHONY_PROVIDER: 'retell',
       RETELL_API_KEY: 'has space',
       RETELL_WEBHOOK_KEY: 'short',
@@ -194,11 +187,11 @@ describe('configuration', () => {
       RETELL_API_KEY: 'key_api_0123456789',
       RETELL_WEBHOOK_KEY: 'key_webhook_0123456789',
     };
-    expect(problems(production)).toEqual([]);
-    expect(problems({ ...production, RETELL_BASE_URL: 'http://retell.internal' })).toEqual([
+    expect(configProblems(production)).toEqual([]);
+    expect(configProblems({ ...production, RETELL_BASE_URL: 'http://retell.internal' })).toEqual([
       'RETELL_BASE_URL must be an https URL in production (it carries the API key) (got "http://retell.internal")',
     ]);
-    expect(problems({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), TELEPHONY_PROVIDER: 'retell' })).toHaveLength(2);
+    expect(configProblems({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), TELEPHONY_PROVIDER: 'retell' })).toHaveLength(2);
   });
 
   it('generates a development secret once and keeps it in the data folder', async () => {

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
 import { startDialer, type DialerRuntime } from '../src/jobs/dialer.js';
 import { systemClock } from '../src/services/context.js';
 import type { DialerControl } from '../src/services/dialer/control.js';
@@ -9,6 +9,7 @@ import { TwilioTelephony } from '../src/services/dialer/twilio.js';
 import { callResultOf, twilioCall } from '../src/services/dialer/twilio-calls.js';
 import { twilioSignature, verifyTwilioSignature } from '../src/services/dialer/twilio-signature.js';
 import { twimlFor } from '../src/services/dialer/twilio-twiml.js';
+import { configProblems } from './support/config.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { campaignCompleted, dialerEnv, ledgerMatchesAccount, runningCampaign } from './support/dialer.js';
 import { FakeTwilio, readTwiml, sayingSeconds, signatureOf, type CreatedCall, type Scenario } from './support/fake-twilio.js';
@@ -24,16 +25,6 @@ const PUBLIC_BASE_URL = 'https://calls.example.test';
 const STREAM_URL = 'wss://agents.example.test/twilio';
 const ATTEMPT = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
 const SID = 'CA0123456789abcdef0123456789abcdef';
-
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
 
 describe('the Twilio signature', () => {
   // Twilio's documented example: auth token 12345, this URL and these parameters.
@@ -186,14 +177,14 @@ describe('Twilio configuration', () => {
   });
 
   it('names every missing or malformed setting, never echoing the auth token', () => {
-    expect(problems({ TELEPHONY_PROVIDER: 'twilio' })).toEqual([
+    expect(configProblems({ TELEPHONY_PROVIDER: 'twilio' })).toEqual([
       'TWILIO_ACCOUNT_SID is required with TELEPHONY_PROVIDER=twilio',
       'TWILIO_AUTH_TOKEN is required with TELEPHONY_PROVIDER=twilio',
       'PUBLIC_BASE_URL is required with TELEPHONY_PROVIDER=twilio',
       'TWILIO_AGENT_STREAM_URL is required with TELEPHONY_PROVIDER=twilio',
     ]);
     expect(
-      problems({
+      configProblems({
         ...twilio,
         TWILIO_ACCOUNT_SID: 'SK0123',
         TWILIO_AUTH_TOKEN: 'not-a-token',
@@ -211,7 +202,9 @@ describe('Twilio configuration', () => {
       'TWILIO_TIMEOUT_SECONDS must be at least 1 (got "0")',
     ]);
     const production = { ...twilio, NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) };
-    expect(problems({ ...production, TWILIO_API_BASE_URL: 'http://twilio.internal', PUBLIC_BASE_URL: 'http://calls.internal' })).toEqual([
+    expect(
+      configProblems({ ...production, TWILIO_API_BASE_URL: 'http://twilio.internal', PUBLIC_BASE_URL: 'http://calls.internal' }),
+    ).toEqual([
       'TWILIO_API_BASE_URL must be an https URL in production (it carries the auth token) (got "http://twilio.internal")',
       'PUBLIC_BASE_URL must be an https URL in production (Twilio posts call details to it) (got "http://calls.internal")',
     ]);

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LocalFake, reply } from './local-fake.js';
 
 // A local stand-in for Retell's API, speaking its protocol: POST /v2/create-phone-call with a bearer API
 // key answers with a call object, and the call's webhooks (call_started, call_ended, call_analyzed) are
@@ -57,17 +57,15 @@ export interface FakeRetellOptions {
   now?: () => number;
 }
 
-export class FakeRetell {
+export class FakeRetell extends LocalFake {
   readonly calls: CreatedCall[] = [];
   readonly requests: { to: string; status: number }[] = [];
   readonly deliveries: Delivery[] = [];
   webhookUrl: string | undefined;
-  private server: Server | undefined;
   private readonly refusedOnce = new Set<string>();
-  private readonly playing = new Set<Promise<void>>();
-  url = '';
 
   constructor(private readonly options: FakeRetellOptions) {
+    super();
     this.webhookUrl = options.webhookUrl;
   }
 
@@ -75,26 +73,11 @@ export class FakeRetell {
     return this.options.now?.() ?? Date.now();
   }
 
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      this.handle(req, res).catch((error: unknown) => reply(res, 500, { status: 'error', message: String(error) }));
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
+  protected failure(error: unknown): unknown {
+    return { status: 'error', message: String(error) };
   }
 
-  async close(): Promise<void> {
-    await this.settled();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
-  }
-
-  /** Waits until every webhook the fake is sending on its own has been answered. */
-  async settled(): Promise<void> {
-    while (this.playing.size) await Promise.all([...this.playing]);
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'POST' || req.url !== '/v2/create-phone-call') return reply(res, 404, { status: 'error', message: 'Not found.' });
     if (req.headers.authorization !== `Bearer ${this.options.apiKey}`)
       return reply(res, 401, { status: 'error', message: 'API key is missing or invalid.' });
@@ -139,9 +122,7 @@ export class FakeRetell {
     this.requests.push({ to, status: 201 });
     reply(res, 201, this.callObject(call, 'registered'));
     if (script.kind === 'silent') return;
-    const playing = this.play(call, script);
-    this.playing.add(playing);
-    void playing.finally(() => this.playing.delete(playing));
+    this.keepPlaying(this.play(call, script));
   }
 
   /** Sends the call's webhooks one after another, as Retell does. */
@@ -235,9 +216,4 @@ export class FakeRetell {
     this.deliveries.push(delivery);
     return delivery;
   }
-}
-
-function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
 }

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LocalFake, reply } from './local-fake.js';
 
 // A local stand-in for Twilio's Voice API, speaking its protocol: POST
 // /2010-04-01/Accounts/{AccountSid}/Calls.json with HTTP Basic auth (AccountSid:AuthToken) and a form
@@ -70,7 +70,7 @@ export const sayingSeconds = (text: string) => Math.ceil(text.length / 15);
 
 const EVENTS = new Set(['initiated', 'ringing', 'answered', 'completed']);
 
-export class FakeTwilio {
+export class FakeTwilio extends LocalFake {
   readonly calls: CreatedCall[] = [];
   readonly requests: { to: string; status: number; code?: number }[] = [];
   readonly twiml: Twiml[] = [];
@@ -80,34 +80,18 @@ export class FakeTwilio {
    * forwards to the app. Requests are signed over the public URL and sent to the forwarded one.
    */
   forward: { from: string; to: string } | undefined;
-  url = '';
-  private server: Server | undefined;
   private readonly refusedOnce = new Set<string>();
-  private readonly playing = new Set<Promise<void>>();
   private sequence = new Map<string, number>();
 
-  constructor(private readonly options: FakeTwilioOptions) {}
-
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      this.handle(req, res).catch((error: unknown) => reply(res, 500, twilioError(500, 20500, String(error))));
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
+  constructor(private readonly options: FakeTwilioOptions) {
+    super();
   }
 
-  async close(): Promise<void> {
-    await this.settled();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  protected failure(error: unknown): unknown {
+    return twilioError(500, 20500, String(error));
   }
 
-  /** Waits until every call the fake is playing on its own has ended. */
-  async settled(): Promise<void> {
-    while (this.playing.size) await Promise.all([...this.playing]);
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Calls\.json$/.exec(req.url ?? '');
     if (req.method !== 'POST' || !match) return reply(res, 404, twilioError(404, 20404, 'The requested resource was not found'));
     const [user, password] = basicCredentials(req.headers.authorization);
@@ -156,9 +140,7 @@ export class FakeTwilio {
     this.requests.push({ to, status: 201 });
     reply(res, 201, this.resource(call, 'queued'));
     if (scenario.kind === 'silent') return;
-    const playing = this.play(call, scenario);
-    this.playing.add(playing);
-    void playing.finally(() => this.playing.delete(playing));
+    this.keepPlaying(this.play(call, scenario));
   }
 
   /** Plays the call as Twilio would, each request after the previous one was answered. */
@@ -335,11 +317,6 @@ function basicCredentials(header: string | undefined): [string, string] | [] {
 /** Twilio's error body. */
 function twilioError(status: number, code: number, message: string) {
   return { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status };
-}
-
-function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
 }
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
