@@ -59,7 +59,9 @@ describe('a campaign with two agent variants', () => {
     const second = await createAgent(app, who.token, { name: 'Challenger' });
     await app.prisma.agent.update({ where: { id: who.agent.id }, data: { providerAgentId: 'agent_control' } });
     await app.prisma.agent.update({ where: { id: second.id }, data: { providerAgentId: 'agent_challenger' } });
-    const id = (await createCampaign(app, who, { ...ALWAYS_OPEN, concurrent_calls: 50, schedule_config: { max_attempts: 2 } })).id;
+    const id = (
+      await createCampaign(app, who, { ...ALWAYS_OPEN, concurrent_calls: 50, max_retry_days: 1, schedule_config: { max_attempts: 2 } })
+    ).id;
     const set = await app.gql(
       SET,
       {
@@ -87,7 +89,7 @@ describe('a campaign with two agent variants', () => {
       return reaches ? { outcome: 'human', durationSeconds: 60 } : { outcome: 'no_answer', durationSeconds: 0 };
     });
     await run.run(id);
-    // Retries are due an hour later.
+    // Retries are due an hour later, which may be the next day (max_retry_days lets them happen then).
     const clockRun = recordingDialer(dialerEnv(app, new ManualClock(new Date(Date.now() + 2 * 3_600_000))), (call) => {
       const reaches = roll(call.to, call.attemptNumber) < (call.providerAgentId === 'agent_challenger' ? 0.6 : 0.4);
       return reaches ? { outcome: 'human', durationSeconds: 60 } : { outcome: 'no_answer', durationSeconds: 0 };
