@@ -5,11 +5,12 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.js';
-import { draftMigration, migrationsDir } from '../src/db/schema-engine.js';
+import { FailedMigrationError, migrationChecksum } from '../src/db/migrations.js';
+import { draftMigration, migrationsDir, readMigrationList, withSchemaEngine } from '../src/db/schema-engine.js';
 import { databaseUrl } from './support/database.js';
 
-// Migrations apply offline through the WebAssembly schema engine, on both kinds of database, with the
-// same `_prisma_migrations` bookkeeping that `prisma migrate deploy` keeps.
+// Migrations apply offline on both kinds of database, with the same `_prisma_migrations` bookkeeping
+// that `prisma migrate deploy` keeps: Prisma's own schema engine (its WebAssembly build) is the referee.
 
 async function expectMigratesFromScratch(db: Database) {
   const folders = (await readdir(migrationsDir, { withFileTypes: true }))
@@ -27,6 +28,19 @@ async function expectMigratesFromScratch(db: Database) {
   const user = await db.prisma.user.create({ data: { id: randomUUID() } });
   await expect(db.prisma.creditAccount.create({ data: { userId: user.id, balanceCents: -1n } })).rejects.toThrow();
 }
+
+/** What `prisma migrate deploy` does to the database: Prisma's schema engine applying the same folders. */
+async function deployWithPrisma(pglite: PGlite): Promise<string[]> {
+  const migrationsList = await readMigrationList();
+  const filters = { externalTables: [], externalEnums: [] };
+  const result = await withSchemaEngine(new PrismaPGlite(pglite), (engine) => engine.applyMigrations({ migrationsList, filters }));
+  return result.appliedMigrationNames;
+}
+
+const RECORDS =
+  'SELECT migration_name, checksum, applied_steps_count, finished_at IS NOT NULL AS finished FROM _prisma_migrations ORDER BY migration_name';
+const TABLE_SHAPE = `SELECT column_name, data_type, character_maximum_length, is_nullable, column_default
+  FROM information_schema.columns WHERE table_name = '_prisma_migrations' ORDER BY column_name`;
 
 describe('migrations', () => {
   it('apply to an empty embedded database', async () => {
@@ -49,6 +63,71 @@ describe('migrations', () => {
       await expectMigratesFromScratch(db);
     } finally {
       await db.close();
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+
+  it('keep the records prisma migrate deploy keeps: each tool takes the other’s database as up to date', async () => {
+    const ours = new PGlite();
+    const prismas = new PGlite();
+    const db = await openDatabase({ kind: 'pglite', instance: ours });
+    try {
+      const applied = await db.migrate();
+      expect(applied.length).toBeGreaterThan(0);
+      expect(await deployWithPrisma(ours)).toEqual([]);
+      expect(await deployWithPrisma(prismas)).toEqual(applied);
+      const prismaDb = await openDatabase({ kind: 'pglite', instance: prismas });
+      expect(await prismaDb.migrate()).toEqual([]);
+      // Same table, same checksums, same step counts as Prisma's engine writes.
+      expect((await ours.query(TABLE_SHAPE)).rows).toEqual((await prismas.query(TABLE_SHAPE)).rows);
+      const records = (await ours.query<{ migration_name: string; checksum: string }>(RECORDS)).rows;
+      expect(records).toEqual((await prismas.query(RECORDS)).rows);
+      const first = (await readMigrationList()).migrationDirectories[0]!;
+      const script = first.migrationFile.content;
+      expect(script.tag).toBe('ok');
+      expect(records[0]!.checksum).toBe(migrationChecksum(script.value));
+    } finally {
+      await db.close();
+      await prismas.close();
+    }
+  });
+
+  it('refuse to go on past a migration recorded as failed, and apply nothing', async () => {
+    const pglite = new PGlite();
+    const db = await openDatabase({ kind: 'pglite', instance: pglite });
+    try {
+      const [first] = await readdir(migrationsDir, { withFileTypes: true }).then((entries) =>
+        entries
+          .filter((e) => e.isDirectory())
+          .map((e) => e.name)
+          .sort(),
+      );
+      await deployWithPrisma(pglite);
+      await pglite.query('UPDATE _prisma_migrations SET finished_at = NULL WHERE migration_name = $1', [first]);
+      const error = await db.migrate().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(FailedMigrationError);
+      expect((error as FailedMigrationError).migrations).toEqual([first]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it.runIf(process.env.TEST_DATABASE_URL)('apply once when several processes migrate one PostgreSQL database at once', async () => {
+    const serverUrl = process.env.TEST_DATABASE_URL!;
+    const name = `callflow_mig_${randomUUID().replace(/-/g, '')}`;
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${name}"`);
+    const dbs = await Promise.all([1, 2, 3].map(() => openDatabase({ kind: 'postgres', url: databaseUrl(serverUrl, name) })));
+    try {
+      const applied = await Promise.all(dbs.map((db) => db.migrate()));
+      const folders = (await readdir(migrationsDir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+      expect(applied.flat().sort()).toEqual(folders.sort());
+      const [count] = await dbs[0]!.prisma.$queryRawUnsafe<{ n: number }[]>('SELECT count(*)::int AS n FROM _prisma_migrations');
+      expect(count!.n).toBe(folders.length);
+    } finally {
+      await Promise.all(dbs.map((db) => db.close()));
       await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await admin.end();
     }

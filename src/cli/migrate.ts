@@ -12,5 +12,3 @@ try {
 } finally {
   await db.close();
 }
-// The wasm schema engine keeps a timer alive for a few seconds after its work is done.
-process.exit(0);

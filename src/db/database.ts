@@ -4,14 +4,13 @@ import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
-import { Piscina } from 'piscina';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { dbStatements } from '../ops/metrics.js';
-import { workerModule } from '../worker-module.js';
 import { countingAdapterFactory } from './counting-adapter.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { unappliedMigrations } from './migration-status.js';
-import { applyMigrations } from './schema-engine.js';
+import { templateFor } from './embedded-template.js';
+import { applyMigrations, migrateOnPool, pgliteSession } from './migrations.js';
 import { pgliteSql, postgresSql, type Sql } from './sql.js';
 
 export type Prisma = PrismaClient;
@@ -36,8 +35,7 @@ export type DatabaseTarget = { kind: 'postgres'; url: string } | { kind: 'pglite
 /** With a PostgreSQL URL, a real server through node-postgres; otherwise PGlite in a local folder. */
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let factory: SqlMigrationAwareDriverAdapterFactory;
-  /** On PostgreSQL in a thread of its own; PGlite's one connection lives on this thread, so it migrates here. */
-  let migrate = () => applyMigrations(factory);
+  let migrate: () => Promise<string[]>;
   let closeDriver: () => Promise<void> = async () => {};
   let jobEngineConnection: Database['jobEngineConnection'];
   let plainSql: (onStatement: () => void) => Sql;
@@ -47,7 +45,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     // the pool replaces it and the next statement says whether the database is back.
     pool.on('error', () => {});
     factory = new PrismaPg(pool);
-    migrate = () => migrateInWorker(target.url);
+    migrate = () => migrateOnPool(pool);
     plainSql = (onStatement) => postgresSql(pool, onStatement);
     closeDriver = () => pool.end();
     jobEngineConnection = { connectionString: target.url };
@@ -56,6 +54,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     const pglite = target.instance;
     await pglite.waitReady;
     factory = new PrismaPGlite(pglite);
+    migrate = () => applyMigrations(pgliteSession(pglite));
     plainSql = (onStatement) => pgliteSql(pglite, onStatement);
     closeDriver = () => pglite.close();
     jobEngineConnection = { db: { executeSql: pgliteExecutor(pglite) } };
@@ -66,9 +65,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     // PGlite does not create the parent folders of its data directory.
     const dir = resolve(target.dataDir, 'pgdata');
     await mkdir(dir, { recursive: true });
-    const pglite = new PGlite(dir);
+    const pglite = new PGlite(dir, { loadDataDir: await templateFor(dir) });
     await pglite.waitReady;
     factory = new PrismaPGlite(pglite);
+    migrate = () => applyMigrations(pgliteSession(pglite));
     plainSql = (onStatement) => pgliteSql(pglite, onStatement);
     jobEngineConnection = { db: { executeSql: pgliteExecutor(pglite) } };
     closeDriver = async () => {
@@ -90,7 +90,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     prisma,
     sql,
     jobEngineConnection,
-    // The schema engine (its WebAssembly, its memory and its lock) only when there is something to apply.
+    // One query when there is nothing to apply, so that processes starting together do not queue on the lock.
     migrate: async () => ((await unappliedMigrations(sql)).length ? migrate() : []),
     statementCount: () => statements,
     async close() {
@@ -98,21 +98,6 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       await closeDriver();
     },
   };
-}
-
-/** Applies the migrations in a thread that ends when they are done (migrate-worker.ts), taking the schema engine's memory with it. */
-async function migrateInWorker(url: string): Promise<string[]> {
-  const thread = new Piscina<{ url: string }, string[]>({
-    ...workerModule('./migrate-worker', import.meta.url),
-    minThreads: 0,
-    maxThreads: 1,
-  });
-  try {
-    return await thread.run({ url });
-  } finally {
-    // The schema engine keeps a timer alive for a few seconds after its work: the thread is ended, not waited for.
-    await thread.destroy();
-  }
 }
 
 /** pg-boss on PGlite: parameterless scripts (its schema) hold several statements and need `exec`. */

@@ -6,8 +6,9 @@ import { bindMigrationAwareSqlAdapterFactory, type SqlMigrationAwareDriverAdapte
 import * as engineGlue from '@prisma/schema-engine-wasm/schema_engine_bg';
 import type { MigrationList, SchemaEngine } from '@prisma/schema-engine-wasm';
 
-// Prisma's schema engine as WebAssembly, driven through our own driver adapters. The Prisma CLI would
-// download a native engine for this; the wasm build ships on npm, so migrations work offline.
+// Prisma's schema engine as WebAssembly, driven through our own driver adapters, for drafting migrations
+// (`npm run db:migration`). The Prisma CLI would download a native engine for this; the wasm build ships
+// on npm, so it works offline. Applying migrations does not need it (migrations.ts).
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const migrationsDir = join(projectRoot, 'prisma/migrations');
@@ -77,13 +78,6 @@ export async function readMigrationList(dir = migrationsDir): Promise<MigrationL
 }
 
 const noFilters = { externalTables: [], externalEnums: [] };
-
-/** Applies every migration not yet recorded in `_prisma_migrations`, as `prisma migrate deploy` does. */
-export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string[]> {
-  const migrationsList = await readMigrationList();
-  const result = await withSchemaEngine(adapterFactory, (engine) => engine.applyMigrations({ migrationsList, filters: noFilters }));
-  return result.appliedMigrationNames;
-}
 
 /**
  * The SQL that takes the database built by the migrations to the one described by the schema.

@@ -1,0 +1,106 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
+import type pg from 'pg';
+import { shippedMigrations } from './migration-status.js';
+import { migrationsDir } from './schema-engine.js';
+
+// Applies the shipped migrations with the bookkeeping `prisma migrate deploy` keeps: the same
+// `_prisma_migrations` table, the SHA-256 checksum of each script, the same advisory lock. So a database
+// migrated here is one Prisma's own tools accept, and the reverse. The schema engine did this before,
+// but its WebAssembly took seconds to load and run on every first start; a script and two inserts don't.
+
+/** One connection, on which a whole migration script (several statements) can run. */
+export interface MigrationSession {
+  /** Runs a script of statements separated by `;`, without parameters (PostgreSQL's simple query). */
+  script(text: string): Promise<void>;
+  query<Row>(text: string, values?: unknown[]): Promise<Row[]>;
+}
+
+/** The key `prisma migrate deploy` locks, so that it and this never migrate one database at once. */
+const PRISMA_MIGRATE_LOCK = 72707369;
+
+/** The table as Prisma's schema engine creates it on PostgreSQL. */
+const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+    "id"                    VARCHAR(36) PRIMARY KEY NOT NULL,
+    "checksum"              VARCHAR(64) NOT NULL,
+    "finished_at"           TIMESTAMPTZ,
+    "migration_name"        VARCHAR(255) NOT NULL,
+    "logs"                  TEXT,
+    "rolled_back_at"        TIMESTAMPTZ,
+    "started_at"            TIMESTAMPTZ NOT NULL DEFAULT now(),
+    "applied_steps_count"   INTEGER NOT NULL DEFAULT 0
+)`;
+
+export class FailedMigrationError extends Error {
+  constructor(readonly migrations: string[]) {
+    super(
+      `The database records ${migrations.join(', ')} as started and not finished (a failed migration). ` +
+        'Repair it by hand, then mark it with `prisma migrate resolve --applied` or `--rolled-back`.',
+    );
+  }
+}
+
+/** The checksum Prisma records for a migration script: SHA-256 of its text, in hex. */
+export function migrationChecksum(script: string): string {
+  return createHash('sha256').update(script).digest('hex');
+}
+
+/**
+ * Applies every shipped migration the database has not finished, in name order, each in one transaction
+ * with its record (a failure leaves neither). Returns the names applied.
+ */
+export async function applyMigrations(session: MigrationSession): Promise<string[]> {
+  await session.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATE_LOCK]);
+  try {
+    await session.script(CREATE_TABLE);
+    const rows = await session.query<{ migration_name: string; finished: boolean }>(
+      'SELECT migration_name, finished_at IS NOT NULL AS finished FROM _prisma_migrations WHERE rolled_back_at IS NULL',
+    );
+    const failed = rows.filter((row) => !row.finished).map((row) => row.migration_name);
+    if (failed.length) throw new FailedMigrationError(failed);
+    const finished = new Set(rows.map((row) => row.migration_name));
+    const pending = (await shippedMigrations()).filter((name) => !finished.has(name));
+    for (const name of pending) {
+      const script = await readFile(join(migrationsDir, name, 'migration.sql'), 'utf8');
+      await session.script('BEGIN');
+      try {
+        await session.script(script);
+        await session.query(
+          `INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
+           VALUES ($1, $2, $3, now(), clock_timestamp(), 1)`,
+          [randomUUID(), migrationChecksum(script), name],
+        );
+        await session.script('COMMIT');
+      } catch (error) {
+        await session.script('ROLLBACK');
+        throw Object.assign(error as Error, { migration: name });
+      }
+    }
+    return pending;
+  } finally {
+    await session.query('SELECT pg_advisory_unlock($1)', [PRISMA_MIGRATE_LOCK]);
+  }
+}
+
+/** Migrations hold one connection of the pool: its session owns the advisory lock and the transactions. */
+export async function migrateOnPool(pool: pg.Pool): Promise<string[]> {
+  const client = await pool.connect();
+  try {
+    return await applyMigrations({
+      script: async (text) => void (await client.query(text)),
+      query: async <Row>(text: string, values?: unknown[]) => (await client.query(text, values)).rows as Row[],
+    });
+  } finally {
+    client.release();
+  }
+}
+
+/** PGlite's one connection: `exec` takes a script of several statements. */
+export function pgliteSession(pglite: PGlite): MigrationSession {
+  return {
+    script: async (text) => void (await pglite.exec(text)),
+    query: async <Row>(text: string, values?: unknown[]) => (await pglite.query<Row>(text, values)).rows,
+  };
+}
