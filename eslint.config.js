@@ -34,7 +34,7 @@ const databaseCalls = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'src/generated/**', 'test/generated/**', 'coverage/**', '.ci/**'] },
+  { ignores: ['dist/**', '.run/**', 'node_modules/**', 'src/generated/**', 'test/generated/**', 'coverage/**', '.ci/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
