@@ -556,6 +556,7 @@ describe('POST /api/v1/campaigns/{id}/dispatch/', () => {
       triggered_by: 'tests',
       status: 'running',
       scheduled: false,
+      calling_begins_at: expect.any(String),
       detail: 'The campaign is running.',
     });
     expectMatchesOpenApi('/api/v1/campaigns/{id}/dispatch/', 'post', 202, res.json);

@@ -10,6 +10,7 @@ import { refuseUnsafeInput } from '../services/input-safety.js';
 import { fieldErrorsOf } from '../services/validation.js';
 import { ArrivingBody, BodyParseError, isJsonMediaType, readBody } from '../http/body.js';
 import { NotStreamable, streamJsonList } from '../http/json-list.js';
+import { apiRoot } from './api-root.js';
 import { csvResponse } from './csv.js';
 import { exportDownload } from './exports.js';
 import { camelCaseFields } from './field-case.js';
@@ -49,6 +50,10 @@ export function createRestApp(deps: RestDeps): Hono {
     await next();
   });
 
+  app.get(
+    `${V1_PREFIX}/`,
+    apiRoot(routes, { prefix: V1_PREFIX, docs: `${V1_PREFIX}/docs/`, schema: `${V1_PREFIX}/schema/`, graphql: '/graphql' }),
+  );
   app.get(`${V1_PREFIX}/schema/`, (c) => c.json(openapi));
   app.get(`${V1_PREFIX}/docs/`, (c) => c.html(docsPage(`${V1_PREFIX}/schema/`)));
   app.get(`${docsAssetsPath}:file`, (c) => serveDocsAsset(c.req.param('file')));

@@ -138,6 +138,9 @@ export const v1DispatchResult = z
     triggered_by: z.string(),
     status: z.enum(['scheduled', 'running']),
     scheduled: z.boolean().describe('True when the campaign waits for its started_at instead of calling now.'),
+    calling_begins_at: datetime
+      .nullable()
+      .describe("When its first call is due (its calling hours and the callees' local calling rules); null when nobody is left to call."),
     detail: z.string(),
   })
   .meta({ id: 'DispatchResult' });
@@ -149,6 +152,7 @@ export function toV1DispatchResult(r: DispatchResult): z.input<typeof v1Dispatch
     triggered_by: r.triggeredBy,
     status: r.status,
     scheduled: r.scheduled,
-    detail: r.scheduled ? 'The campaign will start at its started_at.' : 'The campaign is running.',
+    calling_begins_at: isoOrNull(r.callingBeginsAt),
+    detail: r.detail,
   };
 }

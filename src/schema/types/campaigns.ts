@@ -2,6 +2,7 @@ import { camelCase } from '../../key-case.js';
 import { rateLimit } from '../../ops/rate-limits.js';
 import { ConsentKindEnum } from './compliance.js';
 import * as campaigns from '../../services/campaigns/campaigns.js';
+import { callingBeginsAt } from '../../services/campaigns/calling-begins.js';
 import { dispatchCampaign, resumeCampaign, type DispatchResult } from '../../services/campaigns/dispatch.js';
 import { campaignProgress, noProgress, type CampaignProgress } from '../../services/campaigns/progress.js';
 import { CAMPAIGN_FIELDS } from '../../services/campaigns/inputs.js';
@@ -183,6 +184,22 @@ export const Campaign = builder.prismaObject('Campaign', {
       description: 'The planned start while draft or scheduled; once started, when it started.',
     }),
     completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
+    callingBeginsAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description:
+        "When a running or scheduled campaign's next call is due: its calling hours in each callee's zone and the regional calling rules of their places allow none before. Null when it is neither, or nobody is left to call.",
+      select: {
+        status: true,
+        startedAt: true,
+        timezone: true,
+        callingHours: true,
+        activeDays: true,
+        requiredConsent: true,
+        regionalRules: true,
+      },
+      resolve: (c, _args, ctx) => callingBeginsAt(ctx.service, c),
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
@@ -310,6 +327,12 @@ const DispatchCampaignResult = builder.objectRef<DispatchResult>('DispatchCampai
     status: t.field({ type: CampaignStatus, resolve: (result) => result.status }),
     scheduled: t.exposeBoolean('scheduled', { description: 'The campaign waits for its startedAt instead of calling now.' }),
     triggeredBy: t.exposeString('triggeredBy'),
+    callingBeginsAt: t.expose('callingBeginsAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When its first call is due; null when nobody is left to call.',
+    }),
+    detail: t.exposeString('detail', { description: 'What happens next, in a sentence.' }),
     campaign: t.prismaField({
       type: 'Campaign',
       resolve: (query, result, _args, ctx) => campaigns.getCampaign(ctx.service, result.campaignId, query),

@@ -1,3 +1,4 @@
+import { DateTime } from 'luxon';
 import { z } from 'zod';
 import type { SqlSession } from '../../db/sql.js';
 import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
@@ -6,6 +7,7 @@ import type { ServiceContext } from '../context.js';
 import { ConflictError } from '../errors.js';
 import { parseInput, type RawInput } from '../validation.js';
 import { actFor } from './actor.js';
+import { callingBeginsAt } from './calling-begins.js';
 import { getCampaign } from './campaigns.js';
 import { assertCanCall, lockForStart, startCampaign, STARTABLE_STATUSES } from './start.js';
 import { refusal } from './states.js';
@@ -26,6 +28,10 @@ export interface DispatchResult {
   status: 'running' | 'scheduled';
   /** True when the campaign waits for its future `started_at` instead of calling now. */
   scheduled: boolean;
+  /** When its first call is due (see calling-begins.ts); null when nobody is left to call. */
+  callingBeginsAt: Date | null;
+  /** What happens next, in a sentence. */
+  detail: string;
 }
 
 /**
@@ -38,8 +44,29 @@ export async function dispatchCampaign(ctx: ServiceContext, id: string, raw: Dis
   await getCampaign(ctx, id, { select: { id: true } });
   const { triggeredBy } = parseInput(dispatchInput, raw);
   const status = await advance(ctx, id, STARTABLE_STATUSES, 'It cannot be dispatched again.');
-  ctx.log.info({ campaignId: id, triggeredBy, status }, 'campaign dispatched');
-  return { campaignId: id, triggeredBy, status, scheduled: status === 'scheduled' };
+  const campaign = await getCampaign(ctx, id);
+  const beginsAt = await callingBeginsAt(ctx, campaign);
+  ctx.log.info({ campaignId: id, triggeredBy, status, callingBeginsAt: beginsAt }, 'campaign dispatched');
+  const scheduled = status === 'scheduled';
+  return {
+    campaignId: id,
+    triggeredBy,
+    status,
+    scheduled,
+    callingBeginsAt: beginsAt,
+    detail: dispatchDetail(campaign, scheduled, beginsAt, ctx.clock.now()),
+  };
+}
+
+/** A wait under a minute is "now": the dialer's next tick. */
+const NOW_MS = 60_000;
+
+function dispatchDetail(campaign: Campaign, scheduled: boolean, beginsAt: Date | null, now: Date): string {
+  const first = scheduled ? 'The campaign will start at its started_at.' : 'The campaign is running.';
+  const start = scheduled ? campaign.startedAt : now;
+  if (!beginsAt || !start || beginsAt.getTime() - start.getTime() < NOW_MS) return first;
+  const local = DateTime.fromJSDate(beginsAt, { zone: campaign.timezone }).toFormat('ccc d LLL yyyy HH:mm');
+  return `${first} Calling begins at ${local} ${campaign.timezone} (${beginsAt.toISOString()}): its calling hours and the callees' local calling rules allow no call before then.`;
 }
 
 /** paused -> running, with the checks of dispatch. Resuming a running campaign changes nothing. */

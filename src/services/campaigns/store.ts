@@ -456,3 +456,34 @@ const assignVariantsStatement = statement(
 export async function assignVariants(tx: SqlSession, campaignId: string): Promise<void> {
   await tx.run(assignVariantsStatement, [campaignId]);
 }
+
+/** One number for each kind of place the campaign's contacts still waiting to be called are in, with the earliest due. */
+export interface WaitingPlace {
+  phoneNumber: string;
+  timezone: string | null;
+  region: string | null;
+  dueAt: Date | null;
+}
+
+// A campaign not started yet has enrolled nobody: its group's contacts that enrolment would take count.
+const waitingPlacesStatement = statement<WaitingPlace>(
+  'campaigns.waiting_places',
+  `SELECT min(p.phone_number) AS "phoneNumber", p.timezone, p.region, min(p.due_at) AS "dueAt"
+   FROM (
+     SELECT c.phone_number, c.timezone, c.data->>'region' AS region, cc.next_attempt_at AS due_at
+     FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
+     WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending'
+     UNION ALL
+     SELECT c.phone_number, c.timezone, c.data->>'region', NULL
+     FROM campaigns k JOIN contacts c ON c.contact_group_id = k.contact_group_id
+     WHERE k.id = $1::uuid AND c.erased_at IS NULL AND c.status = 'active' AND ${ENROLLABLE}
+       AND NOT EXISTS (SELECT 1 FROM campaign_contacts e WHERE e.campaign_id = k.id)
+   ) p
+   GROUP BY p.timezone, p.region, left(p.phone_number, 5)
+   LIMIT $2`,
+);
+
+/** The places of the contacts still to call (by zone, region and area code), at most `limit` of them. */
+export function waitingPlaces(sql: SqlSession, campaignId: string, limit: number): Promise<WaitingPlace[]> {
+  return sql.run(waitingPlacesStatement, [campaignId, limit]);
+}
