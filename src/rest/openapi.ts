@@ -1,8 +1,11 @@
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { RouteDefinition } from './route.js';
 
 // The OpenAPI 3.1 description of v1, printed from the route declarations and their zod schemas.
-// Schemas that carry `.meta({ id })` become named components.
+// Response schemas that carry `.meta({ id })` become named components. What a client sends (bodies,
+// parameters) is written out in place under its operation instead: generated clients read a field with a
+// `default` in a named component as always there, true of what the server sends, not of what it takes.
 
 type JsonSchema = Record<string, unknown>;
 
@@ -13,8 +16,13 @@ const COMMON_ERRORS: Record<number, string> = {
 
 const errorBody: JsonSchema = {
   type: 'object',
-  properties: { detail: { type: 'string' }, code: { type: 'string' }, reason: { type: 'string' } },
+  properties: {
+    detail: { type: 'string' },
+    code: { type: 'string', description: 'On a 401 for a token that is not valid: `token_not_valid`.' },
+    reason: { type: 'string', description: 'On a 409: why, as a stable word.' },
+  },
   required: ['detail'],
+  additionalProperties: false,
 };
 const fieldErrorsBody: JsonSchema = {
   type: 'object',
@@ -51,7 +59,12 @@ export function buildOpenApiDocument(routes: RouteDefinition[]) {
     const defs = (out.$defs ?? {}) as Record<string, JsonSchema>;
     delete out.$defs;
     delete out.$schema;
-    for (const [name, def] of Object.entries(defs)) components[name] = rewriteRefs(def) as JsonSchema;
+    if (io === 'input') return inlineDefs(out, defs) as JsonSchema;
+    for (const [name, def] of Object.entries(defs)) {
+      const named = rewriteRefs(def) as JsonSchema;
+      if (components[name] && !isDeepStrictEqual(components[name], named)) throw new Error(`Two schemas are named ${name}.`);
+      components[name] = named;
+    }
     return rewriteRefs(out) as JsonSchema;
   };
 
@@ -73,15 +86,18 @@ export function buildOpenApiDocument(routes: RouteDefinition[]) {
         schema: { type: 'string', description: `Header: ${route.csv.columns.join(', ')}.` },
       };
     }
-    if (route.body || route.query) responses[400] = refResponse('Invalid input.', 'FieldErrors');
-    if (route.params) responses[404] = refResponse('Not found (or owned by another user).', 'Error');
-    if (route.method !== 'GET') responses[403] = refResponse('A read-only API key: it may only read.', 'Error');
-    for (const [status, description] of Object.entries({ ...COMMON_ERRORS, ...route.errors })) {
-      responses[status] = refResponse(description, 'Error');
+    // A body that cannot be parsed at all is a 400 with a detail rather than field errors.
+    if (route.body) responses[400] = jsonResponse('Invalid input, or a body that cannot be parsed.', [ref('FieldErrors'), ref('Error')]);
+    else if (route.query) responses[400] = jsonResponse('Invalid input.', [ref('FieldErrors')]);
+    if (route.params) responses[404] = jsonResponse('Not found (or owned by another user).', [ref('Error')]);
+    if (route.method !== 'GET') responses[403] = jsonResponse('A read-only API key: it may only read.', [ref('Error')]);
+    for (const [status, error] of Object.entries(routeErrors(route))) {
+      // A refusal with a body of its own may still be one of the common ones (a write conflict, ...).
+      responses[status] = jsonResponse(error.description, error.body ? [toSchema(error.body, 'output'), ref('Error')] : [ref('Error')]);
     }
     if (route.body) {
-      responses[413] = refResponse('Request body too large.', 'Error');
-      responses[415] = refResponse('Unsupported media type.', 'Error');
+      responses[413] = jsonResponse('Request body too large.', [ref('Error')]);
+      responses[415] = jsonResponse('Unsupported media type.', [ref('Error')]);
     }
     const bodySchema = route.body ? toSchema(route.body, 'input') : undefined;
     (paths[`/api/v1${route.path}`] ??= {})[route.method.toLowerCase()] = {
@@ -92,7 +108,8 @@ export function buildOpenApiDocument(routes: RouteDefinition[]) {
       ...(bodySchema
         ? {
             requestBody: {
-              required: true,
+              // The server reads a request without a body as `{}`: a body it accepts empty may be left out.
+              required: !route.body!.safeParse({}).success,
               content: Object.fromEntries(
                 ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'].map((type) => [
                   type,
@@ -130,8 +147,28 @@ export function buildOpenApiDocument(routes: RouteDefinition[]) {
   };
 }
 
-function refResponse(description: string, name: string) {
-  return { description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } };
+const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+/** A JSON response whose body is one of `schemas`. */
+function jsonResponse(description: string, schemas: JsonSchema[]) {
+  return { description, content: { 'application/json': { schema: schemas.length === 1 ? schemas[0] : { anyOf: schemas } } } };
+}
+
+/** The route's own refusals and the ones every endpoint has; any write may also meet a conflict. */
+function routeErrors(route: RouteDefinition): Record<string, { description: string; body?: z.ZodType }> {
+  const errors = Object.fromEntries(
+    Object.entries({ ...COMMON_ERRORS, ...route.errors }).map(([status, error]) => [
+      status,
+      typeof error === 'string' ? { description: error } : error,
+    ]),
+  );
+  if (route.method === 'GET') return errors;
+  const conflicts = [
+    errors[409]?.description,
+    'Another request changed the same data at the same time (reason `concurrent_change`): try again.',
+    route.method === 'POST' ? 'A request with the same Idempotency-Key is still running (reason `idempotency_key_in_use`).' : '',
+  ];
+  return { ...errors, 409: { ...errors[409], description: conflicts.filter(Boolean).join(' ') } };
 }
 
 function objectParameters(schema: z.ZodType | undefined, location: 'path' | 'query', toSchema: (s: z.ZodType) => JsonSchema) {
@@ -140,14 +177,28 @@ function objectParameters(schema: z.ZodType | undefined, location: 'path' | 'que
   return Object.entries(shape).map(([name, field]) => {
     const fieldSchema = toSchema(field);
     const { description, ...rest } = fieldSchema;
+    // What the server reads when the parameter is left out (zod states no default read from text).
+    const absent = field.safeParse(undefined);
     return {
       name,
       in: location,
-      required: location === 'path' || !field.safeParse(undefined).success,
+      required: location === 'path' || !absent.success,
       ...(description ? { description } : {}),
-      schema: rest,
+      schema: absent.success && absent.data !== undefined ? { ...rest, default: absent.data } : rest,
     };
   });
+}
+
+/** The schema with each reference to one of `defs` replaced by that definition, titled with its name. */
+function inlineDefs(value: unknown, defs: Record<string, JsonSchema>, within: string[] = []): unknown {
+  if (Array.isArray(value)) return value.map((inner) => inlineDefs(inner, defs, within));
+  if (!value || typeof value !== 'object') return value;
+  const { $ref, ...rest } = value as JsonSchema;
+  const own = Object.fromEntries(Object.entries(rest).map(([key, inner]) => [key, inlineDefs(inner, defs, within)]));
+  if (typeof $ref !== 'string' || !$ref.startsWith('#/$defs/')) return $ref === undefined ? own : { $ref, ...own };
+  const name = $ref.slice('#/$defs/'.length);
+  if (within.includes(name)) throw new Error(`The request schema ${name} refers to itself: it cannot be written out in place.`);
+  return { title: name, ...(inlineDefs(defs[name], defs, [...within, name]) as JsonSchema), ...own };
 }
 
 function rewriteRefs(value: unknown): unknown {

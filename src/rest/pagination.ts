@@ -1,16 +1,21 @@
 import { z } from 'zod';
+import { describedAs } from '../services/validation.js';
 
 // v1 pagination: `limit` (default 50, clamped to 500) and a zero-based `offset`.
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
 
+// Read from the query's text, and documented as the integer it stands for, which typed clients pass.
 const whole = (min: number) =>
-  z
-    .string()
-    .regex(/^\s*-?\d+\s*$/, { error: 'A valid integer is required.' })
-    .transform(Number)
-    .pipe(z.number().min(min, { error: `Ensure this value is greater than or equal to ${min}.` }));
+  describedAs(
+    z
+      .string()
+      .regex(/^\s*-?\d+\s*$/, { error: 'A valid integer is required.' })
+      .transform(Number)
+      .pipe(z.number().min(min, { error: `Ensure this value is greater than or equal to ${min}.` })),
+    { type: 'integer', minimum: min },
+  );
 
 export const paginationQuery = z.object({
   limit: whole(1)

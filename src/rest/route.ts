@@ -64,8 +64,11 @@ export interface RouteDefinition<
   /** Success status and the v1 shape it returns (none for 204). */
   status: number;
   response?: R;
-  /** Refusals this endpoint documents besides the ones every endpoint has (400, 401, 404, ...). */
-  errors?: Record<number, string>;
+  /**
+   * Refusals this endpoint documents besides the ones every endpoint has (400, 401, 404, ...); with a
+   * `body` where the refusal says more than the common `{ detail, reason }`.
+   */
+  errors?: Record<number, string | { description: string; body: z.ZodType }>;
   handler: (
     input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>,
     ctx: ServiceContext,

@@ -7,7 +7,7 @@ import { DISPATCH_REFUSALS } from '../../services/campaigns/states.js';
 import { ConflictError, reasonList } from '../../services/errors.js';
 import { INSTANT_RANGE_MESSAGE, isStorableInstant } from '../../services/input-safety.js';
 import { fromJsonText } from '../forms.js';
-import { paginationQuery } from '../pagination.js';
+import { MAX_LIMIT, paginationQuery } from '../pagination.js';
 import { defineRoute } from '../route.js';
 import { toV1Campaign, toV1DispatchResult, v1Campaign, v1DispatchResult } from '../serializers/campaigns.js';
 import { id } from '../serializers/common.js';
@@ -45,11 +45,25 @@ const createBody = z
   .meta({ id: 'CampaignRequest' });
 
 const listQuery = z.object({
-  limit: paginationQuery.shape.limit.unwrap().optional().describe('Page size, at most 500; without it, every campaign.'),
+  limit: paginationQuery.shape.limit
+    .unwrap()
+    .optional()
+    .describe(`Page size (values above ${MAX_LIMIT} count as ${MAX_LIMIT}); without it, every campaign.`),
   offset: paginationQuery.shape.offset,
 });
 
 const byId = z.object({ id });
+
+/** A refused dispatch: the dispatch result's own fields beside the refusal's reason and detail. */
+const v1DispatchRefusal = z
+  .object({
+    success: z.literal(false),
+    campaign_id: id,
+    triggered_by: z.string(),
+    reason: z.string().describe(`${reasonList(DISPATCH_REFUSALS)}; rarely campaign_changed (try again).`),
+    detail: z.string(),
+  })
+  .meta({ id: 'DispatchRefusal' });
 
 export const campaignRoutes = [
   defineRoute({
@@ -99,15 +113,19 @@ export const campaignRoutes = [
     body: z.object({ triggered_by: dispatchInput.shape.triggeredBy.describe('Who or what asked; echoed back (default "api").') }),
     status: 202,
     response: v1DispatchResult,
-    errors: {
-      409: `Refused: { success: false, campaign_id, triggered_by, reason, detail }. reason is ${reasonList(DISPATCH_REFUSALS)}.`,
-    },
+    errors: { 409: { description: 'Refused: the campaign cannot be dispatched (see reason).', body: v1DispatchRefusal } },
     handler: async ({ params, body }, ctx) => {
       try {
         return toV1DispatchResult(await dispatchCampaign(ctx, params.id, { triggeredBy: body.triggered_by }));
       } catch (error) {
         if (!(error instanceof ConflictError)) throw error;
-        throw new ConflictError(error.message, error.reason, { success: false, campaign_id: params.id, triggered_by: body.triggered_by });
+        // The refusal's reason and detail are added as every conflict's are (http/errors.ts).
+        const refusal: Omit<z.input<typeof v1DispatchRefusal>, 'reason' | 'detail'> = {
+          success: false,
+          campaign_id: params.id,
+          triggered_by: body.triggered_by,
+        };
+        throw new ConflictError(error.message, error.reason, refusal);
       }
     },
   }),
