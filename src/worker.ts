@@ -5,6 +5,7 @@ import { startWebhookDelivery } from './jobs/webhooks.js';
 import { createLogger } from './logger.js';
 import { createEventBus } from './ops/event-bus.js';
 import { ShutdownHooks } from './ops/shutdown-hooks.js';
+import { shutdownTracing, startTracing } from './ops/tracing.js';
 import { idleDialer } from './services/dialer/control.js';
 import { systemClock } from './services/context.js';
 
@@ -13,6 +14,7 @@ import { systemClock } from './services/context.js';
 // separate worker needs DATABASE_URL.
 
 const config = loadConfigOrExit();
+await startTracing();
 if (!config.databaseUrl) {
   console.error('npm run worker needs DATABASE_URL: the embedded database already has its dialer inside npm start.');
   process.exit(1);
@@ -31,6 +33,8 @@ log.info({ pid: process.pid }, 'dialer worker started');
 // SIGTERM: the dialer stops and hands its campaigns back to the queue, then the event bus and the
 // database close, each bounded by SHUTDOWN_TIMEOUT_SECONDS. A second signal stops at once.
 const hooks = new ShutdownHooks();
+// First added, so last run: the spans of the other hooks' work are exported too.
+hooks.add('tracing', shutdownTracing);
 hooks.add('database', () => db.close());
 hooks.add('events', () => events.close());
 hooks.add('dialer', () => runtime.stop());

@@ -1,27 +1,36 @@
-import type { SqlDriverAdapter, SqlDriverAdapterFactory, Transaction } from '@prisma/driver-adapter-utils';
+import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, Transaction } from '@prisma/driver-adapter-utils';
+import { tracingOn } from '../ops/tracing.js';
+import { prismaStatementSpan } from './statement-spans.js';
 
-// Counts the statements Prisma sends by wrapping its driver adapter: one call per statement, and none of
-// the parameter copying that Prisma's query events do. A transaction's start counts as one (its BEGIN).
-// Prisma sends COMMIT and ROLLBACK through the transaction's executeRaw, except to adapters whose
-// transactions use "phantom" queries (PGlite), which end them inside commit() and rollback().
+// Counts (and, with tracing on, traces) the statements Prisma sends by wrapping its driver adapter: one
+// call per statement, and none of the parameter copying that Prisma's query events do. A transaction's
+// start counts as one (its BEGIN). Prisma sends COMMIT and ROLLBACK through the transaction's executeRaw,
+// except to adapters whose transactions use "phantom" queries (PGlite), which end them inside commit()
+// and rollback().
 
 type Method = (...args: any[]) => any;
 type Overrides = Record<string, (original: Method, args: unknown[]) => unknown>;
 
 export function countingAdapterFactory(factory: SqlDriverAdapterFactory, onStatement: () => void): SqlDriverAdapterFactory {
-  const statement = (original: Method, args: unknown[]) => {
-    onStatement();
-    return original(...args);
-  };
+  /** A method that sends one statement; its text is the first argument's (a query or a script) unless given. */
+  const sends =
+    (text?: string) =>
+    (original: Method, args: unknown[]): Promise<unknown> => {
+      onStatement();
+      if (!tracingOn()) return original(...args);
+      const query = args[0] as SqlQuery | string;
+      return prismaStatementSpan(text ?? (typeof query === 'string' ? query : query.sql), () => original(...args));
+    };
+  const statement = sends();
+  const phantomEnds: Overrides = { commit: sends('COMMIT'), rollback: sends('ROLLBACK') };
+  const begin = sends('BEGIN');
   const adapter: Overrides = {
     queryRaw: statement,
     executeRaw: statement,
     executeScript: statement,
     startTransaction: async (original, args) => {
-      onStatement();
-      const tx: Transaction = await original(...args);
-      const ends: Overrides = tx.options.usePhantomQuery ? { commit: statement, rollback: statement } : {};
-      return override(tx, { queryRaw: statement, executeRaw: statement, ...ends });
+      const tx = (await begin(original, args)) as Transaction;
+      return override(tx, { queryRaw: statement, executeRaw: statement, ...(tx.options.usePhantomQuery ? phantomEnds : {}) });
     },
   };
   return override(factory, {

@@ -4,6 +4,8 @@ import { finished } from 'node:stream/promises';
 import pg from 'pg';
 import * as pgCopy from 'pg-copy-streams';
 import { dbNamedStatementDuration, dbNamedStatements } from '../ops/metrics.js';
+import { tracingOn } from '../ops/tracing.js';
+import { statementSpan } from './statement-spans.js';
 
 // The one way the stores send SQL beside Prisma: named statements over node-postgres or the embedded
 // PGlite. Measured on this project's machines, a statement through Prisma costs three to four times the
@@ -74,7 +76,7 @@ export async function measured<T>(statement: Statement<unknown>, send: () => Pro
   series.count.inc();
   const started = performance.now();
   try {
-    return await send();
+    return await (tracingOn() ? statementSpan(statement, send) : send());
   } catch (error) {
     if (error && typeof error === 'object') Object.assign(error, { statement: statement.name });
     throw error;

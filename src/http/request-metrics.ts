@@ -22,6 +22,6 @@ export function requestMetrics(): MiddlewareHandler {
 }
 
 /** After the chain ran, the route that answered; a request no route matched ends at this middleware's `*`. */
-function routeLabel(pattern: string): string {
+export function routeLabel(pattern: string): string {
   return pattern === '*' || pattern === '/*' ? '(unmatched)' : pattern;
 }

@@ -2,6 +2,7 @@ import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import { jobLogger } from '../logger.js';
+import { inJobSpan } from '../ops/tracing.js';
 import type { ServiceEnv } from '../services/context.js';
 import type { DialerControl } from '../services/dialer/control.js';
 import { Dialer } from '../services/dialer/engine.js';
@@ -20,6 +21,8 @@ import { wakeNotifications, type WakeNotifications } from './wake-notifications.
 // wake-ups also go to the other workers at once as notifications (wake-notifications.ts).
 
 const WAKE = 'dialer-wake';
+const CAMPAIGN_ID = 'callflow.campaign.id';
+const CALLS_PLACED = 'callflow.dialer.calls_placed';
 
 interface WakeJob {
   campaignId: string;
@@ -162,7 +165,11 @@ function campaignTicks(env: ServiceEnv, tick: (campaignId: string, log: Logger) 
       try {
         do {
           running.set(campaignId, false);
-          const placed = await tick(campaignId, log);
+          const placed = await inJobSpan('dialer.tick', { [CAMPAIGN_ID]: campaignId }, async (span) => {
+            const placed = await tick(campaignId, log);
+            span.setAttribute(CALLS_PLACED, placed);
+            return placed;
+          });
           log.debug({ campaignId, placed }, 'dialer tick');
         } while (running.get(campaignId) && !stopped());
       } catch (error) {

@@ -1,7 +1,11 @@
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS } from '@opentelemetry/semantic-conventions';
 import type { SqlSession } from '../../db/sql.js';
 import type { ServiceEnv } from '../context.js';
+import { inJobSpan, tracingOn } from '../../ops/tracing.js';
 import { retryOnConflict } from '../dialer/retry.js';
 import { send, type SendOutcome } from './send.js';
+import type { WebhookEventType } from './events.js';
 import { signatureHeaders } from './signing.js';
 import * as store from './store.js';
 
@@ -95,10 +99,12 @@ export async function attemptDelivery(
   if (delivery.previousSecret && delivery.previousSecretExpiresAt && delivery.previousSecretExpiresAt > at) {
     secrets.push(delivery.previousSecret);
   }
-  const outcome = await send(delivery.url, signatureHeaders(delivery.eventId, at, body, secrets), body, {
-    timeoutMs: options.timeoutMs,
-    allowPrivateAddresses: env.settings.webhooks.allowPrivateUrls,
-  });
+  const outcome = await attemptSpan(delivery, attempt, () =>
+    send(delivery.url, signatureHeaders(delivery.eventId, at, body, secrets), body, {
+      timeoutMs: options.timeoutMs,
+      allowPrivateAddresses: env.settings.webhooks.allowPrivateUrls,
+    }),
+  );
   await retryOnConflict(() =>
     env.sql.transaction(async (tx) => {
       const current = await store.lockOutgoing(tx, messageId);
@@ -131,5 +137,29 @@ export async function attemptDelivery(
       }
       if (verdict.nextAttemptAt) await queueNext(tx, messageId, attempt + 1, verdict.nextAttemptAt);
     }),
+  );
+}
+
+/** The attempt as a client span: which endpoint, which event, and what the receiver answered. */
+function attemptSpan(delivery: store.Outgoing, attempt: number, post: () => Promise<SendOutcome>): Promise<SendOutcome> {
+  if (!tracingOn()) return post();
+  const attributes = {
+    'callflow.webhook.endpoint_id': delivery.endpointId,
+    'callflow.webhook.event_type': (delivery.payload as { type: WebhookEventType }).type,
+    'callflow.webhook.attempt': attempt,
+    [ATTR_HTTP_REQUEST_METHOD]: 'POST',
+    [ATTR_SERVER_ADDRESS]: new URL(delivery.url).hostname,
+  };
+  return inJobSpan(
+    'webhook.deliver',
+    attributes,
+    async (span) => {
+      const outcome = await post();
+      if (outcome.statusCode !== null) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, outcome.statusCode);
+      span.setAttribute('callflow.webhook.outcome', outcome.error === null ? 'delivered' : 'failed');
+      if (outcome.error !== null) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error });
+      return outcome;
+    },
+    { kind: SpanKind.CLIENT },
   );
 }
