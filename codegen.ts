@@ -1,8 +1,10 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
+import { clientPresetConfig } from './codegen/client-config.js';
 
 // Typed clients are generated from the published schema.graphql, never from a running server.
-// Consumers copy this shape: point `documents` at their own operations and `generates` at their tree.
-// Here it types the operations under test/codegen, which the test suite runs against the real schema.
+// A consumer's config is this one with its own `documents` and output folder (README, "Generate a typed
+// client"). Here it types the operations under test/codegen, which the test suite runs against the real
+// schema, and writes their trusted-documents manifest (persisted-documents.json) beside them.
 const config: CodegenConfig = {
   schema: 'schema.graphql',
   documents: ['test/codegen/**/*.ts'],
@@ -10,14 +12,8 @@ const config: CodegenConfig = {
   emitLegacyCommonJSImports: false,
   generates: {
     'test/generated/gql/': {
-      preset: 'client',
-      presetConfig: { fragmentMasking: false },
-      config: {
-        useTypeImports: true,
-        enumsAsTypes: true,
-        strictScalars: true,
-        scalars: { UUID: 'string', DateTime: 'string', JSON: 'unknown', BigInt: 'number', File: 'File' },
-      },
+      ...clientPresetConfig,
+      presetConfig: { ...clientPresetConfig.presetConfig, persistedDocuments: true },
     },
   },
 };

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { CorsOrigins } from './http/cors.js';
 import type { DialerRuntimeOptions } from './jobs/dialer.js';
@@ -7,6 +8,7 @@ import { DEFAULT_DIALER_OPTIONS } from './services/dialer/options.js';
 import type { RateLimitRule, RateLimitRules } from './ops/rate-limits.js';
 import type { RetellWebhookSettings } from './services/dialer/retell-webhooks.js';
 import type { TwilioWebhookSettings } from './services/dialer/twilio-webhooks.js';
+import type { TrustedDocuments } from './schema/server/trusted-documents.js';
 import type { Settings } from './services/settings.js';
 
 /** Largest request bodies: most endpoints, and contact imports, which carry whole files. */
@@ -81,6 +83,26 @@ const publicBaseUrl = z.string().transform((value, ctx) => {
   return trimmed;
 });
 
+/** The path of a trusted-documents manifest: a JSON object of hash -> document (graphql-codegen's persisted-documents.json). */
+const trustedDocuments = z.string().transform((path, ctx): TrustedDocuments => {
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: `must be the path of a readable JSON file (${(error as Error).message})` });
+    return z.NEVER;
+  }
+  const entries = manifest !== null && typeof manifest === 'object' && !Array.isArray(manifest) ? Object.entries(manifest) : [];
+  if (entries.length === 0 || !entries.every(([, document]) => typeof document === 'string')) {
+    ctx.addIssue({
+      code: 'custom',
+      message: "must name a JSON object of document hashes to documents, like graphql-codegen's persisted-documents.json",
+    });
+    return z.NEVER;
+  }
+  return new Map(entries as [string, string][]);
+});
+
 function isOrigin(value: string): boolean {
   try {
     const url = new URL(value);
@@ -107,6 +129,7 @@ const envSchema = z
     GRAPHQL_INTROSPECTION: boolean.optional(),
     GRAPHQL_COMPILED_READS: boolean.optional(),
     GRAPHIQL: boolean.optional(),
+    GRAPHQL_TRUSTED_DOCUMENTS: trustedDocuments.optional(),
     CORS_ORIGINS: corsOrigins.optional(),
     SEED_DEMO: boolean.optional(),
     LOG_LEVEL: z
@@ -213,6 +236,13 @@ const envSchema = z
         message: 'must be an https URL in production (Twilio posts call details to it)',
       });
     }
+    if (env.GRAPHIQL && env.GRAPHQL_TRUSTED_DOCUMENTS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['GRAPHIQL'],
+        message: 'must be off with GRAPHQL_TRUSTED_DOCUMENTS (GraphiQL sends documents, which are refused)',
+      });
+    }
     if (env.JWT_SECRET && env.JWT_JWKS_URL) {
       ctx.addIssue({ code: 'custom', path: ['JWT_JWKS_URL'], message: 'set JWT_SECRET or JWT_JWKS_URL, not both' });
     }
@@ -240,7 +270,13 @@ export interface Config {
     issuer: string | undefined;
     audience: string | undefined;
   };
-  graphql: { introspection: boolean; graphiql: boolean; compiledReads: boolean };
+  graphql: {
+    introspection: boolean;
+    graphiql: boolean;
+    compiledReads: boolean;
+    /** When set, the only operations run: requests name one by its hash. */
+    trustedDocuments: TrustedDocuments | undefined;
+  };
   /** Origins whose pages may call /graphql and /api/v1 from a browser. */
   corsOrigins: CorsOrigins;
   seedDemo: boolean;
@@ -302,8 +338,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     jwt: { secret: env.JWT_SECRET, jwksUrl: env.JWT_JWKS_URL, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE },
     graphql: {
       introspection: env.GRAPHQL_INTROSPECTION ?? !production,
-      graphiql: env.GRAPHIQL ?? !production,
+      graphiql: env.GRAPHIQL ?? (!production && !env.GRAPHQL_TRUSTED_DOCUMENTS),
       compiledReads: env.GRAPHQL_COMPILED_READS ?? true,
+      trustedDocuments: env.GRAPHQL_TRUSTED_DOCUMENTS,
     },
     corsOrigins: env.CORS_ORIGINS ?? (production ? [] : '*'),
     seedDemo: env.SEED_DEMO ?? !production,

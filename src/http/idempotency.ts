@@ -61,14 +61,17 @@ export function idempotentRequests(
   };
 }
 
-/** The response as kept, when it changed something; a stream (a subscription) is never kept. */
+/**
+ * The response as kept, when it changed something; a stream (a subscription, a GraphQL answer in parts) is
+ * never kept, nor held back.
+ */
 async function kept(
   response: Response,
   surface: IdempotentSurface,
   replace: (response: Response) => void,
 ): Promise<KeptResponse | undefined> {
   const contentType = response.headers.get('content-type');
-  if (contentType?.startsWith('text/event-stream')) return undefined;
+  if (contentType?.startsWith('text/event-stream') || contentType?.startsWith('multipart/mixed')) return undefined;
   const body = await response.text();
   replace(new Response(body, { status: response.status, headers: response.headers }));
   return surface.changed(response.status, body) ? { status: response.status, contentType, body } : undefined;

@@ -5,6 +5,7 @@ import { Unsupported } from '../../db/reads/where.js';
 import { graphqlReadPaths } from '../../ops/metrics.js';
 import { planOperation } from '../compiled-reads/plan-operation.js';
 import type { GraphQLContext } from '../context.js';
+import { deliversIncrementally } from './defer-stream.js';
 
 // Queries the schema can say as one SQL statement are answered by it: PostgreSQL writes the JSON text
 // of `data`, which goes out as it is, without resolvers, result objects or a second serialization.
@@ -17,7 +18,10 @@ const resolvers = graphqlReadPaths.labels('resolvers');
 export const compiledReads: Plugin = {
   async onExecute({ args, setResultAndStopExecution }) {
     const ctx = args.contextValue as unknown as GraphQLContext;
-    const plan = planOperation(args.schema, args.document, args.operationName, args.variableValues, ctx);
+    // An answer in parts (@defer, @stream) is written by execution, part by part.
+    const plan = deliversIncrementally(args.document)
+      ? null
+      : planOperation(args.schema, args.document, args.operationName, args.variableValues, ctx);
     if (!plan) {
       resolvers.inc();
       return;
