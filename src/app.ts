@@ -11,6 +11,8 @@ import type { ServiceEnv } from './services/context.js';
 import type { RetellWebhookSettings } from './services/dialer/retell-webhooks.js';
 import type { TwilioWebhookSettings } from './services/dialer/twilio-webhooks.js';
 import { accessLog } from './http/access-log.js';
+import { compression } from './http/compression.js';
+import { GRAPHIQL_ASSETS_PATH, graphiqlAsset } from './schema/server/graphiql.js';
 import { declaredBodyLimit } from './http/body-limit.js';
 import { idempotentRequests } from './http/idempotency.js';
 import { v1Idempotency } from './rest/idempotency.js';
@@ -19,9 +21,12 @@ import { cors, type CorsOrigins } from './http/cors.js';
 import { markEventStream } from './http/drain.js';
 import { adapterResponse } from './schema/server/node-adapter.js';
 import { createGraphQLServer } from './schema/server/server.js';
+import type { TrustedDocuments } from './schema/server/trusted-documents.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
 import { readinessEndpoint } from './http/readiness-endpoint.js';
 import { requestMetrics } from './http/request-metrics.js';
+import { requestTracing } from './http/tracing.js';
+import { tracingOn } from './ops/tracing.js';
 import { requestScope, scopeOf } from './http/request-scope.js';
 import { retellWebhook } from './http/retell-webhook.js';
 import { stripeWebhook } from './http/stripe-webhook.js';
@@ -32,7 +37,14 @@ export interface AppDeps {
   env: ServiceEnv;
   authenticator: Authenticator;
   limits: BodyLimits;
-  graphql: { introspection: boolean; graphiql: boolean; compiledReads: boolean };
+  graphql: {
+    introspection: boolean;
+    graphiql: boolean;
+    /** A token GraphiQL opens with (development's demo token). */
+    graphiqlToken?: string | undefined;
+    compiledReads: boolean;
+    trustedDocuments?: TrustedDocuments | undefined;
+  };
   /** Origins whose pages may call /graphql and /api/v1 from a browser. */
   corsOrigins: CorsOrigins;
   /** The v1 routes to serve; tests mount probe routes beside the real ones. */
@@ -58,7 +70,8 @@ export function createApp(deps: AppDeps): Hono {
   const app = new Hono({ strict: true });
   const yoga = createGraphQLServer({ ...deps, ...deps.graphql });
 
-  app.use(requestScope(deps.env.log), accessLog(deps.env.log), requestMetrics());
+  if (tracingOn()) app.use(requestTracing());
+  app.use(requestScope(deps.env.log), accessLog(deps.env.log), requestMetrics(), compression());
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', readinessEndpoint(deps.readiness));
   app.get('/metrics', metricsEndpoint(deps.env, deps.metricsToken));
@@ -70,6 +83,9 @@ export function createApp(deps: AppDeps): Hono {
   // After the body limits: a POST with an Idempotency-Key runs once per customer and key.
   app.use('/graphql', idempotentRequests(deps, graphqlIdempotency, deps.limits.maxImportBodyBytes));
   app.use(`${V1_PREFIX}/*`, idempotentRequests(deps, v1Idempotency, deps.limits.maxImportBodyBytes));
+  app.get(`${GRAPHIQL_ASSETS_PATH}:version/:file`, (c) =>
+    graphiqlAsset(c.req.param('version'), c.req.param('file'), c.req.header('accept-encoding')),
+  );
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', async (c) => {
     const response = await yoga.fetch(c.req.raw, { scope: scopeOf(c) });
     const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;

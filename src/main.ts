@@ -1,23 +1,30 @@
 import { loadConfigOrExit } from './config.js';
 import { DataDirInUseError } from './db/data-dir-lock.js';
-import { DEMO_USER_ID } from './demo.js';
+import { checkPortFree, PortInUseError } from './http/port.js';
+import { DEMO_USER_ID } from './demo/seed.js';
 import { createLogger } from './logger.js';
-import { startRuntime } from './runtime.js';
-import { signToken } from './services/auth.js';
 
 // `npm start`: the whole service in one process. With no configuration at all it runs on the embedded
 // database in ./.data with demo data, and prints a token to try it with.
 
 const config = loadConfigOrExit();
 
-const log = createLogger(config.logLevel);
-const runtime = await startRuntime(config, log).catch((error: unknown) => {
-  if (error instanceof DataDirInUseError) {
+// Refusals a person can act on get one line, before the database is opened, and no stack trace.
+const refuse = (error: unknown) => {
+  if (error instanceof DataDirInUseError || error instanceof PortInUseError) {
     console.error(error.message);
     process.exit(1);
   }
   throw error;
-});
+};
+await checkPortFree(config.host, config.port).catch(refuse);
+
+// The service's modules load after the check, so that a refusal comes at once.
+const { startTracing } = await import('./ops/tracing.js');
+await startTracing();
+const { startRuntime } = await import('./runtime.js');
+const log = createLogger(config.logLevel);
+const runtime = await startRuntime(config, log).catch(refuse);
 log.info({ url: runtime.url, database: runtime.db.kind }, 'listening');
 
 const lines = [
@@ -27,13 +34,8 @@ const lines = [
   `  REST v1:        ${runtime.url}/api/v1/`,
   `  REST v1 docs:   ${runtime.url}/api/v1/docs/`,
 ];
-if (runtime.jwtSecret && config.env !== 'production' && config.seedDemo) {
-  const token = await signToken(runtime.jwtSecret, {
-    sub: DEMO_USER_ID,
-    ttlSeconds: 7 * 24 * 3600,
-    issuer: config.jwt.issuer,
-    audience: config.jwt.audience,
-  });
+const token = runtime.demoToken;
+if (token) {
   lines.push(
     `  Demo token (7 days, user ${DEMO_USER_ID}):`,
     `    ${token}`,

@@ -6,17 +6,19 @@ import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates } from './db/seed.js';
-import { seedDemo } from './demo.js';
+import { DEMO_USER_ID, seedDemo } from './demo/seed.js';
 import { createApp } from './app.js';
 import { startDialer } from './jobs/dialer.js';
 import { startWebhookDelivery } from './jobs/webhooks.js';
 import { drainable } from './http/drain.js';
+import { PortInUseError } from './http/port.js';
 import { registerDatabaseChecks } from './ops/database-checks.js';
 import { createEventBus } from './ops/event-bus.js';
 import { createRateLimiter } from './ops/rate-limits.js';
 import { Readiness } from './ops/readiness.js';
 import { ShutdownHooks, type ShutdownHook } from './ops/shutdown-hooks.js';
-import { createAuthenticator, UserRegistry } from './services/auth.js';
+import { shutdownTracing } from './ops/tracing.js';
+import { createAuthenticator, signToken, UserRegistry } from './services/auth.js';
 import { systemClock, type Clock, type ServiceEnv } from './services/context.js';
 import { idleDialer } from './services/dialer/control.js';
 
@@ -24,6 +26,8 @@ export interface Runtime {
   url: string;
   db: Database;
   jwtSecret: string | undefined;
+  /** Development with demo data: a token of the demo user (7 days), printed and prefilled in GraphiQL. */
+  demoToken: string | undefined;
   demoSeeded: boolean;
   /** What /readyz checks; the dialer registers its job engine here. */
   readiness: Readiness;
@@ -43,6 +47,8 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
   );
   const readiness = new Readiness();
   const shutdownHooks = new ShutdownHooks();
+  // First added, so last run: the spans of the other hooks' work are exported too.
+  shutdownHooks.add('tracing', shutdownTracing);
   const redis = { redisUrl: config.redisUrl, log };
   const rateLimiter = createRateLimiter(config.rateLimits, { ...redis, keyPrefix: `${config.redisPrefix}:ratelimit` });
   const events = createEventBus({ ...redis, prefix: config.redisPrefix });
@@ -68,11 +74,20 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
 
     const jwtSecret = await resolveJwtSecret(config);
     const authenticator = createAuthenticator({ ...config.jwt, secret: jwtSecret }, new UserRegistry(db.prisma), db.sql);
+    const demoToken =
+      jwtSecret && config.env !== 'production' && config.seedDemo
+        ? await signToken(jwtSecret, {
+            sub: DEMO_USER_ID,
+            ttlSeconds: 7 * 24 * 3600,
+            issuer: config.jwt.issuer,
+            audience: config.jwt.audience,
+          })
+        : undefined;
     const app = createApp({
       env,
       authenticator,
       limits: config.limits,
-      graphql: config.graphql,
+      graphql: { ...config.graphql, graphiqlToken: demoToken },
       corsOrigins: config.corsOrigins,
       stripeWebhookSecret: config.stripeWebhookSecret,
       retellWebhook: config.retellWebhook,
@@ -103,6 +118,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       url: `http://${host}:${port}`,
       db,
       jwtSecret,
+      demoToken,
       demoSeeded,
       readiness,
       onShutdown: (name, hook) => shutdownHooks.add(name, hook),
@@ -119,6 +135,8 @@ function listen(fetch: (request: Request) => Response | Promise<Response>, hostn
   return new Promise<Server>((resolve, reject) => {
     // serve() makes a node:http server unless told otherwise.
     const server = serve({ fetch, hostname, port }, () => resolve(server as Server));
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? new PortInUseError(hostname, port) : error),
+    );
   });
 }

@@ -202,7 +202,7 @@ describe('over HTTP', () => {
     );
   });
 
-  it('serves GraphiQL with every asset inline, so it loads with no network', async () => {
+  it('serves GraphiQL with every asset from this server, so it loads with no network', async () => {
     const page = await app.request('GET', '/graphql', { headers: { accept: 'text/html' } });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');

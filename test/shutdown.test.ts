@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { DEMO_USER_ID } from '../src/demo.js';
+import { DEMO_USER_ID } from '../src/demo/seed.js';
 import { createLogger } from '../src/logger.js';
 import { startRuntime } from '../src/runtime.js';
 import { signToken } from '../src/services/auth.js';

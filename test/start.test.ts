@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -9,7 +10,10 @@ const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
 
 // `npm start` exactly as a newcomer runs it: no configuration, an empty data folder, the embedded
-// database. It must serve v1 with the token it prints, and GraphiQL, with no network.
+// database. It must serve v1 with the token it prints, demo data every endpoint answers, and GraphiQL,
+// with no network.
+
+const NPM_START = ['scripts/run.mjs', 'main'];
 
 interface Started {
   child: ChildProcess;
@@ -18,7 +22,7 @@ interface Started {
 }
 
 function start(dataDir: string): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, NPM_START, {
     cwd: root,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -68,12 +72,78 @@ describe('npm start on a fresh checkout', () => {
     expect(((await res.json()) as unknown[]).length).toBe(5);
   });
 
-  it('has demo data: an active agent with a number and a campaign', async () => {
-    const res = await fetch(`${first.url}/api/v1/agents/active/`, { headers: { authorization: `Bearer ${first.token}` } });
-    const agents = (await res.json()) as any[];
-    expect(agents).toHaveLength(1);
-    expect(agents[0].phone_numbers).toHaveLength(1);
-    expect(agents[0].campaigns).toEqual([expect.objectContaining({ status: 'draft' })]);
+  it('has demo data on which every one of the 20 v1 endpoints answers', async () => {
+    const v1 = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${first.url}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${first.token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, json: res.status === 204 ? null : ((await res.json()) as any) };
+    };
+    const templates = await v1('GET', '/agents/templates/');
+    expect(templates).toMatchObject({ status: 200, json: { length: 5 } });
+    expect((await v1('GET', `/agents/templates/${templates.json[0].id}/`)).status).toBe(200);
+    const agents = await v1('GET', '/agents/active/');
+    expect(agents.json).toHaveLength(1);
+    expect(agents.json[0].phone_numbers).toHaveLength(1);
+    const campaigns = (await v1('GET', '/campaigns/')).json as any[];
+    const called = campaigns.find((c) => c.status === 'completed');
+    const draft = campaigns.find((c) => c.status === 'draft');
+    expect(called && draft).toBeTruthy();
+    expect((await v1('GET', `/campaigns/${called.id}/`)).json.name).toBe(called.name);
+
+    // Yesterday's campaign: named people, its calls, a report with an appointment booked.
+    const report = await v1('GET', `/campaigns/${called.id}/report/`);
+    expect(report.status).toBe(200);
+    expect(report.json.metrics).toMatchObject({ appointmentsBooked: 1, contacts: { total: 7, attempted: 6, reached: 2 } });
+    expect(report.json.metrics.outcomes).toMatchObject({ human: 3, voicemail: 1, noAnswer: 1, busy: 1 });
+    const history = await v1('GET', '/campaigns/recordings/');
+    expect(history.json).toHaveLength(6);
+    expect(history.json.every((call: any) => call.contactName.length > 0)).toBe(true);
+    const ada = history.json.find((call: any) => call.contactName === 'Ada Lovelace');
+    expect((await v1('GET', `/campaigns/contact-attempts/${ada.id}/`)).json).toMatchObject({ contactName: 'Ada Lovelace' });
+    expect((await v1('GET', `/contacts/contacts/${ada.contactId}/`)).json).toMatchObject({ status: 'active' });
+    const appointments = await v1('GET', '/appointments/');
+    expect(appointments.json).toEqual([expect.objectContaining({ contact_id: ada.contactId, campaign_id: called.id })]);
+
+    // Money: the calls were charged, and the top-up has a receipt.
+    expect((await v1('GET', '/billing/credits/')).status).toBe(200);
+    const transactions = (await v1('GET', '/billing/transactions/')).json.transactions as any[];
+    expect(transactions.filter((t) => t.kind === 'call_charge').length).toBeGreaterThan(0);
+    const topUp = transactions.find((t) => t.kind === 'top_up');
+    expect(await v1('GET', `/billing/transactions/${topUp.id}/receipt/`)).toMatchObject({ status: 200, json: { url: expect.any(String) } });
+
+    // The draft dispatches at once (the demo calls at any hour) and says so.
+    const dispatched = await v1('POST', `/campaigns/${draft.id}/dispatch/`, {});
+    expect(dispatched).toMatchObject({ status: 202, json: { status: 'running', detail: 'The campaign is running.' } });
+
+    // Writes: a new campaign, an import, a group changed and deleted, a contact deleted, the agent archived.
+    const imported = await v1('POST', '/contacts/import/', {
+      groupName: 'More leads',
+      csvData: [{ Name: 'Ida Rhodes', Phone: '+14155550123' }],
+    });
+    expect(imported).toMatchObject({ status: 201, json: { totalImported: 1 } });
+    const created = await v1('POST', '/contacts/contacts/', {
+      name: 'Next',
+      agent_id: agents.json[0].id,
+      contact_group_id: imported.json.groupId,
+    });
+    expect(created.status).toBe(201);
+    expect(
+      (await v1('PATCH', `/contacts/groups/${imported.json.groupId}/`, { phone_number: '+14155550124', data: { source: 'demo' } })).status,
+    ).toBe(200);
+    expect((await v1('DELETE', `/contacts/groups/${imported.json.groupId}/`)).status).toBe(204);
+    const katherine = history.json.find((call: any) => call.contactName === 'Katherine Johnson');
+    expect((await v1('DELETE', `/contacts/contacts/${katherine.contactId}/`)).status).toBe(204);
+    // Deleting keeps history: the report still counts her call.
+    expect((await v1('GET', `/campaigns/${called.id}/report/`)).json.metrics.contacts.attempted).toBe(6);
+  });
+
+  it('answers the API root the banner links to', async () => {
+    const res = await fetch(`${first.url}/api/v1/`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).endpoints).toHaveLength(20);
   });
 
   it('serves GraphiQL with no external assets', async () => {
@@ -85,7 +155,7 @@ describe('npm start on a fresh checkout', () => {
   });
 
   it('refuses a second process on the same data folder while the first runs', async () => {
-    const second = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const second = spawn(process.execPath, NPM_START, {
       cwd: root,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: join(dataDir, 'data'), PORT: '0', HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -119,13 +189,42 @@ describe('npm start on a fresh checkout', () => {
     expect(await stop(first.child)).toBe(0);
     const second = await start(join(dataDir, 'data'));
     try {
-      const res = await fetch(`${second.url}/api/v1/agents/active/`, { headers: { authorization: `Bearer ${first.token}` } });
+      const res = await fetch(`${second.url}/api/v1/campaigns/`, { headers: { authorization: `Bearer ${first.token}` } });
       expect(res.status).toBe(200);
-      expect(((await res.json()) as unknown[]).length).toBe(1);
+      // Each demo campaign once: nothing seeded again.
+      const names = ((await res.json()) as { name: string }[]).map((c) => c.name).sort();
+      expect(names).toEqual(['Demo check-up calls (yesterday)', 'Demo check-up campaign']);
     } finally {
       expect(await stop(second.child)).toBe(0);
     }
   }, 120_000);
+});
+
+describe('a port another process holds', () => {
+  it('stops npm start at once with one line that says what to do', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as AddressInfo;
+    const dataDir = await mkdtemp(join(tmpdir(), 'callflow-port-'));
+    try {
+      const failed = await run(process.execPath, NPM_START, {
+        cwd: root,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' },
+      }).then(
+        () => null,
+        (error: { code: number; stderr: string; stdout: string }) => error,
+      );
+      expect(failed?.code).toBe(1);
+      expect(failed?.stderr.trim()).toBe(
+        `Port ${port} on 127.0.0.1 is already in use: stop the process using it, or start on another port (PORT=${port + 1} npm start).`,
+      );
+      // Refused before the database was made.
+      expect(await readdir(dataDir)).toEqual([]);
+    } finally {
+      holder.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('a bad setting', () => {

@@ -5,7 +5,7 @@ import { named } from './prisma-names.js';
 import { projectRoot } from './schema-engine.js';
 
 // What the database itself needs to be usable: the agent templates agents are made from. Demo data,
-// which goes through the services' rules, is src/demo.ts.
+// which goes through the services' rules, is src/demo/.
 
 type TemplateSeed = Omit<Prisma.AgentTemplateCreateInput, 'agents'>;
 

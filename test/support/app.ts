@@ -11,6 +11,7 @@ import { registerDatabaseChecks } from '../../src/ops/database-checks.js';
 import { createRateLimiter, type RateLimiterOptions, type RateLimitRules } from '../../src/ops/rate-limits.js';
 import { Readiness } from '../../src/ops/readiness.js';
 import type { RouteDefinition } from '../../src/rest/route.js';
+import type { TrustedDocuments } from '../../src/schema/server/trusted-documents.js';
 import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from '../../src/services/auth.js';
 import { systemClock, type Clock } from '../../src/services/context.js';
 import { idleDialer, type DialerControl } from '../../src/services/dialer/control.js';
@@ -30,8 +31,12 @@ export interface TestAppOptions {
   settings?: Partial<Settings>;
   dialer?: DialerControl;
   introspection?: boolean;
+  /** The token GraphiQL opens with (development's demo token); none unless given. */
+  graphiqlToken?: string;
   /** Compiled reads on (the default) or off, to compare their answers with the resolvers'. */
   compiledReads?: boolean;
+  /** The only operations the app runs, by hash (GRAPHQL_TRUSTED_DOCUMENTS); any document unless given. */
+  trustedDocuments?: TrustedDocuments;
   /** Origins allowed to call from a browser; any unless given, as in development. */
   corsOrigins?: CorsOrigins;
   routes?: RouteDefinition[];
@@ -89,7 +94,13 @@ export async function startTestApp(options: TestAppOptions = {}) {
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       maxImportBodyBytes: options.maxImportBodyBytes ?? 64 * 1024 * 1024,
     },
-    graphql: { introspection: options.introspection ?? true, graphiql: true, compiledReads: options.compiledReads ?? true },
+    graphql: {
+      introspection: options.introspection ?? true,
+      graphiql: true,
+      graphiqlToken: options.graphiqlToken,
+      compiledReads: options.compiledReads ?? true,
+      trustedDocuments: options.trustedDocuments,
+    },
     corsOrigins: options.corsOrigins ?? '*',
     ...(options.routes ? { routes: options.routes } : {}),
     stripeWebhookSecret: options.stripeWebhookSecret,

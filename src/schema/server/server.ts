@@ -12,14 +12,19 @@ import { AuthenticationError } from '../../services/errors.js';
 import type { RateLimiter } from '../../ops/rate-limits.js';
 import { CSRF_HEADER } from '../../http/cors.js';
 import { WWW_AUTHENTICATE } from '../../http/errors.js';
+import { graphiqlOptions, graphiqlPage } from './graphiql.js';
 import { hideSchemaNames } from './hidden-schema.js';
 import { graphqlInput } from './input.js';
 import { acceptedMediaTypes } from './media-types.js';
 import { compiledReads } from './compiled-reads.js';
+import { deferStream } from './defer-stream.js';
 import { costLimit } from './cost.js';
 import { graphqlMetrics } from './metrics.js';
 import { graphqlRateLimits } from './rate-limits.js';
 import { readOnlyKeys } from './read-only-keys.js';
+import { graphqlTracing } from './tracing.js';
+import { tracingOn } from '../../ops/tracing.js';
+import { trustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 import { currentRequestScope, type RequestScope } from '../../http/request-scope.js';
 
 export interface GraphQLDeps {
@@ -27,8 +32,12 @@ export interface GraphQLDeps {
   authenticator: Authenticator;
   introspection: boolean;
   graphiql: boolean;
+  /** A token GraphiQL opens with in its headers (development's demo token). */
+  graphiqlToken?: string | undefined;
   /** Queries the schema can say as one SQL statement answered by it (see compiled-reads.ts). */
   compiledReads: boolean;
+  /** When set, the only operations run (see trusted-documents.ts). */
+  trustedDocuments?: TrustedDocuments | undefined;
   rateLimiter: RateLimiter;
 }
 
@@ -74,10 +83,8 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
     // Yoga's default reflects any origin and allows credentials; the app answers CORS for both surfaces.
     cors: false,
     // GraphiQL sends subscriptions as GET requests: it needs the CSRF header like any client.
-    graphiql: deps.graphiql ? { title: 'Campaigns GraphQL', additionalHeaders: { [CSRF_HEADER]: '1' } } : false,
-    // GraphiQL inlines all of its assets (no CDN); that page weighs some 80 MB in memory, so it is
-    // loaded on the first request for it rather than at start.
-    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
+    graphiql: deps.graphiql ? graphiqlOptions(deps.graphiqlToken, { [CSRF_HEADER]: '1' }) : false,
+    renderGraphiQL: graphiqlPage,
     logging: false,
     // The HTTP app limits bodies (http/body-limit.ts); Yoga's own limit would hand the parser a copy of
     // every request with its body piped through a counting stream.
@@ -85,8 +92,10 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
     // Yoga hands error masking no context, so the request's logger is found from where it runs.
     maskedErrors: { maskError: (error) => maskGraphQLError(currentRequestScope()?.log ?? deps.env.log)(error) },
     plugins: [
+      ...(tracingOn() ? [graphqlTracing] : []),
       acceptedMediaTypes(),
       useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),
+      ...(deps.trustedDocuments ? [trustedDocuments(deps.trustedDocuments)] : []),
       EnvelopArmorPlugin({
         maxDepth: { n: QUERY_LIMITS.maxDepth, ...reported('maxDepth') },
         maxAliases: { n: QUERY_LIMITS.maxAliases, ...reported('maxAliases') },
@@ -98,6 +107,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
         blockFieldSuggestion: { enabled: false },
       }),
       ...(deps.introspection ? [] : [useDisableIntrospection(), hideSchemaNames()]),
+      deferStream(),
       graphqlInput,
       readOnlyKeys,
       graphqlRateLimits(deps.rateLimiter),
