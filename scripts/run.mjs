@@ -1,12 +1,13 @@
 // `npm start`, `npm run dev` and `npm run worker`: run a TypeScript entry point of src/ as JavaScript.
 //
-//   node scripts/run.mjs main            transpile src/ into .run/ when it changed, then run .run/main.js here
-//   node scripts/run.mjs --watch main    transpile again on every change and restart the child that runs it
+//   node scripts/run.mjs main            transpile src/ into .run/start/ when it changed, then run main.js here
+//   node scripts/run.mjs --watch main    transpile into .run/watch/ on every change and restart the child running it
 //
 // esbuild strips the types of all of src/ in a few hundred milliseconds (`npm run typecheck` checks
 // them), and plain JavaScript then loads without a module loader hook: a start is about a second sooner
-// than through tsx. .run/ sits beside src/ so that paths computed from a module's own URL stay right.
-// The watcher is esbuild's own service, a child of this process, which reaps it and every server it starts.
+// than through tsx. The two modes have folders of their own, so a watcher never rewrites what a running
+// server loads. The watcher is esbuild's own service, a child of this process, which reaps it and every
+// server it starts.
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -17,12 +18,12 @@ import * as esbuild from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
-const out = join(root, '.run');
-const stampFile = join(out, '.stamp');
 
 const args = process.argv.slice(2);
 const watch = args[0] === '--watch';
 const entry = watch ? args[1] : args[0];
+const out = join(root, '.run', watch ? 'watch' : 'start');
+const stampFile = join(out, '.stamp');
 if (!entry || !existsSync(join(src, `${entry}.ts`))) {
   process.stderr.write('Usage: node scripts/run.mjs [--watch] <entry of src/, e.g. main>\n');
   process.exit(2);
@@ -87,8 +88,8 @@ if (!watch) {
     }
     child = spawn(process.execPath, ['--enable-source-maps', join(out, `${entry}.js`)], { stdio: 'inherit' });
   };
-  // A new or removed file is only seen by a new context: it is made again after each rebuild that
-  // changed the list of files.
+  // A context only watches the files it was made with: a new or removed file (looked for every second)
+  // gets a new context.
   let files = sourceFiles();
   rmSync(out, { recursive: true, force: true });
   let context;
@@ -121,9 +122,9 @@ if (!watch) {
   for (const signal of ['SIGINT', 'SIGTERM']) {
     process.on(signal, async () => {
       await context.dispose();
-      if (child && child.exitCode === null) child.kill(signal);
-      else process.exit(0);
+      if (!child || child.exitCode !== null || child.signalCode !== null) process.exit(0);
       child.once('exit', (code) => process.exit(code ?? 0));
+      child.kill(signal);
     });
   }
 }

@@ -6,7 +6,8 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { FailedMigrationError, migrationChecksum } from '../src/db/migrations.js';
-import { draftMigration, migrationsDir, readMigrationList, withSchemaEngine } from '../src/db/schema-engine.js';
+import { migrationsDir } from '../src/db/paths.js';
+import { draftMigration, readMigrationList, withSchemaEngine } from '../src/db/schema-engine.js';
 import { databaseUrl } from './support/database.js';
 
 // Migrations apply offline on both kinds of database, with the same `_prisma_migrations` bookkeeping

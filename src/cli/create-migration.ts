@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
-import { draftMigration, migrationsDir } from '../db/schema-engine.js';
+import { migrationsDir } from '../db/paths.js';
+import { draftMigration } from '../db/schema-engine.js';
 
 // `npm run db:migration -- --name add_something` writes the SQL that brings the migrations in line with
 // prisma/schema.prisma into a new migration folder. It works on a throw-away in-memory database, so it

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { projectRoot } from '../db/schema-engine.js';
+import { projectRoot } from '../db/paths.js';
 import { printSchemaSDL } from '../schema/index.js';
 import { webhookEventsDocument } from '../services/webhooks/events.js';
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { applyMigrations, pgliteSession } from './migrations.js';
-import { projectRoot } from './schema-engine.js';
+import { projectRoot } from './paths.js';
 
 // Creating an embedded database (PGlite's initdb, in WebAssembly) takes three to four seconds, most of a
 // first `npm start`. `npm install` makes one, migrated, and keeps its files as a tar archive; a new data

@@ -1,5 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import { migrationsDir } from './schema-engine.js';
+import { migrationsDir } from './paths.js';
 import { statement, type SqlSession } from './sql.js';
 
 // Which of the migrations this code ships with the database has not applied yet, read from Prisma's

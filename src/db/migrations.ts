@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { shippedMigrations } from './migration-status.js';
-import { migrationsDir } from './schema-engine.js';
+import { migrationsDir } from './paths.js';
 
 // Applies the shipped migrations with the bookkeeping `prisma migrate deploy` keeps: the same
 // `_prisma_migrations` table, the SHA-256 checksum of each script, the same advisory lock. So a database

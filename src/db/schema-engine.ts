@@ -1,18 +1,14 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { bindMigrationAwareSqlAdapterFactory, type SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import * as engineGlue from '@prisma/schema-engine-wasm/schema_engine_bg';
 import type { MigrationList, SchemaEngine } from '@prisma/schema-engine-wasm';
+import { migrationsDir, projectRoot, schemaPath } from './paths.js';
 
 // Prisma's schema engine as WebAssembly, driven through our own driver adapters, for drafting migrations
 // (`npm run db:migration`). The Prisma CLI would download a native engine for this; the wasm build ships
 // on npm, so it works offline. Applying migrations does not need it (migrations.ts).
-
-export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const migrationsDir = join(projectRoot, 'prisma/migrations');
-export const schemaPath = join(projectRoot, 'prisma/schema.prisma');
 
 // Node has WebAssembly; TypeScript's ES libs do not describe it.
 declare const WebAssembly: {

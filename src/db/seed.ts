@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { named } from './prisma-names.js';
-import { projectRoot } from './schema-engine.js';
+import { projectRoot } from './paths.js';
 
 // What the database itself needs to be usable: the agent templates agents are made from. Demo data,
 // which goes through the services' rules, is src/demo/.
