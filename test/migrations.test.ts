@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.js';
+import { templateFor, writeEmbeddedTemplate } from '../src/db/embedded-template.js';
 import { FailedMigrationError, migrationChecksum } from '../src/db/migrations.js';
 import { migrationsDir } from '../src/db/paths.js';
 import { draftMigration, readMigrationList, withSchemaEngine } from '../src/db/schema-engine.js';
@@ -131,6 +134,29 @@ describe('migrations', () => {
       await Promise.all(dbs.map((db) => db.close()));
       await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await admin.end();
+    }
+  });
+
+  it('make the install-time template a new embedded data folder is unpacked from, migrated', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'callflow-template-'));
+    try {
+      const template = join(dir, 'template.tar');
+      await writeEmbeddedTemplate(template);
+      const pgdata = join(dir, 'pgdata');
+      const blob = await templateFor(pgdata, template);
+      expect(blob).toBeDefined();
+      const pglite = new PGlite(pgdata, { loadDataDir: blob });
+      const db = await openDatabase({ kind: 'pglite', instance: pglite });
+      try {
+        expect(await db.migrate()).toEqual([]);
+      } finally {
+        await db.close();
+      }
+      // A folder that holds a database keeps it; without a template the start makes one itself.
+      expect(await templateFor(pgdata, template)).toBeUndefined();
+      expect(await templateFor(join(dir, 'other'), join(dir, 'missing.tar'))).toBeUndefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
