@@ -65,6 +65,8 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
+const ALL_DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+
 const expectMatchesOpenApi = (path: string, method: string, status: number, body: unknown) =>
   checker.expectMatches(path, method, status, body);
 
@@ -547,7 +549,12 @@ describe('POST /api/v1/campaigns/{id}/dispatch/', () => {
   it('starts a draft: 202, running, contacts enrolled, the dialer woken', async () => {
     const who = await customer(app, { contacts: 3 });
     await app.request('PATCH', `/api/v1/contacts/groups/${who.groupId}/`, { token: who.token, body: { phone_number: 'not a number' } });
-    const campaign = await createCampaign(app, who);
+    // Callable at any hour, so that the first call is due now whenever the test runs.
+    const campaign = await createCampaign(app, who, {
+      calling_hours: { start: '00:00', end: '24:00' },
+      active_days: ALL_DAYS,
+      regional_rules: false,
+    });
     const res = await dispatch(app, who.token, campaign.id);
     expect(res.status).toBe(202);
     expect(res.json).toEqual({
@@ -556,10 +563,11 @@ describe('POST /api/v1/campaigns/{id}/dispatch/', () => {
       triggered_by: 'tests',
       status: 'running',
       scheduled: false,
-      calling_begins_at: expect.any(String),
+      calling_begins_at: res.json.calling_begins_at,
       detail: 'The campaign is running.',
     });
     expectMatchesOpenApi('/api/v1/campaigns/{id}/dispatch/', 'post', 202, res.json);
+    expect(Math.abs(Date.parse(res.json.calling_begins_at) - Date.now())).toBeLessThan(60_000);
     const stored = await status(campaign.id);
     expect(stored).toMatchObject({ status: 'running', pausedReason: null });
     expect(stored.startedAt).toBeInstanceOf(Date);
