@@ -7,6 +7,9 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 
 export type TestDatabaseSource = { kind: 'postgres'; serverUrl: string; template: string } | { kind: 'pglite'; dumpPath: string };
 
+// Each dump is read once per worker: files that share a worker load their databases from the same copy.
+const pgliteDumps = new Map<string, Promise<Blob>>();
+
 export function databaseUrl(serverUrl: string, database: string): string {
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
@@ -20,8 +23,9 @@ export function databaseUrl(serverUrl: string, database: string): string {
 export async function openTestDatabase(options: { through?: string } = {}): Promise<Database> {
   const source = inject('testDatabase');
   if (source.kind === 'pglite') {
-    const dump = new Blob([await readFile(source.dumpPath)]);
-    return openDatabase({ kind: 'pglite', instance: new PGlite({ loadDataDir: dump }) });
+    let dump = pgliteDumps.get(source.dumpPath);
+    if (!dump) pgliteDumps.set(source.dumpPath, (dump = readFile(source.dumpPath).then((bytes) => new Blob([bytes]))));
+    return openDatabase({ kind: 'pglite', instance: new PGlite({ loadDataDir: await dump }) });
   }
   const name = `callflow_test_${randomUUID().replace(/-/g, '')}`;
   const admin = new pg.Client({ connectionString: source.serverUrl });
