@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { GraphiQLOptions } from 'graphql-yoga';
 import { json } from '../../http/errors.js';
-import { chooseEncoding } from '../../http/compression.js';
+import { chooseEncoding, type Encoding } from '../../http/compression.js';
 
 // GraphiQL without a CDN, as a small page and its assets: Yoga's own renderer inlines 9 MB of script and
 // style into the page, sent again on every visit. Here the page links its assets under a path that holds
@@ -18,7 +18,7 @@ export const GRAPHIQL_ASSETS_PATH = '/graphql/assets/';
 interface Asset {
   type: string;
   body: Buffer;
-  encoded: Partial<Record<'br' | 'gzip', Promise<Buffer>>>;
+  encoded: Partial<Record<Encoding, Promise<Buffer>>>;
 }
 
 interface Assets {
