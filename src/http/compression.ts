@@ -36,6 +36,10 @@ function compressor(encoding: Encoding) {
 export function compression(): MiddlewareHandler {
   return async (c, next) => {
     await next();
+    // Most API clients ask for no encoding: their response stays as it was built, which the Node adapter
+    // writes in one call (any change to a finished response makes Hono copy it into a stream).
+    const accept = c.req.header('accept-encoding');
+    if (!accept) return;
     const response = c.res;
     const length = response.headers.get('content-length');
     if (
@@ -50,11 +54,11 @@ export function compression(): MiddlewareHandler {
       return;
     const vary = response.headers.get('vary');
     if (vary !== '*' && !/\baccept-encoding\b/i.test(vary ?? '')) c.header('vary', vary ? `${vary}, Accept-Encoding` : 'Accept-Encoding');
-    const encoding = chooseEncoding(c.req.header('accept-encoding'));
+    const encoding = chooseEncoding(accept);
     if (!encoding) return;
     const zipped = Duplex.toWeb(compressor(encoding)) as unknown as TransformStream<Uint8Array, Uint8Array>;
     // Hono copies the old response's headers onto the one set here; the length then goes.
-    c.res = new Response(response.body.pipeThrough(zipped), response);
+    c.res = new Response(c.res.body!.pipeThrough(zipped), c.res);
     c.res.headers.delete('content-length');
     c.res.headers.set('content-encoding', encoding);
     const etag = c.res.headers.get('etag');
