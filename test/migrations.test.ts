@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { templateFor, writeEmbeddedTemplate } from '../src/db/embedded-template.js';
 import { FailedMigrationError, migrationChecksum } from '../src/db/migrations.js';
-import { migrationsDir } from '../src/db/paths.js';
+import { shippedMigrations } from '../src/db/migration-status.js';
 import { draftMigration, readMigrationList, withSchemaEngine } from '../src/db/schema-engine.js';
 import { databaseUrl } from './support/database.js';
 
@@ -17,10 +17,7 @@ import { databaseUrl } from './support/database.js';
 // that `prisma migrate deploy` keeps: Prisma's own schema engine (its WebAssembly build) is the referee.
 
 async function expectMigratesFromScratch(db: Database) {
-  const folders = (await readdir(migrationsDir, { withFileTypes: true }))
-    .filter((e) => e.isDirectory())
-    .map((e) => e.name)
-    .sort();
+  const folders = await shippedMigrations();
   expect(await db.migrate()).toEqual(folders);
   const rows = await db.prisma.$queryRawUnsafe<{ migration_name: string; finished_at: Date | null }[]>(
     'SELECT migration_name, finished_at FROM _prisma_migrations ORDER BY migration_name',
@@ -46,6 +43,21 @@ const RECORDS =
 const TABLE_SHAPE = `SELECT column_name, data_type, character_maximum_length, is_nullable, column_default
   FROM information_schema.columns WHERE table_name = '_prisma_migrations' ORDER BY column_name`;
 
+/** Runs `work` with the URL of a new, empty database on the test server, dropped afterwards. */
+async function withEmptyPostgres(work: (url: string) => Promise<void>): Promise<void> {
+  const serverUrl = process.env.TEST_DATABASE_URL!;
+  const name = `callflow_mig_${randomUUID().replace(/-/g, '')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  try {
+    await work(databaseUrl(serverUrl, name));
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
 describe('migrations', () => {
   it('apply to an empty embedded database', async () => {
     const db = await openDatabase({ kind: 'pglite', instance: new PGlite() });
@@ -56,21 +68,16 @@ describe('migrations', () => {
     }
   });
 
-  it.runIf(process.env.TEST_DATABASE_URL)('apply to an empty PostgreSQL database', async () => {
-    const serverUrl = process.env.TEST_DATABASE_URL!;
-    const name = `callflow_mig_${randomUUID().replace(/-/g, '')}`;
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-    const db = await openDatabase({ kind: 'postgres', url: databaseUrl(serverUrl, name) });
-    try {
-      await expectMigratesFromScratch(db);
-    } finally {
-      await db.close();
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await admin.end();
-    }
-  });
+  it.runIf(process.env.TEST_DATABASE_URL)('apply to an empty PostgreSQL database', () =>
+    withEmptyPostgres(async (url) => {
+      const db = await openDatabase({ kind: 'postgres', url });
+      try {
+        await expectMigratesFromScratch(db);
+      } finally {
+        await db.close();
+      }
+    }),
+  );
 
   it('keep the records prisma migrate deploy keeps: each tool takes the other’s database as up to date', async () => {
     const ours = new PGlite();
@@ -101,12 +108,7 @@ describe('migrations', () => {
     const pglite = new PGlite();
     const db = await openDatabase({ kind: 'pglite', instance: pglite });
     try {
-      const [first] = await readdir(migrationsDir, { withFileTypes: true }).then((entries) =>
-        entries
-          .filter((e) => e.isDirectory())
-          .map((e) => e.name)
-          .sort(),
-      );
+      const [first] = await shippedMigrations();
       await deployWithPrisma(pglite);
       await pglite.query('UPDATE _prisma_migrations SET finished_at = NULL WHERE migration_name = $1', [first]);
       const error = await db.migrate().catch((e: unknown) => e);
@@ -117,25 +119,20 @@ describe('migrations', () => {
     }
   });
 
-  it.runIf(process.env.TEST_DATABASE_URL)('apply once when several processes migrate one PostgreSQL database at once', async () => {
-    const serverUrl = process.env.TEST_DATABASE_URL!;
-    const name = `callflow_mig_${randomUUID().replace(/-/g, '')}`;
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-    const dbs = await Promise.all([1, 2, 3].map(() => openDatabase({ kind: 'postgres', url: databaseUrl(serverUrl, name) })));
-    try {
-      const applied = await Promise.all(dbs.map((db) => db.migrate()));
-      const folders = (await readdir(migrationsDir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
-      expect(applied.flat().sort()).toEqual(folders.sort());
-      const [count] = await dbs[0]!.prisma.$queryRawUnsafe<{ n: number }[]>('SELECT count(*)::int AS n FROM _prisma_migrations');
-      expect(count!.n).toBe(folders.length);
-    } finally {
-      await Promise.all(dbs.map((db) => db.close()));
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await admin.end();
-    }
-  });
+  it.runIf(process.env.TEST_DATABASE_URL)('apply once when several processes migrate one PostgreSQL database at once', () =>
+    withEmptyPostgres(async (url) => {
+      const dbs = await Promise.all([1, 2, 3].map(() => openDatabase({ kind: 'postgres', url })));
+      try {
+        const applied = await Promise.all(dbs.map((db) => db.migrate()));
+        const folders = await shippedMigrations();
+        expect(applied.flat().sort()).toEqual(folders);
+        const [count] = await dbs[0]!.prisma.$queryRawUnsafe<{ n: number }[]>('SELECT count(*)::int AS n FROM _prisma_migrations');
+        expect(count!.n).toBe(folders.length);
+      } finally {
+        await Promise.all(dbs.map((db) => db.close()));
+      }
+    }),
+  );
 
   it('make the install-time template a new embedded data folder is unpacked from, migrated', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'callflow-template-'));
