@@ -10,7 +10,8 @@ import { countingAdapterFactory } from './counting-adapter.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { unappliedMigrations } from './migration-status.js';
 import { templateFor } from './embedded-template.js';
-import { applyMigrations, migrateOnPool, pgliteSession } from './migrations.js';
+import { migrateInThread } from './migrate-thread.js';
+import { applyMigrations, pgliteSession } from './migrations.js';
 import { pgliteSql, postgresSql, type Sql } from './sql.js';
 
 export type Prisma = PrismaClient;
@@ -45,7 +46,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     // the pool replaces it and the next statement says whether the database is back.
     pool.on('error', () => {});
     factory = new PrismaPg(pool);
-    migrate = () => migrateOnPool(pool);
+    migrate = () => migrateInThread(target.url);
     plainSql = (onStatement) => postgresSql(pool, onStatement);
     closeDriver = () => pool.end();
     jobEngineConnection = { connectionString: target.url };
