@@ -1,9 +1,13 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createEventBus } from '../src/ops/event-bus.js';
 import { inProcessEventBus, type CampaignEvent, type EventBus } from '../src/services/events.js';
+import { waitFor } from './support/wait.js';
 
 // The event bus's two transports: in this process, and Redis pub/sub (at REDIS_TEST_URL,
 // 127.0.0.1:6379 by default) between processes.
@@ -147,6 +151,81 @@ describe('while Redis is unreachable', () => {
       await expect(bus.listen(randomUUID(), () => {})).rejects.toThrow();
     } finally {
       await bus.close();
+    }
+  }, 30_000);
+});
+
+/** A port nobody listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+describe('when Redis comes back', () => {
+  // A Redis server of the test's own, so that stopping it disturbs no other test.
+  let port: number;
+  let server: ChildProcess | undefined;
+  const startRedis = async () => {
+    server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
+    await waitFor(async () => {
+      const probe = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      try {
+        await probe.connect();
+        return (await probe.ping()) === 'PONG' || undefined;
+      } catch {
+        return undefined;
+      } finally {
+        probe.disconnect();
+      }
+    }, 10_000);
+  };
+  const stopRedis = async () => {
+    const stopping = once(server!, 'exit');
+    server!.kill('SIGKILL');
+    await stopping;
+  };
+  beforeAll(async () => {
+    port = await freePort();
+    await startRedis();
+  });
+  afterAll(async () => {
+    if (server && server.exitCode === null && server.signalCode === null) await stopRedis();
+  });
+
+  it('tells every campaign listened to that it changed, since what was published meanwhile is lost', async () => {
+    const url = `redis://127.0.0.1:${port}`;
+    const [publisher, subscriber] = [
+      createEventBus({ redisUrl: url, prefix: 'callflow-test', log: silent }),
+      createEventBus({ redisUrl: url, prefix: 'callflow-test', log: silent }),
+    ];
+    try {
+      const [x, y] = [randomUUID(), randomUUID()];
+      const [heardX, heardY] = [recorder(), recorder()];
+      await subscriber.listen(x, heardX.listener);
+      await subscriber.listen(y, heardY.listener);
+      await stopRedis();
+      publisher.publish({ kind: 'attempts', campaignId: x, attemptIds: [randomUUID()] });
+      await startRedis();
+      await Promise.all([heardX.until(1), heardY.until(1)]);
+      expect(heardX.received[0]).toEqual(campaign(x));
+      expect(heardY.received[0]).toEqual(campaign(y));
+      // Subscribed again: what is published now arrives as before (once the publisher is back too).
+      const attempts: CampaignEvent = { kind: 'attempts', campaignId: x, attemptIds: [randomUUID()] };
+      await expect
+        .poll(
+          () => {
+            publisher.publish(attempts);
+            return heardX.received.some((event) => event.kind === 'attempts');
+          },
+          { timeout: 10_000, interval: 200 },
+        )
+        .toBe(true);
+      expect(heardX.received.find((event) => event.kind === 'attempts')).toEqual(attempts);
+    } finally {
+      await Promise.all([publisher.close(), subscriber.close()]);
     }
   }, 30_000);
 });

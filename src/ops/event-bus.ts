@@ -36,13 +36,30 @@ function redisEventBus(url: string, prefix: string, log: Logger): EventBus {
   let subscriber: Redis | undefined;
   const subscriberConnection = () => {
     if (subscriber) return subscriber;
-    subscriber = connect(url, log, 'subscribe');
-    subscriber.on('message', (channel: string, text: string) => {
+    const connection = connect(url, log, 'subscribe');
+    subscriber = connection;
+    connection.on('message', (channel: string, text: string) => {
       const event = parse(text);
       if (event && channel === channelOf(event.campaignId)) listeners.deliver(event);
       else log.warn({ channel }, 'live updates: ignored a malformed message');
     });
-    return subscriber;
+    // Events published while the connection was down are lost. Once ioredis has subscribed again (its
+    // SUBSCRIBEs go out as the connection becomes ready; a PING answered after them), every campaign
+    // listened to gets a change of its own, so each subscription reads the campaign as it is now.
+    let connectedBefore = false;
+    connection.on('ready', () => {
+      if (!connectedBefore) {
+        connectedBefore = true;
+        return;
+      }
+      setImmediate(() =>
+        connection.ping().then(
+          () => listeners.campaigns().forEach((campaignId) => listeners.deliver({ kind: 'campaign', campaignId })),
+          () => undefined,
+        ),
+      );
+    });
+    return connection;
   };
 
   let publishing = true;

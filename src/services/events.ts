@@ -53,6 +53,11 @@ export class CampaignListeners {
     return true;
   }
 
+  /** The campaigns listened to. */
+  campaigns(): string[] {
+    return [...this.#byCampaign.keys()];
+  }
+
   deliver(event: CampaignEvent): void {
     for (const listener of this.#byCampaign.get(event.campaignId) ?? []) {
       try {
