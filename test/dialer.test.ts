@@ -414,4 +414,24 @@ describe('the circuit breaker', () => {
     expect(campaign).toMatchObject({ status: 'paused', pausedReason: 'high_failure_rate' });
     expect(telephony.placed.length).toBeLessThan(40);
   });
+
+  it('does not count calls nobody reported on (a worker that died with them), which say nothing of the numbers', async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+    const env = dialerEnv(app, clock);
+    let silent = true;
+    const dialer = recordingDialer(env, () => (silent ? null : { outcome: 'human', durationSeconds: 10 }), { leaseSeconds: 60 });
+    const setup = await runningCampaign(app, env, {
+      rows: Array.from({ length: 30 }, (_, i) => ({ Phone: number(11_000 + i) })),
+      campaign: { concurrentCalls: 25 },
+    });
+    await dialer.run(setup.campaignId);
+    expect(dialer.telephony.placed).toHaveLength(25);
+    clock.advance(61_000);
+    silent = false;
+    await dialer.dialer.sweep();
+    const failed = await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId, disconnectReason: 'no_report' } });
+    expect(failed).toBe(25);
+    const campaign = await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } });
+    expect(campaign).toMatchObject({ status: 'running', pausedReason: null });
+  });
 });

@@ -241,6 +241,7 @@ const recordStatement = statement<CampaignRecord>(
         LATERAL (SELECT count(*)::int AS recent, count(*) FILTER (WHERE status = 'failed')::int AS failed
                  FROM (SELECT status FROM call_attempts
                        WHERE campaign_id = k.id AND status NOT IN ('queued', 'ringing', 'in_progress')
+                         AND disconnect_reason IS DISTINCT FROM 'no_report'
                        ORDER BY created_at DESC, id DESC LIMIT $2) last) r
    WHERE k.id = $1::uuid`,
 );
