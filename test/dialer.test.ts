@@ -276,6 +276,38 @@ describe('a call that ended in one worker', () => {
     await first.dialer.sweep();
     expect(await marked()).toBe(0);
   });
+
+  it('ended, once its lease runs out, when it was heard to end, if that worker died before writing its result', async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+    const env = dialerEnv(app, clock);
+    let first: ReturnType<typeof manualDialer>;
+    const phone = new RecordingTelephony(
+      clock,
+      () => ({ outcome: 'human' as const, durationSeconds: 30 }),
+      () => (r) => first.dialer.report(r),
+    );
+    phone.auto = false;
+    first = manualDialer(env, phone, { leaseSeconds: 60 });
+    const second = manualDialer(env, new RecordingTelephony(clock, () => null, () => () => {}), { leaseSeconds: 60 });
+    const setup = await runningCampaign(app, env, { rows: [{ Phone: number(6_200) }], campaign: { concurrentCalls: 1 } });
+    // The first worker hears the call end 20 s in, marks it, and dies before writing the result.
+    holdWrites(first.dialer);
+    expect(await first.dialer.tick(setup.campaignId)).toBe(1);
+    clock.advance(20_000);
+    const heardAt = clock.now();
+    phone.deliver();
+    await vi.waitFor(async () => {
+      const [row] = await testSql(app.sql).query<{ n: number }>('SELECT count(*)::int AS n FROM ended_calls WHERE ended_at = $1', [
+        heardAt,
+      ]);
+      expect(row!.n).toBe(1);
+    });
+
+    clock.advance(45_000);
+    await second.dialer.sweep();
+    const [attempt] = await app.prisma.callAttempt.findMany({ where: { campaignId: setup.campaignId } });
+    expect(attempt).toMatchObject({ status: 'failed', disconnectReason: 'no_report', endedAt: heardAt });
+  });
 });
 
 describe('a call whose result came in but is not written yet', () => {

@@ -6,7 +6,7 @@ import { applyResults, settleCampaign, type Batch } from './ended-calls.js';
 import { DEFAULT_DIALER_OPTIONS, type DialerOptions, type Wake } from './options.js';
 import { claim, look, placeCalls, type Claim } from './placing.js';
 import { putBackUnplaced } from './put-back.js';
-import { markEnded, markRinging, type PlacedCall } from './store/ended-calls.js';
+import { markEnded, markRinging, type EndedMark, type PlacedCall } from './store/ended-calls.js';
 import { nextDue } from './store/placing.js';
 import { sweep } from './sweep.js';
 import type { CallResult, Telephony } from './telephony.js';
@@ -34,7 +34,7 @@ export class Dialer {
    * worker learns of them from ended_calls, written in batches (`marks`) a few milliseconds later.
    */
   private ended = new Map<string, Set<string>>();
-  private marks: string[] = [];
+  private marks: EndedMark[] = [];
   private flushing: Promise<void> | null = null;
   private marking: Promise<void> | null = null;
 
@@ -115,16 +115,19 @@ export class Dialer {
     }
   }
 
-  /** Takes a finished call from the telephony adapter; results are applied in batches. */
-  report(result: CallResult): void {
-    this.pending.push({ result, at: this.env.clock.now() });
+  /**
+   * Takes a finished call from the telephony adapter; results are applied in batches. `at`: when the
+   * call ended, now unless known to be earlier (the sweep's call whose result was lost).
+   */
+  report(result: CallResult, at: Date = this.env.clock.now()): void {
+    this.pending.push({ result, at });
     const campaignId = this.live.get(result.attemptId)?.campaignId;
     if (campaignId) {
       this.live.delete(result.attemptId);
       let ended = this.ended.get(campaignId);
       if (!ended) this.ended.set(campaignId, (ended = new Set()));
       ended.add(result.attemptId);
-      this.marks.push(result.attemptId);
+      this.marks.push({ id: result.attemptId, at });
       this.scheduleMark();
       this.wake(campaignId, undefined, true);
     }
@@ -137,9 +140,9 @@ export class Dialer {
     // A batch that fails is only logged: its calls stay in flight for other workers until written.
     this.marking = new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => {
-        const ids = this.marks;
+        const marks = this.marks;
         this.marks = [];
-        return markEnded(this.env.sql, ids);
+        return markEnded(this.env.sql, marks);
       })
       .catch((error: unknown) => this.env.log.warn({ err: error }, 'marking ended calls failed'))
       .finally(() => {
@@ -230,7 +233,7 @@ export class Dialer {
     const now = this.env.clock.now();
     for (const [id, { until }] of this.live) if (until < now.getTime()) this.live.delete(id);
     return sweep(this.env, now, {
-      report: (result) => this.report(result),
+      report: (result, at) => this.report(result, at),
       settled: () => this.settled(),
       announce: (campaignId) => this.announce(campaignId, []),
       wake: (campaignId) => this.wake(campaignId),

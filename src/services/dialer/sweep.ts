@@ -14,7 +14,8 @@ import type { CallResult } from './telephony.js';
 
 /** What the sweep needs of the dialer it runs in. */
 export interface SweepHost {
-  report(result: CallResult): void;
+  /** `at`: when the call ended, when known. */
+  report(result: CallResult, at?: Date): void;
   /** Resolves once every reported result is written. */
   settled(): Promise<void>;
   /** Live updates: the campaign changed. */
@@ -24,17 +25,18 @@ export interface SweepHost {
 
 /**
  * Calls whose lease ran out get the result their provider left for them, or else count as failed
- * (either way their slot comes back), scheduled campaigns whose start has come begin, cancelled
+ * (either way their slot comes back), ended when a worker heard them end if one did, scheduled campaigns whose start has come begin, cancelled
  * campaigns close their waiting contacts, and every running campaign gets a tick. Returns the running
  * campaigns it woke.
  */
 export async function sweep(env: ServiceEnv, now: Date, host: SweepHost): Promise<string[]> {
   await clearEndedMarks(env.sql);
-  for (const { id, pendingResult } of await expiredAttempts(env.db, now)) {
+  for (const { id, pendingResult, endedAt } of await expiredAttempts(env.sql, now)) {
     host.report(
       pendingResult
         ? readPendingResult(pendingResult)
         : { attemptId: id, outcome: 'failed', durationSeconds: 0, disconnectReason: 'no_report' },
+      endedAt ?? now,
     );
   }
   await host.settled();

@@ -5,12 +5,18 @@ import { statement, type SqlSession } from '../../../db/sql.js';
 
 const markEndedStatement = statement(
   'dialer.mark_ended',
-  'INSERT INTO ended_calls (attempt_id) SELECT unnest($1::uuid[]) ON CONFLICT DO NOTHING',
+  'INSERT INTO ended_calls (attempt_id, ended_at) SELECT * FROM unnest($1::uuid[], $2::timestamptz[]) ON CONFLICT DO NOTHING',
 );
 
-/** Tells every worker that these calls ended, before their results are written. */
-export async function markEnded(sql: SqlSession, attemptIds: string[]): Promise<void> {
-  await sql.run(markEndedStatement, [attemptIds]);
+/** A call this worker heard end, and when. */
+export interface EndedMark {
+  id: string;
+  at: Date;
+}
+
+/** Tells every worker that these calls ended, and when, before their results are written. */
+export async function markEnded(sql: SqlSession, marks: EndedMark[]): Promise<void> {
+  await sql.run(markEndedStatement, [marks.map((m) => m.id), marks.map((m) => m.at)]);
 }
 
 /** A call the provider accepted, whose id and start are written with the next batch of results. */

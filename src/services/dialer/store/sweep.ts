@@ -1,10 +1,8 @@
 import { named } from '../../../db/prisma-names.js';
 import { statement, type SqlSession } from '../../../db/sql.js';
-import type { CallStatus, Prisma, PrismaClient } from '../../../generated/prisma/client.js';
+import type { Prisma, PrismaClient } from '../../../generated/prisma/client.js';
 
 // The sweep's reads and writes, and the dialer's state for the metrics gauges.
-
-const UNFINISHED: CallStatus[] = ['queued', 'ringing', 'in_progress'];
 
 const clearMarksStatement = statement(
   'dialer.clear_ended',
@@ -17,15 +15,23 @@ export async function clearEndedMarks(sql: SqlSession): Promise<void> {
   await sql.run(clearMarksStatement);
 }
 
-/** Unfinished attempts whose lease ran out, with the result their provider left for them, if any (at most 5,000). */
-export function expiredAttempts(db: PrismaClient, now: Date): Promise<{ id: string; pendingResult: Prisma.JsonValue }[]> {
-  return named('dialer.expired_leases', () =>
-    db.callAttempt.findMany({
-      where: { status: { in: UNFINISHED }, leaseExpiresAt: { lt: now } },
-      select: { id: true, pendingResult: true },
-      take: 5_000,
-    }),
-  );
+const expiredStatement = statement<{ id: string; pendingResult: Prisma.JsonValue; endedAt: Date | null }>(
+  'dialer.expired_leases',
+  `SELECT a.id, a.pending_result AS "pendingResult", e.ended_at AS "endedAt"
+     FROM call_attempts a LEFT JOIN ended_calls e ON e.attempt_id = a.id
+    WHERE a.status IN ('queued', 'ringing', 'in_progress') AND a.lease_expires_at < $1
+    LIMIT 5000`,
+);
+
+/**
+ * Unfinished attempts whose lease ran out (at most 5,000), with the result their provider left for
+ * them, if any, and when a worker heard the call end, if one did (a worker that died before writing it).
+ */
+export function expiredAttempts(
+  sql: SqlSession,
+  now: Date,
+): Promise<{ id: string; pendingResult: Prisma.JsonValue; endedAt: Date | null }[]> {
+  return sql.run(expiredStatement, [now]);
 }
 
 const closeCancelledStatement = statement<{ campaignId: string }>(

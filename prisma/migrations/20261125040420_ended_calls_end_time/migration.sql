@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "ended_calls" ADD COLUMN     "ended_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP;
