@@ -156,6 +156,7 @@ const envSchema = z
       .transform(Number)
       .pipe(z.number().max(1, { error: 'must be at most 1' }))
       .default(0),
+    SIM_CALL_LOG: z.string().min(1).optional(),
     DIALER_LEASE_SECONDS: integer(5, 86_400).optional(),
     DIALER_HOLD_MINUTES: integer(1, 240).default(5),
     DIALER_SWEEP_SECONDS: integer(1, 3_600).default(15),
@@ -410,7 +411,13 @@ function telephonyOf(env: Env): DialerRuntimeOptions['telephony'] {
         timeoutSeconds: env.TWILIO_TIMEOUT_SECONDS,
       };
     default:
-      return { provider: 'simulated', seed: env.SIM_SEED, timeScale: env.SIM_TIME_SCALE, callbackRate: env.SIM_CALLBACK_RATE };
+      return {
+        provider: 'simulated',
+        seed: env.SIM_SEED,
+        timeScale: env.SIM_TIME_SCALE,
+        callbackRate: env.SIM_CALLBACK_RATE,
+        callLog: env.SIM_CALL_LOG,
+      };
   }
 }
 

@@ -1,4 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { scheduleConfig } from '../src/services/campaigns/schedule.js';
 import { ManualClock } from './support/dialer.js';
 import { voicemailMessageOf, voicemailTemplateOf } from '../src/services/dialer/decisions.js';
@@ -76,6 +79,34 @@ describe('retry budgets per outcome', () => {
 });
 
 describe('the simulator', () => {
+  it('keeps a call log, as a provider does: each call placed, and when it ended', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'callflow-sim-'));
+    const callLog = join(dir, 'calls.jsonl');
+    const ended: string[] = [];
+    const telephony = new SimulatedTelephony({ seed: 'log', timeScale: 0, callLog }, (r) => ended.push(r.attemptId));
+    const call = (i: number): PlaceCall => ({
+      attemptId: `a${i}`,
+      attemptNumber: 1,
+      from: '+14155550100',
+      to: `+1415555${String(i).padStart(4, '0')}`,
+      providerAgentId: null,
+      variables: {},
+      voicemailMessage: null,
+    });
+    for (let i = 0; i < 3; i += 1) await telephony.placeCall(call(i));
+    await vi.waitFor(() => expect(ended).toHaveLength(3));
+    const lines = readFileSync(callLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    rmSync(dir, { recursive: true });
+    expect(lines.filter((l) => l.placedAt).map((l) => [l.attemptId, l.to])).toEqual([0, 1, 2].map((i) => [`a${i}`, call(i).to]));
+    for (const id of ['a0', 'a1', 'a2']) {
+      const [placed, end] = [lines.find((l) => l.attemptId === id && l.placedAt), lines.find((l) => l.attemptId === id && l.endedAt)];
+      expect(Date.parse(end.endedAt)).toBeGreaterThanOrEqual(Date.parse(placed.placedAt));
+    }
+  });
+
   it('produces every outcome, an invalid number on every attempt, and bills-relevant durations', async () => {
     const results: CallResult[] = [];
     const telephony = new SimulatedTelephony({ seed: 'outcomes', timeScale: 0 }, (r) => results.push(r));

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import type { Sentiment } from '../../generated/prisma/client.js';
 import type { CallOutcome } from './outcomes.js';
 import type { CallResult, PlaceCall, ReportResult, Telephony } from './telephony.js';
@@ -12,6 +13,11 @@ export interface SimulatorOptions {
   timeScale: number;
   /** Share of conversations in which the callee asks to be called back (0, the default: none). */
   callbackRate?: number;
+  /**
+   * A file the simulator appends each call's start and end to, as a provider keeps its call log (one
+   * JSON object a line, written at once): what a checker compares the service's records with.
+   */
+  callLog?: string | undefined;
 }
 
 const SUMMARIES: Record<CallOutcome, string[]> = {
@@ -56,7 +62,11 @@ export class SimulatedTelephony implements Telephony {
 
   async placeCall(call: PlaceCall): Promise<{ providerCallId: string }> {
     const result = this.outcome(call);
-    const deliver = () => this.report(result);
+    this.logCall({ attemptId: call.attemptId, to: call.to, placedAt: new Date().toISOString() });
+    const deliver = () => {
+      this.logCall({ attemptId: call.attemptId, endedAt: new Date().toISOString() });
+      this.report(result);
+    };
     const delayMs = result.durationSeconds * 1000 * this.options.timeScale;
     if (delayMs <= 0) setImmediate(deliver);
     else {
@@ -83,6 +93,10 @@ export class SimulatedTelephony implements Telephony {
       deliver();
     }
     this.timers.clear();
+  }
+
+  private logCall(entry: Record<string, string>): void {
+    if (this.options.callLog) appendFileSync(this.options.callLog, `${JSON.stringify(entry)}\n`);
   }
 
   private outcome(call: PlaceCall): CallResult {
