@@ -288,7 +288,15 @@ describe('a call that ended in one worker', () => {
     );
     phone.auto = false;
     first = manualDialer(env, phone, { leaseSeconds: 60 });
-    const second = manualDialer(env, new RecordingTelephony(clock, () => null, () => () => {}), { leaseSeconds: 60 });
+    const second = manualDialer(
+      env,
+      new RecordingTelephony(
+        clock,
+        () => null,
+        () => () => {},
+      ),
+      { leaseSeconds: 60 },
+    );
     const setup = await runningCampaign(app, env, { rows: [{ Phone: number(6_200) }], campaign: { concurrentCalls: 1 } });
     // The first worker hears the call end 20 s in, marks it, and dies before writing the result.
     holdWrites(first.dialer);
@@ -428,6 +436,33 @@ describe('calls that never report back', () => {
     telephony.forget(first.id);
     await dialer.run(setup.campaignId);
     expect(telephony.placed.map((c) => c.to)).toContain(number(9_002));
+  });
+});
+
+describe('a claim that reaches its placing late', () => {
+  it('is not placed once half its lease has gone, and ends as no_report when the lease runs out', async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+    const base = dialerEnv(app, clock);
+    // The worker stalls for 40 s of a 60 s lease between its claim and its hold (cut off, paused).
+    const stalling: typeof base.sql = {
+      run: (statement, values) => {
+        if (statement.name === 'billing.holdCalls') clock.advance(40_000);
+        return base.sql.run(statement, values);
+      },
+      transaction: (work) => base.sql.transaction(work),
+    };
+    const env = { ...base, sql: stalling };
+    const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 10 }), { leaseSeconds: 60 });
+    const setup = await runningCampaign(app, env, { rows: [{ Phone: number(12_000) }], campaign: { concurrentCalls: 1 } });
+    expect(await dialer.dialer.tick(setup.campaignId)).toBe(1);
+    expect(dialer.telephony.placed).toEqual([]);
+
+    clock.advance(21_000);
+    await dialer.dialer.sweep();
+    const [attempt] = await app.prisma.callAttempt.findMany({ where: { campaignId: setup.campaignId } });
+    expect(attempt).toMatchObject({ status: 'failed', disconnectReason: 'no_report', startedAt: null });
+    const account = await app.prisma.creditAccount.findUniqueOrThrow({ where: { userId: setup.userId } });
+    expect(account.heldCents).toBe(0n);
   });
 });
 

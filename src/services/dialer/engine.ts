@@ -81,8 +81,17 @@ export class Dialer {
 
   private async place(campaignId: string, claim: Claim, now: Date, log: Logger): Promise<void> {
     const until = now.getTime() + this.options.leaseSeconds * 1000;
-    for (const call of claim.calls) this.live.set(call.id, { campaignId, until });
     if (claim.calls.length === 0) return;
+    // The lease, counted from the claim, must cover the whole call. A claim that reaches this point late
+    // (this worker was cut off from the database or paused after claiming) is not placed once half of
+    // it has gone: another worker's sweep may already have failed these attempts and given their numbers
+    // to new ones. They end as no_report when the lease runs out, their holds released.
+    const late = this.env.clock.now().getTime() - now.getTime() > (this.options.leaseSeconds * 1000) / 2;
+    if (late) {
+      log.warn({ campaignId, calls: claim.calls.length }, 'claimed calls not placed: too late for their lease');
+      return;
+    }
+    for (const call of claim.calls) this.live.set(call.id, { campaignId, until });
     const calls = claim.calls.map((c) => ({
       attemptId: c.id,
       attemptNumber: c.attemptNumber,

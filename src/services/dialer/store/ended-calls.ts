@@ -32,7 +32,8 @@ const ringingStatement = statement(
   'dialer.ringing',
   `UPDATE call_attempts a SET provider_call_id = r.provider_call_id, started_at = coalesce(a.started_at, r.started_at), updated_at = now(),
      status = CASE WHEN a.status = 'queued' THEN 'ringing'::"CallStatus" ELSE a.status END
-   FROM (SELECT id FROM call_attempts WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE) l,
+   FROM (SELECT id FROM call_attempts WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'ringing', 'in_progress')
+         ORDER BY id FOR NO KEY UPDATE) l,
         unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS r(id, provider_call_id, started_at)
    WHERE a.id = l.id AND a.id = r.id`,
 );
