@@ -98,7 +98,7 @@ export async function subscribe<T = any>(
 }
 
 /** One event: `event:` names it, `data:` lines carry it, lines starting with `:` are comments (pings). */
-function parseEvent(block: string): { name: string; data: string } {
+export function parseEvent(block: string): { name: string; data: string } {
   let name = 'message';
   const data: string[] = [];
   for (const line of block.split('\n')) {

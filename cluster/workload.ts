@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { signToken } from '../src/services/auth.js';
+import { JWT_SECRET } from './services.js';
+
+// What the customers do to the cluster, all through its public surfaces: each customer gets an agent,
+// contact lists imported over v1, credits from an administrator, and campaigns of simulated calls that it
+// dispatches; then v1 and GraphQL reads and small imports go on while the calls run. Every answer is
+// recorded with the instance that gave it (HAProxy's X-Served-By), for the checker.
+
+export interface WorkloadShape {
+  customers: number;
+  /** Contacts in each of a customer's two lists. */
+  contacts: number;
+  /** Per campaign; a customer runs three (two on its first list, so their contacts overlap). */
+  concurrentCalls: number;
+  maxAttempts: number;
+}
+
+export interface Customer {
+  userId: string;
+  token: string;
+  campaignIds: string[];
+}
+
+export interface Answer {
+  at: number;
+  ms: number;
+  /** 0: no answer (connection refused or cut, or no answer within the timeout). */
+  status: number;
+  /** The API instance that answered, as HAProxy names it; null for HAProxy's own answers and no answer. */
+  server: string | null;
+  what: string;
+}
+
+export class Recorder {
+  readonly answers: Answer[] = [];
+
+  async request(base: string, what: string, token: string, method: string, path: string, body?: unknown, timeoutMs = 15_000) {
+    const at = Date.now();
+    try {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = await res.text();
+      this.answers.push({ at, ms: Date.now() - at, status: res.status, server: res.headers.get('x-served-by'), what });
+      return { status: res.status, text };
+    } catch {
+      this.answers.push({ at, ms: Date.now() - at, status: 0, server: null, what });
+      return { status: 0, text: '' };
+    }
+  }
+}
+
+let phoneSeq = 0;
+const phone = () => `+1415${String(2_000_000 + (phoneSeq += 1)).padStart(7, '0')}`;
+
+const ALL_DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+
+/** Sends a setup request until it is answered 2xx (the cluster may be starting); returns its JSON. */
+async function setup(recorder: Recorder, base: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
+  for (let attempt = 1; ; attempt += 1) {
+    const { status, text } = await recorder.request(base, 'setup', token, method, path, body, 60_000);
+    const json = status ? JSON.parse(text) : undefined;
+    if (status >= 200 && status < 300 && !json?.errors) return json;
+    if (attempt >= 5 || (status >= 400 && status < 500)) throw new Error(`${method} ${path}: ${status} ${text.slice(0, 300)}`);
+    await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+  }
+}
+
+const graphql = (query: string, variables: Record<string, unknown> = {}) => ({ query, variables });
+
+export const tokenOf = (sub: string, role?: 'admin') => signToken(JWT_SECRET, { sub, ttlSeconds: 24 * 3600, role });
+
+/** One customer: an agent, two lists, credits for every call, three campaigns (not yet dispatched). */
+export async function createCustomer(recorder: Recorder, base: string, admin: string, shape: WorkloadShape): Promise<Customer> {
+  const userId = randomUUID();
+  const token = await tokenOf(userId);
+  const templates = await setup(recorder, base, token, 'POST', '/graphql', graphql('{ agentTemplates { id templateKey } }'));
+  const template =
+    templates.data.agentTemplates.find((t: { templateKey: string }) => t.templateKey === 'appointment_setter') ??
+    templates.data.agentTemplates[0];
+  const agent = await setup(
+    recorder,
+    base,
+    token,
+    'POST',
+    '/graphql',
+    graphql('mutation($input: CreateAgentInput!) { createAgent(input: $input) { id } }', {
+      input: {
+        templateId: template.id,
+        name: 'Caller',
+        phoneNumber: phone(),
+        variables: { agent_name: 'Sam', company_name: 'Acme Dental' },
+      },
+    }),
+  );
+  const groups: string[] = [];
+  for (const list of ['A', 'B']) {
+    const csvData = Array.from({ length: shape.contacts }, (_, i) => ({ 'First Name': `Person ${i}`, 'Last Name': list, Phone: phone() }));
+    groups.push((await setup(recorder, base, token, 'POST', '/api/v1/contacts/import/', { groupName: `List ${list}`, csvData })).groupId);
+  }
+  // Enough for every call at its longest, so that no campaign pauses for credits.
+  await setup(
+    recorder,
+    base,
+    admin,
+    'POST',
+    '/graphql',
+    graphql('mutation($input: GrantCreditsInput!) { grantCredits(input: $input) { id } }', {
+      input: { userId, kind: 'top_up', amountCents: String(10_000_000) },
+    }),
+  );
+  const campaignIds: string[] = [];
+  for (const [n, group] of [groups[0], groups[0], groups[1]].entries()) {
+    const created = await setup(recorder, base, token, 'POST', '/api/v1/contacts/contacts/', {
+      name: `Campaign ${n + 1}`,
+      agent_id: agent.data.createAgent.id,
+      contact_group_id: group,
+      concurrent_calls: shape.concurrentCalls,
+      calling_hours: { start: '00:00', end: '24:00' },
+      active_days: ALL_DAYS,
+      regional_rules: false,
+      schedule_config: { max_attempts: shape.maxAttempts, max_attempts_per_day: shape.maxAttempts, retry_interval_minutes: 1 },
+    });
+    campaignIds.push(created.id);
+  }
+  return { userId, token, campaignIds };
+}
+
+export async function dispatchAll(recorder: Recorder, base: string, customers: Customer[]): Promise<void> {
+  await Promise.all(
+    customers.map(async (customer) => {
+      for (const id of customer.campaignIds) await setup(recorder, base, customer.token, 'POST', `/api/v1/campaigns/${id}/dispatch/`, {});
+    }),
+  );
+}
+
+const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)]!;
+
+const NESTED = `query($first: Int!) { campaigns(first: $first) { edges { node { id name status progress { total done dialing }
+  agent { id name } contactGroup { id name } } } } }`;
+
+/**
+ * Readers and importers through the load balancer until `stop` is set: `readers` loops of v1 lists,
+ * GraphQL reads and reports, and one loop importing a small list now and then.
+ */
+export async function runTraffic(recorder: Recorder, base: string, customers: Customer[], readers: number, stop: { now: boolean }) {
+  const reader = async () => {
+    while (!stop.now) {
+      const customer = pick(customers);
+      const roll = Math.random();
+      if (roll < 0.3) await recorder.request(base, 'v1 campaigns', customer.token, 'GET', '/api/v1/campaigns/');
+      else if (roll < 0.5) await recorder.request(base, 'v1 agents', customer.token, 'GET', '/api/v1/agents/active/');
+      else if (roll < 0.7)
+        await recorder.request(base, 'v1 report', customer.token, 'GET', `/api/v1/campaigns/${pick(customer.campaignIds)}/report/`);
+      else await recorder.request(base, 'graphql campaigns', customer.token, 'POST', '/graphql', graphql(NESTED, { first: 10 }));
+    }
+  };
+  const importer = async () => {
+    for (let n = 0; !stop.now; n += 1) {
+      const customer = pick(customers);
+      const csvData = Array.from({ length: 50 }, (_, i) => ({ 'First Name': `Late ${i}`, Phone: phone() }));
+      await recorder.request(base, 'v1 import', customer.token, 'POST', '/api/v1/contacts/import/', { groupName: `Late ${n}`, csvData });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  };
+  await Promise.all([...Array.from({ length: readers }, reader), importer()]);
+}
