@@ -195,7 +195,7 @@ describe('when Redis comes back', () => {
     if (server && server.exitCode === null && server.signalCode === null) await stopRedis();
   });
 
-  it('tells every campaign listened to that it changed, since what was published meanwhile is lost', async () => {
+  it('tells every campaign listened to that it changed, since what was published meanwhile may be lost', async () => {
     const url = `redis://127.0.0.1:${port}`;
     const [publisher, subscriber] = [
       createEventBus({ redisUrl: url, prefix: 'callflow-test', log: silent }),
@@ -207,23 +207,30 @@ describe('when Redis comes back', () => {
       await subscriber.listen(x, heardX.listener);
       await subscriber.listen(y, heardY.listener);
       await stopRedis();
+      // Published while Redis is away: lost, or sent once the publisher is back; either way not all a
+      // subscriber may rely on.
       publisher.publish({ kind: 'attempts', campaignId: x, attemptIds: [randomUUID()] });
       await startRedis();
-      await Promise.all([heardX.until(1), heardY.until(1)]);
-      expect(heardX.received[0]).toEqual(campaign(x));
-      expect(heardY.received[0]).toEqual(campaign(y));
+      // Nothing here publishes a campaign change: one that arrives is the re-read after resubscribing.
+      await waitFor(
+        async () => (heardX.received.some((e) => e.kind === 'campaign') && heardY.received.some((e) => e.kind === 'campaign')) || undefined,
+        10_000,
+        'a change of each campaign',
+      );
+      expect(heardX.received.filter((e) => e.kind === 'campaign')[0]).toEqual(campaign(x));
+      expect(heardY.received.filter((e) => e.kind === 'campaign')[0]).toEqual(campaign(y));
       // Subscribed again: what is published now arrives as before (once the publisher is back too).
       const attempts: CampaignEvent = { kind: 'attempts', campaignId: x, attemptIds: [randomUUID()] };
+      const arrived = () => heardX.received.some((e) => e.kind === 'attempts' && e.attemptIds[0] === attempts.attemptIds[0]);
       await expect
         .poll(
           () => {
             publisher.publish(attempts);
-            return heardX.received.some((event) => event.kind === 'attempts');
+            return arrived();
           },
           { timeout: 10_000, interval: 200 },
         )
         .toBe(true);
-      expect(heardX.received.find((event) => event.kind === 'attempts')).toEqual(attempts);
     } finally {
       await Promise.all([publisher.close(), subscriber.close()]);
     }
