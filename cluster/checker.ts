@@ -58,18 +58,39 @@ export function readCallLogs(logDir: string, workers: string[]): ProviderCall[] 
 }
 
 /**
+ * When a call ended: as logged, or, since a simulated call dies with its worker, at the kill of its
+ * worker that came before the worker was started again (the signal may reach it a moment after the call
+ * began, and after the fault's start was noted); null when neither.
+ */
+function callEnd(call: ProviderCall, faults: FaultRecord[]): Date | null {
+  if (call.endedAt) return call.endedAt;
+  const kill = faults.find((f) => f.kind === 'kill-worker' && f.target === call.worker && f.endedAt >= call.placedAt.getTime());
+  return kill ? new Date(Math.max(kill.startedAt, call.placedAt.getTime())) : null;
+}
+
+/** The most calls under way at one moment across the cluster, by the provider's log. */
+export function peakUnderWay(calls: ProviderCall[], faults: FaultRecord[]): number {
+  const edges = calls.flatMap((c) => {
+    const end = callEnd(c, faults);
+    return [
+      [c.placedAt.getTime(), 1],
+      [end ? end.getTime() : Infinity, -1],
+    ] as [number, number][];
+  });
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let peak = 0;
+  for (const [, delta] of edges) peak = Math.max(peak, (now += delta));
+  return peak;
+}
+
+/**
  * The provider's calls as SQL: a CTE `dialed` (attempt id, user, campaign, number, the range the call was
  * under way) with its parameters. A simulated call dies with its worker: a call with no logged end
  * ended when its worker was killed (the first kill of it after the call began), else it never ended.
  */
 function dialedCalls(calls: ProviderCall[], faults: FaultRecord[]): { cte: string; values: unknown[]; unended: ProviderCall[] } {
-  // The kill that ended it: the first of its worker that came before the worker was started again
-  // (the signal may reach it a moment after the call began, and after the fault's start was noted).
-  const endOf = (call: ProviderCall) => {
-    if (call.endedAt) return call.endedAt;
-    const kill = faults.find((f) => f.kind === 'kill-worker' && f.target === call.worker && f.endedAt >= call.placedAt.getTime());
-    return kill ? new Date(Math.max(kill.startedAt, call.placedAt.getTime())) : null;
-  };
+  const endOf = (call: ProviderCall) => callEnd(call, faults);
   return {
     cte: `dialed AS (
       SELECT a.id, a.user_id, a.campaign_id, a.to_number, tstzrange(c.placed, coalesce(c.ended, 'infinity'), '[)') AS span

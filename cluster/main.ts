@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { readCallLogs, runChecks, type Check } from './checker.js';
+import { peakUnderWay, readCallLogs, runChecks, type Check } from './checker.js';
 import { APIS, Cluster, WORKERS } from './cluster.js';
 import { faultPlan, injectFault, type FaultRecord, type FaultTimes } from './faults.js';
 import { watch, type Watcher } from './subscriptions.js';
@@ -32,16 +32,16 @@ interface Profile {
   finishMs: number;
 }
 
-// Calls last their simulated duration times SIM_TIME_SCALE (a conversation 30 to 300 s: 1.8 to 18 s at
-// 0.06). A worker places a claim only within the first half of its lease, so the lease is more than twice
+// Calls last their simulated duration times SIM_TIME_SCALE (a conversation 30 to 300 s: 3 to 30 s at
+// 0.1). A worker places a claim only within the first half of its lease, so the lease is more than twice
 // the longest call: an attempt whose worker is cut off is then failed only once its call has surely
 // ended. A partition lasts longer than the lease.
 const FULL: Profile = {
-  shape: { customers: 50, contacts: 300, concurrentCalls: 20, maxAttempts: 2 },
+  shape: { customers: 50, contacts: 150, concurrentCalls: 20, maxAttempts: 2 },
   readers: 8,
   faultRounds: 2,
-  times: { partitionMs: 45_000, pausePostgresMs: 10_000, degradeMs: 20_000, downMs: 3_000 },
-  env: { SIM_TIME_SCALE: '0.06', DIALER_LEASE_SECONDS: '40', DIALER_SWEEP_SECONDS: '5' },
+  times: { partitionMs: 70_000, pausePostgresMs: 10_000, degradeMs: 20_000, downMs: 3_000 },
+  env: { SIM_TIME_SCALE: '0.1', DIALER_LEASE_SECONDS: '65', DIALER_SWEEP_SECONDS: '5' },
   finishMs: 15 * 60_000,
 };
 
@@ -80,7 +80,10 @@ async function untilCompleted(cluster: Cluster, boundMs: number): Promise<boolea
   return false;
 }
 
-/** The most calls in flight across the cluster, sampled twice a second until `stop` is set. */
+/**
+ * The most attempts unfinished in the database across the cluster (calls under way, and ended calls
+ * whose results are not written yet), sampled twice a second until `stop` is set.
+ */
 async function peakInFlight(cluster: Cluster, stop: { now: boolean }): Promise<number> {
   let peak = 0;
   while (!stop.now) {
@@ -148,7 +151,8 @@ async function oneRun(run: number, profile: Profile, logDir: string): Promise<Ru
     stopWatching.abort();
     await Promise.all(watching.map((w) => w.done));
 
-    const checks = await runChecks(cluster.db, readCallLogs(logDir, WORKERS), watchers, recorder.answers, faults);
+    const calls = readCallLogs(logDir, WORKERS);
+    const checks = await runChecks(cluster.db, calls, watchers, recorder.answers, faults);
     if (!completed) checks.push({ name: 'campaigns completed', violations: [`not within ${profile.finishMs / 1000} s`], looked: '' });
     const { rows } = await cluster.db.query<{ attempts: string }>('SELECT count(*) AS attempts FROM call_attempts');
     const attempts = Number(rows[0]!.attempts);
@@ -160,7 +164,8 @@ async function oneRun(run: number, profile: Profile, logDir: string): Promise<Ru
         campaigns: customers.length * 3,
         attempts,
         'attempts/s': Math.round(attempts / ((finishedAt - dispatchedAt) / 1000)),
-        'peak calls in flight': peak,
+        'peak calls under way (provider log)': peakUnderWay(calls, faults),
+        'peak attempts unfinished (database)': peak,
         requests: recorder.answers.length,
         subscriptions: watchers.length,
         'calling took (s)': Math.round((finishedAt - dispatchedAt) / 1000),
