@@ -7,6 +7,7 @@ import {
   apiReady,
   apiUrl,
   lbUrl,
+  newPostgresDataDir,
   redisReady,
   removePostgresData,
   startApi,
@@ -48,8 +49,9 @@ export class Cluster {
   static async start(options: ClusterOptions): Promise<Cluster> {
     await removeStaleRuns();
     const network = await createNetwork(['db', 'redis', 'lb', ...APIS, ...WORKERS], options.logDir);
+    const dataDir = newPostgresDataDir();
     try {
-      const postgres = await startPostgres(network);
+      const postgres = await startPostgres(network, dataDir);
       const settings: ServiceSettings = {
         databaseUrl: postgres.url,
         redisUrl: `redis://${hostOf(network, 'redis').address}:6379`,
@@ -72,6 +74,7 @@ export class Cluster {
       return cluster;
     } catch (error) {
       await destroyNetwork(network);
+      removePostgresData(dataDir);
       throw error;
     }
   }
@@ -148,6 +151,6 @@ export class Cluster {
     this.relay?.kill('SIGKILL');
     await this.db?.end().catch(() => undefined);
     await destroyNetwork(this.network);
-    removePostgresData(this.postgres);
+    removePostgresData(this.postgres.dataDir);
   }
 }

@@ -37,10 +37,14 @@ export interface Postgres {
   url: string;
 }
 
+/** A new folder for a PostgreSQL instance's data; the caller removes it (removePostgresData) when done. */
+export function newPostgresDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'callflow-cluster-pg-'));
+}
+
 /** A PostgreSQL instance of the run's own on host `db`: a new cluster, durable writes off (the disk is not under test). */
-export async function startPostgres(network: Network): Promise<Postgres> {
+export async function startPostgres(network: Network, dataDir: string): Promise<Postgres> {
   const host = hostOf(network, 'db');
-  const dataDir = mkdtempSync(join(tmpdir(), 'callflow-cluster-pg-'));
   chownSync(dataDir, Number(await sh('id', ['-u', POSTGRES_UID])), Number(await sh('id', ['-g', POSTGRES_UID])));
   await sh('runuser', ['-u', POSTGRES_UID, '--', `${postgresBin()}/initdb`, '-D', dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   // Every host of the run's own bridge, and nothing else can reach it.
@@ -66,8 +70,8 @@ function spawnPostgres(network: Network, dataDir: string, settings: Record<strin
   return spawnIn(network, 'db', 'postgres', [`${postgresBin()}/postgres`, '-D', dataDir, ...args], { user: POSTGRES_UID });
 }
 
-export function removePostgresData(postgres: Postgres): void {
-  rmSync(postgres.dataDir, { recursive: true, force: true });
+export function removePostgresData(dataDir: string): void {
+  rmSync(dataDir, { recursive: true, force: true });
 }
 
 export function startRedis(network: Network): ChildProcess {
