@@ -43,9 +43,10 @@ function redisEventBus(url: string, prefix: string, log: Logger): EventBus {
       if (event && channel === channelOf(event.campaignId)) listeners.deliver(event);
       else log.warn({ channel }, 'live updates: ignored a malformed message');
     });
-    // Events published while the connection was down are lost. Once ioredis has subscribed again (its
-    // SUBSCRIBEs go out as the connection becomes ready; a PING answered after them), every campaign
-    // listened to gets a change of its own, so each subscription reads the campaign as it is now.
+    // Events published while the connection was down are lost (or come late). Once ioredis has
+    // subscribed again (its SUBSCRIBEs go out as the connection becomes ready; a PING answered after
+    // them), every campaign listened to gets a change of its own, so each subscription reads the
+    // campaign as it is now.
     let connectedBefore = false;
     connection.on('ready', () => {
       if (!connectedBefore) {
