@@ -372,7 +372,7 @@ describe("a balance spent elsewhere between a tick's read and its holds", () => 
     // What another campaign's holds would do: take the whole balance just before this tick's holds.
     let spendElsewhere = true;
     const beforeHolds = async (text: string) => {
-      if (spendElsewhere && text.includes('WITH account AS')) {
+      if (spendElsewhere && text.includes('SET held_cents = held_cents +')) {
         spendElsewhere = false;
         await testSql(base.sql).query('UPDATE credit_accounts SET held_cents = balance_cents + included_remaining_cents');
       }
@@ -461,6 +461,33 @@ describe('a claim that reaches its placing late', () => {
     await dialer.dialer.sweep();
     const [attempt] = await app.prisma.callAttempt.findMany({ where: { campaignId: setup.campaignId } });
     expect(attempt).toMatchObject({ status: 'failed', disconnectReason: 'no_report', startedAt: null });
+    const account = await app.prisma.creditAccount.findUniqueOrThrow({ where: { userId: setup.userId } });
+    expect(account.heldCents).toBe(0n);
+  });
+
+  it('holds nothing for attempts another worker failed while it was cut off for longer than the lease', async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+    const base = dialerEnv(app, clock);
+    const other = recordingDialer(base, () => ({ outcome: 'human', durationSeconds: 10 }), { leaseSeconds: 60 });
+    // Its hold reaches PostgreSQL 70 s after its claim, once another worker's sweep has failed the attempt.
+    const cutOff: typeof base.sql = {
+      run: async (statement, values) => {
+        if (statement.name === 'billing.holdCalls') {
+          clock.advance(70_000);
+          await other.dialer.sweep();
+        }
+        return base.sql.run(statement, values);
+      },
+      transaction: (work) => base.sql.transaction(work),
+    };
+    const dialer = recordingDialer({ ...base, sql: cutOff }, () => ({ outcome: 'human', durationSeconds: 10 }), { leaseSeconds: 60 });
+    const setup = await runningCampaign(app, base, { rows: [{ Phone: number(12_100) }], campaign: { concurrentCalls: 1 } });
+    await dialer.dialer.tick(setup.campaignId);
+    expect(dialer.telephony.placed).toEqual([]);
+
+    const [attempt] = await app.prisma.callAttempt.findMany({ where: { campaignId: setup.campaignId } });
+    expect(attempt).toMatchObject({ status: 'failed', disconnectReason: 'no_report' });
+    expect(await app.prisma.creditHold.count({ where: { callAttemptId: attempt!.id, status: 'held' } })).toBe(0);
     const account = await app.prisma.creditAccount.findUniqueOrThrow({ where: { userId: setup.userId } });
     expect(account.heldCents).toBe(0n);
   });

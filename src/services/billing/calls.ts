@@ -28,7 +28,8 @@ export function callCostCents(durationSeconds: number, rateCentsPerMinute: numbe
  * Reserves `estimateCents` for each call attempt when the account's effective balance covers them all,
  * checked and changed in one statement: the account's row lock is taken here and held only until the
  * caller commits, so a caller may decide how many calls to try on an unlocked read of the balances.
- * Returns false, changing nothing, when the balance does not cover them.
+ * Returns false, changing nothing, when the balance does not cover them. Attempts already finished (a
+ * sweep failed them while this worker was cut off) get no hold.
  */
 export async function holdCalls(
   tx: SqlSession,

@@ -44,22 +44,36 @@ export function lockAccountRows(tx: SqlTransaction, userIds: string[]) {
 
 // Holds
 
-const holdCallsStatement = statement(
+// Only attempts still unfinished are held, each row locked first: a worker cut off from the database
+// for longer than the lease may send its hold after another worker's sweep failed the attempt and
+// released whatever it held, and a hold written then would never be closed. The lock orders this
+// statement with the sweep either way (attempts first, then the account, as every dialer write does).
+const holdCallsStatement = statement<{ covered: boolean }>(
   'billing.holdCalls',
-  `WITH account AS (
-     UPDATE credit_accounts SET held_cents = held_cents + $6::bigint, updated_at = $3
-     WHERE user_id = $1::uuid AND balance_cents + included_remaining_cents - held_cents >= $6::bigint
+  `WITH live AS (
+     SELECT id FROM call_attempts
+     WHERE id = ANY($2::uuid[]) AND status IN ('queued', 'ringing', 'in_progress')
+     ORDER BY id FOR SHARE
+   ), total AS (
+     SELECT $4::bigint * count(*) AS cents FROM live
+   ), account AS (
+     UPDATE credit_accounts SET held_cents = held_cents + (SELECT cents FROM total), updated_at = $3
+     WHERE user_id = $1::uuid AND (SELECT cents FROM total) > 0
+       AND balance_cents + included_remaining_cents - held_cents >= (SELECT cents FROM total)
      RETURNING user_id
+   ), held AS (
+     INSERT INTO credit_holds (id, user_id, call_attempt_id, amount_cents, status, created_at)
+     SELECT h.id, $1::uuid, h.call_attempt_id, $4::bigint, 'held', $3
+     FROM unnest($2::uuid[], $5::uuid[]) AS h(call_attempt_id, id)
+     WHERE EXISTS (SELECT 1 FROM account) AND h.call_attempt_id IN (SELECT id FROM live)
    )
-   INSERT INTO credit_holds (id, user_id, call_attempt_id, amount_cents, status, created_at)
-   SELECT h.id, $1::uuid, h.call_attempt_id, $4::bigint, 'held', $3
-   FROM unnest($2::uuid[], $5::uuid[]) AS h(call_attempt_id, id) WHERE EXISTS (SELECT 1 FROM account)
-   RETURNING id`,
+   SELECT EXISTS (SELECT 1 FROM account) OR (SELECT cents FROM total) = 0 AS covered`,
 );
 
 /**
- * Holds `estimateCents` for each call attempt when the account's effective balance covers them all, in one
- * statement (it takes the account's row lock); false, changing nothing, when it does not.
+ * Holds `estimateCents` for each call attempt still unfinished when the account's effective balance
+ * covers them all, in one statement (it takes the account's row lock); false, changing nothing, when it
+ * does not.
  */
 export async function holdCalls(
   tx: SqlSession,
@@ -68,9 +82,8 @@ export async function holdCalls(
   callAttemptIds: string[],
   estimateCents: bigint,
 ): Promise<boolean> {
-  const total = estimateCents * BigInt(callAttemptIds.length);
-  const held = await tx.run(holdCallsStatement, [userId, callAttemptIds, now, estimateCents, callAttemptIds.map(() => uuidv7()), total]);
-  return held.length > 0;
+  const [row] = await tx.run(holdCallsStatement, [userId, callAttemptIds, now, estimateCents, callAttemptIds.map(() => uuidv7())]);
+  return row!.covered;
 }
 
 export interface HoldRow {
