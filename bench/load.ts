@@ -34,6 +34,8 @@ import { median, memoryOf, round, startServer, tokenFor, withDatabase, type Serv
 const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 3);
 const WARM_UP_SECONDS = 2;
+// Only the scenarios whose name contains this text (`BENCH_LOAD_ONLY=/api/v1` times the v1 lists alone).
+const ONLY = process.env.BENCH_LOAD_ONLY ?? '';
 const NEIGHBOURS = 5;
 const PAGE_SIZES = [5, 25, 50];
 const PAGE_CONTACTS = 20;
@@ -142,7 +144,7 @@ export async function benchLoad() {
       const medians: Record<string, unknown>[] = [];
       const comparisons: Record<string, unknown>[] = [];
       const refused: Record<string, unknown>[] = [];
-      for (const scenario of scenarios({ ours, postgraphile, raw, token, userId })) {
+      for (const scenario of scenarios({ ours, postgraphile, raw, token, userId }).filter((s) => s.name.includes(ONLY))) {
         const [oursTarget, ...rest] = scenario.targets as [Target, ...Target[]];
         const reference = await fetchAnswer(oursTarget);
         const refusal = refusalOf(reference.status, reference.text);
