@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Statement } from '../src/db/sql.js';
 import type { CallResult, PlaceCall } from '../src/services/dialer/telephony.js';
@@ -436,6 +436,39 @@ describe('calls that never report back', () => {
     telephony.forget(first.id);
     await dialer.run(setup.campaignId);
     expect(telephony.placed.map((c) => c.to)).toContain(number(9_002));
+  });
+
+  it('are swept, and running campaigns woken, while results keep coming in', async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+    const env = dialerEnv(app, clock);
+    const dialer = recordingDialer(env, () => null, { leaseSeconds: 60 });
+    const setup = await runningCampaign(app, env, { rows: [{ Phone: number(9_101) }], campaign: { concurrentCalls: 1 } });
+    await dialer.run(setup.campaignId);
+    clock.advance(61_000);
+    dialer.woken.clear();
+    // A busy worker: results (of calls it knows nothing of) come faster than a batch is written, so that
+    // some batch is always being written. (On PGlite a batch's statements run in this thread, leaving no
+    // gap for results to arrive in: there the test cannot tell the stall, on PostgreSQL it does.)
+    let busy = true;
+    const results = (async () => {
+      while (busy) {
+        for (let i = 0; i < 20; i += 1) dialer.dialer.report({ attemptId: randomUUID(), outcome: 'no_answer', durationSeconds: 0 });
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    try {
+      const swept = await Promise.race([
+        dialer.dialer.sweep(),
+        new Promise<'stuck'>((resolve) => setTimeout(() => resolve('stuck'), 10_000)),
+      ]);
+      expect(swept).toEqual([setup.campaignId]);
+    } finally {
+      busy = false;
+      await results;
+    }
+    const [attempt] = await app.prisma.callAttempt.findMany({ where: { campaignId: setup.campaignId } });
+    expect(attempt).toMatchObject({ status: 'failed', disconnectReason: 'no_report' });
+    expect(dialer.woken.has(setup.campaignId)).toBe(true);
   });
 });
 

@@ -173,9 +173,18 @@ export class Dialer {
       });
   }
 
-  /** Waits until every placed call and reported result has been written. */
+  /** Waits until every placed call and reported result has been written, those reported meanwhile too. */
   async settled(): Promise<void> {
     while (this.flushing || this.marking) await (this.flushing ?? this.marking);
+  }
+
+  /**
+   * Waits until what was placed and reported before the call has been written: it is in the batch under
+   * way or in the next one. Unlike settled(), it ends while results keep coming, as they always do on a
+   * busy worker, whose sweep waited for a quiet moment that never came.
+   */
+  async written(): Promise<void> {
+    for (let batch = 0; batch < 2 && (this.flushing || this.marking); batch += 1) await Promise.all([this.flushing, this.marking]);
   }
 
   /**
@@ -243,7 +252,7 @@ export class Dialer {
     for (const [id, { until }] of this.live) if (until < now.getTime()) this.live.delete(id);
     return sweep(this.env, now, {
       report: (result, at) => this.report(result, at),
-      settled: () => this.settled(),
+      written: () => this.written(),
       announce: (campaignId) => this.announce(campaignId, []),
       wake: (campaignId) => this.wake(campaignId),
     });

@@ -16,8 +16,8 @@ import type { CallResult } from './telephony.js';
 export interface SweepHost {
   /** `at`: when the call ended, when known. */
   report(result: CallResult, at?: Date): void;
-  /** Resolves once every reported result is written. */
-  settled(): Promise<void>;
+  /** Resolves once every result reported so far is written (not those reported later). */
+  written(): Promise<void>;
   /** Live updates: the campaign changed. */
   announce(campaignId: string): void;
   wake(campaignId: string): void;
@@ -39,7 +39,7 @@ export async function sweep(env: ServiceEnv, now: Date, host: SweepHost): Promis
       endedAt ?? now,
     );
   }
-  await host.settled();
+  await host.written();
   for (const campaignId of await closeCancelled(env.sql, now)) host.announce(campaignId);
   for (const campaignId of await scheduledToStart(env.db, now)) {
     await startScheduled(env, campaignId, now);
