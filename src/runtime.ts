@@ -9,6 +9,7 @@ import { seedAgentTemplates } from './db/seed.js';
 import { DEMO_USER_ID, seedDemo } from './demo/seed.js';
 import { createApp } from './app.js';
 import { startDialer } from './jobs/dialer.js';
+import { notifyingDialer } from './jobs/wake-notifications.js';
 import { startWebhookDelivery } from './jobs/webhooks.js';
 import { drainable } from './http/drain.js';
 import { PortInUseError } from './http/port.js';
@@ -68,6 +69,8 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       });
       const webhooks = await startWebhookDelivery(env, db, config.webhooks);
       shutdownHooks.add('webhooks', () => webhooks.stop());
+    } else if (config.databaseUrl) {
+      env.dialer = notifyingDialer(db.sql, log);
     }
 
     registerDatabaseChecks(readiness, db.sql);

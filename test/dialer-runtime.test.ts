@@ -5,7 +5,9 @@ import { systemClock } from '../src/services/context.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { campaignCompleted, dialerEnv, ledgerMatchesAccount, runningCampaign } from './support/dialer.js';
 import { waitFor } from './support/wait.js';
-import { databaseUrlOf, workerProcesses } from './support/workers.js';
+import { createCampaign, customer } from './support/campaigns.js';
+import { ALWAYS_OPEN } from './support/live.js';
+import { databaseUrlOf, serverProcess, stopServer, workerProcesses } from './support/workers.js';
 
 // The dialer as it runs in production: on the pg-boss job engine, with the simulated provider.
 
@@ -139,4 +141,41 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('two worker processes
     expect(attempts).toHaveLength(300);
     expect(attempts.filter((a) => a.disconnectReason === 'no_report')).toEqual([]);
   }, 420_000);
+});
+
+describe.runIf(inject('testDatabase').kind === 'postgres')('an API instance that runs no dialer', () => {
+  let app: TestApp;
+  const workers = workerProcesses({ SIM_SEED: 'api-wake', SIM_TIME_SCALE: '0', DIALER_SWEEP_SECONDS: '3600' });
+  let api: Awaited<ReturnType<typeof serverProcess>> | undefined;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await workers.killAll();
+    if (api) await stopServer(api.child);
+    await app.close();
+  });
+
+  it('wakes the workers when a campaign is dispatched, rather than leaving it to their next sweep', async () => {
+    const url = await databaseUrlOf(app);
+    workers.start(url);
+    // The worker listens for wake-ups; its sweep is an hour away.
+    await waitFor(async () => {
+      const listening = await app.prisma.$queryRaw<{ n: bigint }[]>`
+        SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`;
+      return listening[0]!.n > 0n ? true : undefined;
+    }, 60_000);
+    api = await serverProcess(url, { DIALER: 'off' });
+
+    const alice = await customer(app, { contacts: 3 });
+    const id = (await createCampaign(app, alice, ALWAYS_OPEN)).id as string;
+    const dispatched = await fetch(`${api.url}/api/v1/campaigns/${id}/dispatch/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ triggered_by: 'tests' }),
+    });
+    expect(dispatched.status).toBe(202);
+    await campaignCompleted(app, id, 30_000);
+    expect(await app.prisma.callAttempt.count({ where: { campaignId: id } })).toBe(3);
+  }, 120_000);
 });

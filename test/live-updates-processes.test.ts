@@ -1,17 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startTestApp, TEST_SECRET, type GraphQLResult, type TestApp } from './support/app.js';
+import { startTestApp, type GraphQLResult, type TestApp } from './support/app.js';
 import { createCampaign, customer } from './support/campaigns.js';
 import { ALWAYS_OPEN, CALL_ATTEMPT_UPDATED, CAMPAIGN_UPDATED } from './support/live.js';
 import { subscribe, type LiveSubscription } from './support/sse.js';
+import { serverProcess, stopServer } from './support/workers.js';
 
 // Live updates across processes, through Redis (at REDIS_TEST_URL, 127.0.0.1:6379 by default): a
 // subscriber on one server sees the calls another server's dialer places. Several processes need one
 // real PostgreSQL database.
 
 const REDIS_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
-const root = new URL('..', import.meta.url).pathname;
 
 describe.runIf(inject('testDatabase').kind === 'postgres')('two server processes sharing Redis', () => {
   let app: TestApp;
@@ -22,48 +22,14 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('two server processes
   });
   afterAll(async () => {
     streams.forEach((s) => s.close());
-    await Promise.all(servers.map(stop));
+    await Promise.all(servers.map(stopServer));
     await app.close();
   });
-
-  /** `npm start` on this file's database; resolves with its URL once it listens. */
-  async function server(databaseUrl: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH,
-        DATABASE_URL: databaseUrl,
-        JWT_SECRET: TEST_SECRET,
-        SEED_DEMO: 'false',
-        HOST: '127.0.0.1',
-        PORT: '0',
-        LOG_LEVEL: 'warn',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    servers.push(child);
-    let output = '';
-    return new Promise((resolve, reject) => {
-      const read = (chunk: Buffer) => {
-        output += chunk.toString();
-        const url = output.match(/GraphQL:\s+(http:\/\/\S+)\/graphql/)?.[1];
-        if (url) resolve({ url, child });
-      };
-      child.stdout!.on('data', read);
-      child.stderr!.on('data', read);
-      child.once('exit', (code) => reject(new Error(`the server exited with ${code}:\n${output}`)));
-    });
-  }
-
-  async function stop(child: ChildProcess) {
-    if (child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    await exited;
-    clearTimeout(killer);
-  }
+  const server = async (databaseUrl: string, env: Record<string, string>) => {
+    const started = await serverProcess(databaseUrl, env);
+    servers.push(started.child);
+    return started;
+  };
 
   it('delivers to a subscriber on one server what another server’s dialer does', async () => {
     const [{ name }] = (await app.prisma.$queryRaw<{ name: string }[]>`SELECT current_database() AS name`) as [{ name: string }];

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { listen, notify } from '../db/notifications.js';
 import type { SqlSession } from '../db/sql.js';
+import type { DialerControl } from '../services/dialer/control.js';
 
 // Wake-ups between dialer processes, at once. The job queue carries them durably, but a worker polls it
 // only twice a second; a PostgreSQL NOTIFY reaches every listening worker within milliseconds, so the
@@ -42,5 +43,23 @@ export async function wakeNotifications(
       });
     },
     close: () => listener.close(),
+  };
+}
+
+/**
+ * The dialer control of a process on PostgreSQL that runs no dialer (an API instance with DIALER=off): a
+ * campaign that starts or resumes wakes the workers at once, as a notification, instead of at their next
+ * sweep (DIALER_SWEEP_SECONDS); if it is lost, that sweep still comes. A result a provider's webhook
+ * stored here is applied by a worker's sweep.
+ */
+export function notifyingDialer(sql: SqlSession, log: Logger): DialerControl {
+  const self = randomUUID();
+  return {
+    wake: async (campaignId) => {
+      await notify(sql, WAKE_CHANNEL, `${self} ${campaignId}`).catch((error: unknown) => {
+        log.warn({ err: error, campaignId }, 'could not notify the dialers');
+      });
+    },
+    report: () => {},
   };
 }

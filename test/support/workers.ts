@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { inject } from 'vitest';
-import type { TestApp } from './app.js';
+import { TEST_SECRET, type TestApp } from './app.js';
 
-// Worker processes (`npm run worker`) on a test file's PostgreSQL database, as production runs them.
+// Worker processes (`npm run worker`) and server processes (`npm start`) on a test file's PostgreSQL
+// database, as production runs them.
+
+const root = new URL('../..', import.meta.url).pathname;
 
 export function workerProcesses(defaults: Record<string, string>) {
   const workers: ChildProcess[] = [];
@@ -12,7 +15,7 @@ export function workerProcesses(defaults: Record<string, string>) {
   return {
     start(url: string, env: Record<string, string> = {}): ChildProcess {
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-        cwd: new URL('../..', import.meta.url).pathname,
+        cwd: root,
         env: { PATH: process.env.PATH, DATABASE_URL: url, LOG_LEVEL: 'warn', ...defaults, ...env },
         stdio: ['ignore', 'ignore', 'pipe'],
       });
@@ -50,4 +53,43 @@ export async function databaseUrlOf(app: TestApp): Promise<string> {
   const url = new URL((inject('testDatabase') as { serverUrl: string }).serverUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/** A server process (`src/main.ts`) on the database; resolves with its URL once it listens. */
+export async function serverProcess(databaseUrl: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: databaseUrl,
+      JWT_SECRET: TEST_SECRET,
+      SEED_DEMO: 'false',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const url = output.match(/GraphQL:\s+(http:\/\/\S+)\/graphql/)?.[1];
+      if (url) resolve({ url, child });
+    };
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
+    child.once('exit', (code) => reject(new Error(`the server exited with ${code}:\n${output}`)));
+  });
+}
+
+/** SIGTERM, then SIGKILL if it has not ended 20 s later. */
+export async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(killer);
 }
