@@ -160,6 +160,7 @@ const envSchema = z
     DIALER_LEASE_SECONDS: integer(5, 86_400).optional(),
     DIALER_HOLD_MINUTES: integer(1, 240).default(5),
     DIALER_SWEEP_SECONDS: integer(1, 3_600).default(15),
+    DIALER_TICKS_AT_ONCE: integer(1, 1000).default(DEFAULT_DIALER_OPTIONS.ticksAtOnce),
     RETELL_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.retellai.com'),
     RETELL_API_KEY: z
       .string()
@@ -373,6 +374,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
         // Twilio's calls), plus ringing.
         leaseSeconds: env.DIALER_LEASE_SECONDS ?? (env.TELEPHONY_PROVIDER === 'simulated' ? 300 : 3_900),
         holdMinutes: env.DIALER_HOLD_MINUTES,
+        ticksAtOnce: env.DIALER_TICKS_AT_ONCE,
       },
       sweepSeconds: env.DIALER_SWEEP_SECONDS,
     },

@@ -9,6 +9,7 @@ import { Dialer } from '../services/dialer/engine.js';
 import type { DialerOptions, Wake } from '../services/dialer/options.js';
 import { RetellTelephony, type RetellOptions } from '../services/dialer/retell.js';
 import { SimulatedTelephony, type SimulatorOptions } from '../services/dialer/simulated.js';
+import { TickTurns } from '../services/dialer/turns.js';
 import { TwilioTelephony, type TwilioOptions } from '../services/dialer/twilio.js';
 import { ensureQueue } from './queues.js';
 import { wakeNotifications, type WakeNotifications } from './wake-notifications.js';
@@ -65,7 +66,7 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
   let stopped = false;
   const isStopped = () => stopped;
   const queue = wakeQueue(boss, env, isStopped);
-  const ticks = campaignTicks(env, (campaignId, log) => dialer.tick(campaignId, log), isStopped);
+  const ticks = campaignTicks(env, () => dialer, options.dialer.ticksAtOnce, isStopped);
   // The embedded database has one process, whose wake-ups are its own.
   const others =
     'connectionString' in db.jobEngineConnection
@@ -111,7 +112,7 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
       await sweeping;
       const ticking = ticks.campaigns();
       await boss.offWork(WAKE);
-      await ticks.idle();
+      await ticks.stop();
       telephony.stop();
       // Results delivered on the next turn of the event loop (instant calls) are reported by then.
       await new Promise((resolve) => setImmediate(resolve));
@@ -149,43 +150,32 @@ function routeWakes(
   };
 }
 
-/** Ticks a campaign in this process until it has nothing more to do now; repeated asks coalesce. */
-function campaignTicks(env: ServiceEnv, tick: (campaignId: string, log: Logger) => Promise<number>, stopped: () => boolean) {
-  /** Campaigns ticking here, each with whether it was asked for again meanwhile. */
-  const running = new Map<string, boolean>();
-  const loops = new Set<Promise<void>>();
-  const run = (campaignId: string, log: Logger = env.log) => {
-    if (stopped()) return;
-    if (running.has(campaignId)) {
-      running.set(campaignId, true);
-      return;
-    }
-    running.set(campaignId, false);
-    const loop = (async () => {
-      try {
-        do {
-          running.set(campaignId, false);
-          const placed = await inJobSpan('dialer.tick', { [CAMPAIGN_ID]: campaignId }, async (span) => {
-            const placed = await tick(campaignId, log);
-            span.setAttribute(CALLS_PLACED, placed);
-            return placed;
-          });
-          log.debug({ campaignId, placed }, 'dialer tick');
-        } while (running.get(campaignId) && !stopped());
-      } catch (error) {
-        log.error({ err: error, campaignId }, 'dialer tick failed');
-      } finally {
-        running.delete(campaignId);
-      }
-    })();
-    loops.add(loop);
-    void loop.finally(() => loops.delete(loop));
-  };
+/**
+ * Ticks campaigns in this process, in turns by customer (turns.ts); repeated asks coalesce, and a
+ * campaign with more to do asks again.
+ */
+function campaignTicks(env: ServiceEnv, dialer: () => Dialer, atOnce: number, stopped: () => boolean) {
+  const turns = new TickTurns<Logger>({
+    atOnce,
+    customerOf: (campaignId) => dialer().customerOf(campaignId),
+    tick: async (campaignId, cause) => {
+      const log = cause ?? env.log;
+      const placed = await inJobSpan('dialer.tick', { [CAMPAIGN_ID]: campaignId }, async (span) => {
+        const placed = await dialer().tick(campaignId, log);
+        span.setAttribute(CALLS_PLACED, placed);
+        return placed;
+      });
+      log.debug({ campaignId, placed }, 'dialer tick');
+    },
+    onError: (error, campaignId) => env.log.error({ err: error, campaignId }, 'dialer tick failed'),
+  });
   return {
-    run,
-    campaigns: () => [...running.keys()],
-    /** Resolves once the ticks under way have finished. */
-    idle: () => Promise.all(loops),
+    run: (campaignId: string, log?: Logger) => {
+      if (!stopped()) turns.ask(campaignId, log);
+    },
+    campaigns: () => turns.campaigns(),
+    /** Takes no more ticks; resolves once the ticks under way have finished. */
+    stop: () => turns.stop(),
   };
 }
 

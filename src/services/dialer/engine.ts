@@ -37,6 +37,8 @@ export class Dialer {
   private marks: EndedMark[] = [];
   private flushing: Promise<void> | null = null;
   private marking: Promise<void> | null = null;
+  /** The customer of each campaign this process has claimed calls for, for the order of its ticks (turns.ts). */
+  private customers = new Map<string, string>();
 
   constructor(
     private readonly env: ServiceEnv,
@@ -57,6 +59,7 @@ export class Dialer {
     if (looked === 'nothing_due') await this.wakeAtNextDue(campaignId);
     if (typeof looked === 'string') return 0;
     const claimed = await claim(this.env, this.options, campaignId, now, ended, looked, estimate);
+    if (claimed.claim?.userId) this.learnCustomer(campaignId, claimed.claim.userId);
     if (claimed.changed || claimed.claim?.calls.length) this.announce(campaignId, claimed.claim?.calls.map((c) => c.id) ?? []);
     if (!claimed.claim || !(await this.hold(campaignId, claimed.claim, now, estimate))) return 0;
     await this.place(campaignId, claimed.claim, now, log);
@@ -64,6 +67,17 @@ export class Dialer {
     else if (claimed.claim.wakeAt) this.wake(campaignId, claimed.claim.wakeAt);
     else if (claimed.claim.calls.length === 0) await this.wakeAtNextDue(campaignId);
     return claimed.claim.calls.length;
+  }
+
+  /** The customer a campaign belongs to, once this process has claimed calls for it. */
+  customerOf(campaignId: string): string | undefined {
+    return this.customers.get(campaignId);
+  }
+
+  private learnCustomer(campaignId: string, userId: string): void {
+    // Forgotten now and then, so that a process that lives for months does not keep every campaign it saw.
+    if (this.customers.size >= 10_000 && !this.customers.has(campaignId)) this.customers.clear();
+    this.customers.set(campaignId, userId);
   }
 
   /**

@@ -15,6 +15,8 @@ export interface DialerOptions {
    * the workers sharing it run side by side, instead of all by whichever tick comes first.
    */
   callsPerTick: number;
+  /** Ticks one process runs at once, taking turns by customer (turns.ts). */
+  ticksAtOnce: number;
 }
 
 export const DEFAULT_DIALER_OPTIONS: DialerOptions = {
@@ -23,6 +25,7 @@ export const DEFAULT_DIALER_OPTIONS: DialerOptions = {
   breakerWindow: 20,
   breakerThreshold: 0.8,
   callsPerTick: 50,
+  ticksAtOnce: 4,
 };
 
 /**
