@@ -146,9 +146,9 @@ const envSchema = z
     SIM_SEED: z.string().min(1).default('demo'),
     SIM_TIME_SCALE: z
       .string()
-      .regex(/^\d+(\.\d+)?$/, { error: 'must be a number from 0 (instant) to 1 (real time)' })
+      .regex(/^\d+(\.\d+)?$/, { error: 'must be a number from 0 (instant) up to 100 (1 is real time)' })
       .transform(Number)
-      .pipe(z.number().max(1, { error: 'must be at most 1 (real time)' }))
+      .pipe(z.number().max(100, { error: 'must be at most 100 (calls a hundred times longer than real ones)' }))
       .default(0.1),
     SIM_CALLBACK_RATE: z
       .string()

@@ -227,7 +227,10 @@ export class Dialer {
         applied.finished.filter((f) => f.campaignId === campaignId).map((f) => f.id),
       );
       if (await settleCampaign(this.env, this.options, campaignId)) this.announce(campaignId, []);
-      this.wake(campaignId);
+      // Here only: this process freed these slots for its own ticks when it heard the calls end, and a
+      // campaign with more free slots than a tick claims brings the other workers in from its tick.
+      // Waking them on every batch cost each of them a tick that found nothing to do.
+      this.wake(campaignId, undefined, true);
     }
   }
 
