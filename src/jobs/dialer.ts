@@ -67,13 +67,15 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
   const isStopped = () => stopped;
   const queue = wakeQueue(boss, env, isStopped);
   const ticks = campaignTicks(env, () => dialer, options.dialer.ticksAtOnce, isStopped);
+  // Campaigns woken while stopping, which another worker goes on with.
+  const handOver = new Set<string>();
   // The embedded database has one process, whose wake-ups are its own.
   const others =
     'connectionString' in db.jobEngineConnection
       ? await wakeNotifications(db.jobEngineConnection.connectionString, env.sql, (campaignId) => ticks.run(campaignId), env.log)
       : null;
 
-  const dialer: Dialer = new Dialer(env, () => telephony, routeWakes(env, ticks, queue, others, isStopped), options.dialer);
+  const dialer: Dialer = new Dialer(env, () => telephony, routeWakes(env, ticks, queue, others, isStopped, handOver), options.dialer);
   const telephony =
     options.telephony.provider === 'retell'
       ? new RetellTelephony(options.telephony)
@@ -116,10 +118,9 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
       telephony.stop();
       // Results delivered on the next turn of the event loop (instant calls) are reported by then.
       await new Promise((resolve) => setImmediate(resolve));
-      // Applying the results wakes their campaigns, which, with no ticks here any more, puts the
-      // wake-ups on the queue for the other workers.
+      // Applying the results wakes their campaigns, which, with no ticks here any more, hands them over.
       await dialer.settled();
-      for (const campaignId of ticking) void queue.send(campaignId);
+      for (const campaignId of new Set([...ticking, ...handOver])) void queue.send(campaignId);
       await queue.sent();
       await others?.close();
       await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
@@ -129,7 +130,9 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
 
 /**
  * Where the dialer's wake-ups go: a later one onto the queue; one for now to this process's ticks and,
- * unless it frees what only this process can use, onto the queue and to the other workers.
+ * unless it frees what only this process can use, onto the queue and to the other workers. Once the
+ * process is stopping, one for now is kept for the hand-over, every one of them: a slot this process
+ * freed for itself is one it will no longer fill.
  */
 function routeWakes(
   env: ServiceEnv,
@@ -137,16 +140,21 @@ function routeWakes(
   queue: ReturnType<typeof wakeQueue>,
   others: WakeNotifications | null,
   stopped: () => boolean,
+  handOver: Set<string>,
 ): Wake {
   return (campaignId, at, hereOnly) => {
     if (at && at.getTime() > env.clock.now().getTime()) {
       void queue.send(campaignId, at);
       return;
     }
+    if (stopped()) {
+      handOver.add(campaignId);
+      return;
+    }
     ticks.run(campaignId);
     if (hereOnly) return;
     void queue.send(campaignId);
-    if (!stopped()) others?.send(campaignId);
+    others?.send(campaignId);
   };
 }
 
