@@ -1,4 +1,4 @@
-import { APIS, RELAYED_WORKER, WORKERS, type Cluster } from './cluster.js';
+import type { Cluster } from './cluster.js';
 import { execIn, signalHost } from './hosts.js';
 import { apiReady, redisReady, startRedis, waitUntil } from './services.js';
 import type { Watcher } from './subscriptions.js';
@@ -114,7 +114,7 @@ export async function injectFault(cluster: Cluster, kind: FaultKind, times: Faul
   const network = cluster.network;
   switch (kind) {
     case 'partition-worker': {
-      const target = pick(WORKERS.filter((w) => w !== RELAYED_WORKER));
+      const target = pick(cluster.workers.filter((w) => w !== cluster.relayed));
       const startedAt = Date.now();
       await cutOff(cluster, target, cluster.address('db'));
       await sleep(times.partitionMs);
@@ -150,7 +150,7 @@ export async function injectFault(cluster: Cluster, kind: FaultKind, times: Faul
       );
     }
     case 'kill-api': {
-      const target = pick(APIS);
+      const target = pick(cluster.apis);
       const startedAt = Date.now();
       await signalHost(network, target, 'SIGKILL');
       await sleep(times.downMs);
@@ -162,7 +162,7 @@ export async function injectFault(cluster: Cluster, kind: FaultKind, times: Faul
       });
     }
     case 'kill-worker': {
-      const target = pick(WORKERS);
+      const target = pick(cluster.workers);
       const startedAt = Date.now();
       await signalHost(network, target, 'SIGKILL');
       await sleep(times.downMs);
@@ -173,12 +173,14 @@ export async function injectFault(cluster: Cluster, kind: FaultKind, times: Faul
       );
     }
     case 'degrade-link': {
-      const target = RELAYED_WORKER;
+      const target = cluster.relayed;
+      const relay = cluster.relay;
+      if (!target || !relay) throw new Error('degrading a link needs a cluster with a relayed worker');
       const startedAt = Date.now();
       await lossy(cluster, target, 5);
-      cluster.relay.kill('SIGUSR1');
+      relay.kill('SIGUSR1');
       await sleep(times.degradeMs);
-      cluster.relay.kill('SIGUSR2');
+      relay.kill('SIGUSR2');
       await heal(cluster, target);
       const endedAt = Date.now();
       return recovered({ kind, target, startedAt, endedAt, what: 'the worker sends statements to PostgreSQL' }, () =>

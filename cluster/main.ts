@@ -1,15 +1,18 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { peakUnderWay, readCallLogs, runChecks, type Check } from './checker.js';
-import { APIS, Cluster, WORKERS } from './cluster.js';
-import { faultPlan, injectFault, type FaultRecord, type FaultTimes } from './faults.js';
-import { watch, type Watcher } from './subscriptions.js';
-import { createCustomer, dispatchAll, Recorder, runTraffic, tokenOf, type Customer, type WorkloadShape } from './workload.js';
+import { FULL_TOPOLOGY, stopAll, type Topology } from './cluster.js';
+import { chartPng, costPanels } from './chart.js';
+import { measureCosts, type CostFigures, type CostPoint } from './costs.js';
+import { FAIRNESS, runFairness } from './fairness.js';
+import { FULL, oneRun, report, SHORT, type RunResult } from './fault-run.js';
 
 // `npm run cluster [-- --faults] [--short] [--runs N]`: the service as a cluster of network namespaces on
 // this machine (docs/cluster.md), a workload of many customers, faults at random moments, then the
 // checker. Ends with "N passed, N failed" over the checker's rules of every run; exits 1 on a violation.
+// `npm run cluster -- --fairness`: a small campaign's free slot to its next dial, alone and beside
+// another customer's 100,000 contacts. `npm run cluster -- --costs [--sizes 1000,10000]`: CPU per
+// attempt and per request by topology and calls in flight, as a table, JSON and a PNG chart.
 
 const { values: args } = parseArgs({
   options: {
@@ -17,216 +20,136 @@ const { values: args } = parseArgs({
     short: { type: 'boolean', default: false },
     runs: { type: 'string', default: '1' },
     'fault-rounds': { type: 'string' },
+    fairness: { type: 'boolean', default: false },
+    costs: { type: 'boolean', default: false },
+    sizes: { type: 'string', default: '1000,10000,100000' },
+    // Settings of every API instance and worker beside the run's own, for experiments (DIALER_TICKS_AT_ONCE=1).
+    set: { type: 'string', multiple: true, default: [] },
+    // Every API instance and worker of the costs run writes a V8 CPU profile to its point's folder.
+    profile: { type: 'boolean', default: false },
+    // Costs runs' figures (costs.json, comma-separated), drawn together into docs/cluster-costs.png.
+    chart: { type: 'string' },
   },
 });
 
-interface Profile {
-  shape: WorkloadShape;
-  /** Reading loops through the load balancer. */
-  readers: number;
-  /** How many times each kind of fault is injected. */
-  faultRounds: number;
-  times: FaultTimes;
-  env: Record<string, string>;
-  /** How long the campaigns may take to finish after the last fault. */
-  finishMs: number;
-}
-
-// Calls last their simulated duration times SIM_TIME_SCALE (a conversation 30 to 300 s: 3 to 30 s at
-// 0.1). A worker places a claim only within the first half of its lease, so the lease is more than twice
-// the longest call: an attempt whose worker is cut off is then failed only once its call has surely
-// ended. A partition lasts longer than the lease.
-const FULL: Profile = {
-  shape: { customers: 50, contacts: 150, concurrentCalls: 20, maxAttempts: 2 },
-  readers: 8,
-  faultRounds: 2,
-  times: { partitionMs: 70_000, pausePostgresMs: 10_000, degradeMs: 20_000, downMs: 3_000 },
-  env: { SIM_TIME_SCALE: '0.1', DIALER_LEASE_SECONDS: '65', DIALER_SWEEP_SECONDS: '5' },
-  finishMs: 15 * 60_000,
-};
-
-const SHORT: Profile = {
-  shape: { customers: 10, contacts: 250, concurrentCalls: 10, maxAttempts: 1 },
-  readers: 4,
-  faultRounds: 1,
-  times: { partitionMs: 24_000, pausePostgresMs: 10_000, degradeMs: 8_000, downMs: 2_000 },
-  env: { SIM_TIME_SCALE: '0.03', DIALER_LEASE_SECONDS: '20', DIALER_SWEEP_SECONDS: '3' },
-  finishMs: 6 * 60_000,
-};
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const seconds = (ms: number | null) => (ms === null ? 'not recovered' : `${(ms / 1000).toFixed(1)} s`);
-
-interface RunResult {
-  checks: Check[];
-  faults: FaultRecord[];
-  figures: Record<string, string | number>;
-}
-
-async function inBatches<T, R>(items: T[], size: number, each: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(each))));
-  return out;
-}
-
-/** Polls until every campaign has completed (or the bound passes). */
-async function untilCompleted(cluster: Cluster, boundMs: number): Promise<boolean> {
-  const started = Date.now();
-  while (Date.now() - started < boundMs) {
-    const { rows } = await cluster.db.query<{ open: string }>(`SELECT count(*) AS open FROM campaigns WHERE status <> 'completed'`);
-    if (Number(rows[0]!.open) === 0) return true;
-    await sleep(1000);
-  }
-  return false;
-}
-
-/**
- * The most attempts unfinished in the database across the cluster (calls under way, and ended calls
- * whose results are not written yet), sampled twice a second until `stop` is set.
- */
-async function peakInFlight(cluster: Cluster, stop: { now: boolean }): Promise<number> {
-  let peak = 0;
-  while (!stop.now) {
-    const { rows } = await cluster.db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM call_attempts WHERE status IN ('queued', 'ringing', 'in_progress')`,
-    );
-    peak = Math.max(peak, Number(rows[0]!.n));
-    await sleep(500);
-  }
-  return peak;
-}
-
 // Stopped by a signal, the run still removes its hosts and processes.
-let running: Cluster | undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     console.error(`${signal}: removing the cluster`);
-    void (running?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
+    void stopAll().finally(() => process.exit(1));
   });
 }
 
-async function oneRun(run: number, profile: Profile, logDir: string): Promise<RunResult> {
-  console.log(`run ${run}: starting the cluster (logs in ${logDir})`);
-  const cluster = await Cluster.start({ logDir, env: { RATE_LIMIT: '1000000/1', ...profile.env } });
-  running = cluster;
-  const stopWatching = new AbortController();
-  const traffic = { now: false };
-  const recorder = new Recorder();
-  try {
-    const admin = await tokenOf('00000000-0000-4000-8000-00000000a0a0', 'admin');
-    const customers: Customer[] = await inBatches(Array.from({ length: profile.shape.customers }), 10, () =>
-      createCustomer(recorder, cluster.lb, admin, profile.shape),
-    );
-    const watching = customers.map((customer, i) => {
-      const name = APIS[i % APIS.length]!;
-      return watch({ name, url: cluster.api(name) }, cluster.lb, customer, stopWatching.signal);
-    });
-    const watchers: Watcher[] = watching.map((w) => w.watcher);
-    await sleep(1000);
-    const dispatchedAt = Date.now();
-    await dispatchAll(recorder, cluster.lb, customers);
-    console.log(`run ${run}: ${customers.length} customers dispatched ${customers.length * 3} campaigns`);
-    const reading = runTraffic(recorder, cluster.lb, customers, profile.readers, traffic);
-    const sampling = peakInFlight(cluster, traffic);
+const extraEnv = Object.fromEntries(
+  args.set.map((setting) => {
+    const at = setting.indexOf('=');
+    if (at < 1) throw new Error(`--set takes NAME=value, not ${setting}`);
+    return [setting.slice(0, at), setting.slice(at + 1)];
+  }),
+);
 
-    const faults: FaultRecord[] = [];
-    if (args.faults) {
-      const plan = faultPlan(Number(args['fault-rounds'] ?? profile.faultRounds));
-      for (const kind of plan) {
-        await sleep(2000 + Math.random() * 4000);
-        const record = await injectFault(cluster, kind, profile.times, watchers);
-        faults.push(record);
-        console.log(
-          `run ${run}: ${record.kind} ${record.target}: ${seconds(record.endedAt - record.startedAt)}, recovered in ${seconds(record.recoveryMs)}`,
-        );
-      }
-    }
-    const completed = await untilCompleted(cluster, profile.finishMs);
-    const finishedAt = Date.now();
-    traffic.now = true;
-    await reading;
-    const peak = await sampling;
-    // The last events of the campaigns that finished last are on their way.
-    await sleep(3000);
-    stopWatching.abort();
-    await Promise.all(watching.map((w) => w.done));
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 
-    const calls = readCallLogs(logDir, WORKERS);
-    const checks = await runChecks(cluster.db, calls, watchers, recorder.answers, faults);
-    if (!completed) checks.push({ name: 'campaigns completed', violations: [`not within ${profile.finishMs / 1000} s`], looked: '' });
-    const { rows } = await cluster.db.query<{ attempts: string }>('SELECT count(*) AS attempts FROM call_attempts');
-    const attempts = Number(rows[0]!.attempts);
-    return {
-      checks,
-      faults,
-      figures: {
-        customers: customers.length,
-        campaigns: customers.length * 3,
-        attempts,
-        'attempts/s': Math.round(attempts / ((finishedAt - dispatchedAt) / 1000)),
-        'peak calls under way (provider log)': peakUnderWay(calls, faults),
-        'peak attempts unfinished (database)': peak,
-        requests: recorder.answers.length,
-        subscriptions: watchers.length,
-        'calling took (s)': Math.round((finishedAt - dispatchedAt) / 1000),
-      },
-    };
-  } finally {
-    traffic.now = true;
-    stopWatching.abort();
-    running = undefined;
-    await cluster.stop();
-  }
+function folder(name: string): string {
+  const dir = `cluster-results/${stamp}/${name}`;
+  mkdirSync(dir, { recursive: true });
+  return dir;
 }
 
-function report(results: RunResult[]): { passed: number; failed: number } {
-  let passed = 0;
-  let failed = 0;
-  for (const [i, result] of results.entries()) {
-    console.log(`\nrun ${i + 1}`);
-    console.table(result.figures);
-    if (result.faults.length)
-      console.table(
-        result.faults.map((f) => ({
-          fault: f.kind,
-          target: f.target,
-          'lasted (s)': Number(((f.endedAt - f.startedAt) / 1000).toFixed(1)),
-          'recovered in (s)': f.recoveryMs === null ? 'no' : Number((f.recoveryMs / 1000).toFixed(1)),
-          'recovered when': f.what,
-        })),
-      );
-    for (const check of result.checks) {
-      if (check.violations.length) failed += 1;
-      else passed += 1;
-      console.log(`${check.violations.length ? 'FAIL' : 'ok  '} ${check.name} (${check.looked})`);
-      for (const v of check.violations) console.log(`       ${v}`);
-    }
-  }
-  const faults = results.reduce((n, r) => n + r.faults.length, 0);
-  const violations = results.reduce((n, r) => n + r.checks.reduce((m, c) => m + c.violations.length, 0), 0);
-  console.log(`\nruns: ${results.length}, faults: ${faults}, violations: ${violations}`);
-  return { passed, failed };
-}
-
-async function main(): Promise<number> {
-  if (process.getuid?.() !== 0) {
-    console.error('npm run cluster makes network namespaces: run it as root.');
-    return 1;
-  }
+async function faultRuns(): Promise<number> {
   const profile = args.short ? SHORT : FULL;
-  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const results: RunResult[] = [];
   for (let run = 1; run <= Number(args.runs); run += 1) {
-    const logDir = `cluster-results/${stamp}/run-${run}`;
-    mkdirSync(logDir, { recursive: true });
-    const result = await oneRun(run, profile, logDir);
+    const logDir = folder(`run-${run}`);
+    const result = await oneRun(run, { ...profile, env: { ...profile.env, ...extraEnv } }, logDir, {
+      faults: args.faults,
+      ...(args['fault-rounds'] ? { faultRounds: Number(args['fault-rounds']) } : {}),
+    });
     writeFileSync(`${logDir}/result.json`, JSON.stringify(result, null, 2));
     results.push(result);
   }
   const { passed, failed } = report(results);
   console.log(`${passed} passed, ${failed} failed`);
   return failed ? 1 : 0;
+}
+
+async function fairness(): Promise<number> {
+  const logDir = folder('fairness');
+  const result = await runFairness({ ...FAIRNESS, env: { ...FAIRNESS.env, ...extraEnv } }, logDir);
+  writeFileSync(`${logDir}/result.json`, JSON.stringify(result, null, 2));
+  console.log(`\nfree slot to next dial of a small campaign (${FAIRNESS.smallConcurrency} calls at a time)`);
+  console.table(result.delays);
+  console.log("the big customer's calls meanwhile");
+  console.table(result.load);
+  const { p99Ms, maxMs, firstCallMs, slowerThanAlone } = FAIRNESS.bound;
+  console.log(
+    `bounds beside the big customer: refill p99 <= ${p99Ms} ms and max <= ${maxMs} ms, first call <= ${firstCallMs} ms ` +
+      `after dispatch, done within ${slowerThanAlone} x its time alone: ${result.withinBound ? 'held' : 'NOT held'}`,
+  );
+  return result.withinBound ? 0 : 1;
+}
+
+/**
+ * Workers 1 to 3 beside 2 API instances, and 1 API instance beside 3 workers, at each size; at 100,000
+ * calls in flight the full topology only: the calls placed while filling that many slots end in waves for
+ * over an hour, so each point there takes a quarter of an hour and measures the waves more than the
+ * topology (docs/cluster.md).
+ */
+function costTopologies(inFlight: number): Topology[] {
+  if (inFlight >= 100_000) return [FULL_TOPOLOGY];
+  return [
+    { apis: 2, workers: 1 },
+    { apis: 2, workers: 2 },
+    { apis: 2, workers: 3 },
+    { apis: 1, workers: 3 },
+  ];
+}
+
+async function costs(): Promise<number> {
+  const dir = folder('costs');
+  const figures: CostFigures[] = [];
+  for (const inFlight of args.sizes.split(',').map(Number)) {
+    for (const topology of costTopologies(inFlight)) {
+      const point: CostPoint = { ...topology, inFlight };
+      console.log(`costs: ${inFlight} calls in flight, ${topology.workers} workers, ${topology.apis} API instances`);
+      figures.push(
+        await measureCosts(point, `${dir}/${inFlight}-w${topology.workers}-a${topology.apis}`, { env: extraEnv, profile: args.profile }),
+      );
+      console.table([figures.at(-1)]);
+      writeFileSync(`${dir}/costs.json`, `${JSON.stringify(figures, null, 2)}\n`);
+    }
+  }
+  writeFileSync(`${dir}/costs.png`, chartPng(costPanels(figures)));
+  console.table(figures);
+  console.log(`figures and chart in ${dir}/costs.json and costs.png`);
+  return 0;
+}
+
+/** Draws the figures of one or more costs runs into the docs' chart, with the figures beside it. */
+function chart(files: string): number {
+  const figures = files.split(',').flatMap((file) => JSON.parse(readFileSync(file, 'utf8')) as CostFigures[]);
+  writeFileSync('docs/cluster-costs.json', `${JSON.stringify(figures, null, 2)}\n`);
+  writeFileSync('docs/cluster-costs.png', chartPng(costPanels(figures)));
+  console.table(figures);
+  console.log('wrote docs/cluster-costs.json and docs/cluster-costs.png');
+  return 0;
+}
+
+async function main(): Promise<number> {
+  if (args.chart) return chart(args.chart);
+  if (process.getuid?.() !== 0) {
+    console.error('npm run cluster makes network namespaces: run it as root.');
+    return 1;
+  }
+  const missing = ['haproxy', 'nft', 'ip'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
+  if (missing.length) {
+    console.error(`npm run cluster needs ${missing.join(', ')}: apt-get install haproxy nftables iproute2`);
+    return 1;
+  }
+  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  if (args.fairness) return fairness();
+  if (args.costs) return costs();
+  return faultRuns();
 }
 
 process.exitCode = await main();

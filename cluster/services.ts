@@ -58,10 +58,16 @@ export async function startPostgres(network: Network, dataDir: string): Promise<
     fsync: 'off',
     synchronous_commit: 'off',
     full_page_writes: 'off',
+    // What each statement costs, for the costs run's report of where PostgreSQL's time goes.
+    shared_preload_libraries: 'pg_stat_statements',
+    // Statements run by triggers and functions too, with the time spent planning them.
+    'pg_stat_statements.track': 'all',
+    'pg_stat_statements.track_planning': 'on',
   };
   spawnPostgres(network, dataDir, settings);
   await waitUntil('PostgreSQL', async () => await sh('pg_isready', ['-q', '-h', host.address, '-p', '5432']).then(() => true), 30_000);
   await sh('psql', ['-q', '-h', host.address, '-U', 'postgres', '-c', 'CREATE DATABASE callflow']);
+  await sh('psql', ['-q', '-h', host.address, '-U', 'postgres', '-d', 'callflow', '-c', 'CREATE EXTENSION pg_stat_statements']);
   return { dataDir, url: `postgresql://postgres@${host.address}:5432/callflow` };
 }
 
@@ -96,7 +102,7 @@ export async function redisReady(network: Network): Promise<number> {
   return waitUntil('Redis', async () => (await sh('redis-cli', ['-h', address, 'ping'])).trim() === 'PONG', 15_000);
 }
 
-/** HAProxy on host `lb`, round robin over the API instances, each checked on /readyz twice a second. */
+/** HAProxy on host `lb`, round robin over the API instances, each checked on /readyz twice a second (2 s to answer). */
 export function startLoadBalancer(network: Network, apis: string[]): ChildProcess {
   const lb = hostOf(network, 'lb');
   const servers = apis.map((name) => `  server ${name} ${hostOf(network, name).address}:${API_PORT} check`).join('\n');
@@ -122,6 +128,8 @@ backend apis
   option httpchk GET /readyz
   http-check expect status 200
   http-response set-header X-Served-By %s
+  # A busy instance may take longer than the interval to answer; a dead one is refused at once.
+  timeout check 2s
   default-server inter 500ms fall 2 rise 2
 ${servers}
 `;
@@ -138,6 +146,8 @@ export interface ServiceSettings {
   redisUrl: string;
   /** Extra environment of every API instance and worker (the dialer's lease, the simulator's time scale). */
   env: Record<string, string>;
+  /** Node's options of every API instance and worker (a CPU profile's). */
+  nodeArgs?: string[];
 }
 
 function serviceEnv(settings: ServiceSettings, own: Record<string, string>): NodeJS.ProcessEnv {
@@ -157,11 +167,13 @@ function serviceEnv(settings: ServiceSettings, own: Record<string, string>): Nod
 /** An API instance (no dialer of its own: the workers dial). */
 export function startApi(network: Network, name: string, settings: ServiceSettings): ChildProcess {
   const env = serviceEnv(settings, { HOST: hostOf(network, name).address, PORT: String(API_PORT), DIALER: 'off' });
-  return spawnIn(network, name, name, [process.execPath, 'dist/main.js'], { env });
+  return spawnIn(network, name, name, [process.execPath, ...(settings.nodeArgs ?? []), 'dist/main.js'], { env });
 }
 
 export function startWorker(network: Network, name: string, settings: ServiceSettings): ChildProcess {
-  return spawnIn(network, name, name, [process.execPath, 'dist/worker.js'], { env: serviceEnv(settings, {}) });
+  return spawnIn(network, name, name, [process.execPath, ...(settings.nodeArgs ?? []), 'dist/worker.js'], {
+    env: serviceEnv(settings, {}),
+  });
 }
 
 export async function apiReady(network: Network, name: string, timeoutMs = 60_000): Promise<number> {

@@ -74,8 +74,15 @@ const graphql = (query: string, variables: Record<string, unknown> = {}) => ({ q
 
 export const tokenOf = (sub: string, role?: 'admin') => signToken(JWT_SECRET, { sub, ttlSeconds: 24 * 3600, role });
 
-/** One customer: an agent, two lists, credits for every call, three campaigns (not yet dispatched). */
-export async function createCustomer(recorder: Recorder, base: string, admin: string, shape: WorkloadShape): Promise<Customer> {
+/** A customer's account as the workload made it: its token and its agent. */
+export interface Account {
+  userId: string;
+  token: string;
+  agentId: string;
+}
+
+/** A new customer with an agent and `credits` cents granted by an administrator. */
+export async function createAccount(recorder: Recorder, base: string, admin: string, credits = 10_000_000): Promise<Account> {
   const userId = randomUUID();
   const token = await tokenOf(userId);
   const templates = await setup(recorder, base, token, 'POST', '/graphql', graphql('{ agentTemplates { id templateKey } }'));
@@ -97,12 +104,6 @@ export async function createCustomer(recorder: Recorder, base: string, admin: st
       },
     }),
   );
-  const groups: string[] = [];
-  for (const list of ['A', 'B']) {
-    const csvData = Array.from({ length: shape.contacts }, (_, i) => ({ 'First Name': `Person ${i}`, 'Last Name': list, Phone: phone() }));
-    groups.push((await setup(recorder, base, token, 'POST', '/api/v1/contacts/import/', { groupName: `List ${list}`, csvData })).groupId);
-  }
-  // Enough for every call at its longest, so that no campaign pauses for credits.
   await setup(
     recorder,
     base,
@@ -110,30 +111,61 @@ export async function createCustomer(recorder: Recorder, base: string, admin: st
     'POST',
     '/graphql',
     graphql('mutation($input: GrantCreditsInput!) { grantCredits(input: $input) { id } }', {
-      input: { userId, kind: 'top_up', amountCents: String(10_000_000) },
+      input: { userId, kind: 'top_up', amountCents: String(credits) },
     }),
   );
+  return { userId, token, agentId: agent.data.createAgent.id };
+}
+
+/** Imports a list of `contacts` new numbers over v1; returns its group's id. */
+export async function importList(recorder: Recorder, base: string, account: Account, name: string, contacts: number): Promise<string> {
+  const csvData = Array.from({ length: contacts }, (_, i) => ({ 'First Name': `Person ${i}`, 'Last Name': name, Phone: phone() }));
+  return (await setup(recorder, base, account.token, 'POST', '/api/v1/contacts/import/', { groupName: `List ${name}`, csvData })).groupId;
+}
+
+/** A campaign on the list that calls at any hour, `maxAttempts` per contact a minute apart (not yet dispatched). */
+export async function createCampaign(
+  recorder: Recorder,
+  base: string,
+  account: Account,
+  group: string,
+  name: string,
+  concurrentCalls: number,
+  maxAttempts: number,
+): Promise<string> {
+  const created = await setup(recorder, base, account.token, 'POST', '/api/v1/contacts/contacts/', {
+    name,
+    agent_id: account.agentId,
+    contact_group_id: group,
+    concurrent_calls: concurrentCalls,
+    calling_hours: { start: '00:00', end: '24:00' },
+    active_days: ALL_DAYS,
+    regional_rules: false,
+    schedule_config: { max_attempts: maxAttempts, max_attempts_per_day: maxAttempts, retry_interval_minutes: 1 },
+  });
+  return created.id;
+}
+
+export async function dispatch(recorder: Recorder, base: string, account: { token: string }, campaignId: string): Promise<void> {
+  await setup(recorder, base, account.token, 'POST', `/api/v1/campaigns/${campaignId}/dispatch/`, {});
+}
+
+/** One customer: an agent, two lists, credits for every call, three campaigns (not yet dispatched). */
+export async function createCustomer(recorder: Recorder, base: string, admin: string, shape: WorkloadShape): Promise<Customer> {
+  // Enough for every call at its longest, so that no campaign pauses for credits.
+  const account = await createAccount(recorder, base, admin);
+  const groups: string[] = [];
+  for (const list of ['A', 'B']) groups.push(await importList(recorder, base, account, list, shape.contacts));
   const campaignIds: string[] = [];
-  for (const [n, group] of [groups[0], groups[0], groups[1]].entries()) {
-    const created = await setup(recorder, base, token, 'POST', '/api/v1/contacts/contacts/', {
-      name: `Campaign ${n + 1}`,
-      agent_id: agent.data.createAgent.id,
-      contact_group_id: group,
-      concurrent_calls: shape.concurrentCalls,
-      calling_hours: { start: '00:00', end: '24:00' },
-      active_days: ALL_DAYS,
-      regional_rules: false,
-      schedule_config: { max_attempts: shape.maxAttempts, max_attempts_per_day: shape.maxAttempts, retry_interval_minutes: 1 },
-    });
-    campaignIds.push(created.id);
-  }
-  return { userId, token, campaignIds };
+  for (const [n, group] of [groups[0]!, groups[0]!, groups[1]!].entries())
+    campaignIds.push(await createCampaign(recorder, base, account, group, `Campaign ${n + 1}`, shape.concurrentCalls, shape.maxAttempts));
+  return { userId: account.userId, token: account.token, campaignIds };
 }
 
 export async function dispatchAll(recorder: Recorder, base: string, customers: Customer[]): Promise<void> {
   await Promise.all(
     customers.map(async (customer) => {
-      for (const id of customer.campaignIds) await setup(recorder, base, customer.token, 'POST', `/api/v1/campaigns/${id}/dispatch/`, {});
+      for (const id of customer.campaignIds) await dispatch(recorder, base, customer, id);
     }),
   );
 }
