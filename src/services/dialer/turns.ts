@@ -3,10 +3,9 @@
 // a time, so that one customer's campaigns cannot take every connection of the process's pool. Ticks
 // wait in a queue per customer and the customers take turns: the next tick to start is the first
 // waiting campaign of the customer served least recently, however many campaigns each customer has
-// waiting. And
-// no customer runs more than `atOnce - 1` ticks at once, so that one lane stays open to the others: a
-// small customer's freed slot starts its tick at once beside a big customer's, instead of waiting for one
-// of the big one's ticks to end.
+// waiting. And no customer runs more than `atOnce - 1` ticks at once, so that one lane stays open to the
+// others: a small customer's freed slot starts its tick at once beside a big customer's, instead of
+// waiting for one of the big one's ticks to end.
 
 export interface TickTurnsOptions<Cause> {
   /** Ticks running at once in this process. */
