@@ -156,6 +156,10 @@ export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
       const client = await pool.connect();
       let copying: pgCopy.CopyStreamQuery | undefined;
       let broken: Error | undefined;
+      // The server may end the session between statements (idle_in_transaction_session_timeout, a
+      // restart): an 'error' event nobody listens to would end the process. The next statement fails.
+      const onError = (error: Error) => (broken = error);
+      client.on('error', onError);
       try {
         await run(client, 'BEGIN');
         const result = await work({
@@ -192,6 +196,7 @@ export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
         }
         throw error;
       } finally {
+        client.off('error', onError);
         client.release(broken);
       }
     },
