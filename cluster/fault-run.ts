@@ -1,6 +1,6 @@
-import { peakUnderWay, readCallLogs, runChecks, type Check } from './checker.js';
+import { peakUnderWay, readCallLogs, runChecks, type Check, type ProviderCall } from './checker.js';
 import { Cluster } from './cluster.js';
-import { faultPlan, injectFault, type FaultRecord, type FaultTimes } from './faults.js';
+import { faultPlan, injectFault, type FaultKind, type FaultRecord, type FaultTimes } from './faults.js';
 import { watch, type Watcher } from './subscriptions.js';
 import { createCustomer, dispatchAll, Recorder, runTraffic, tokenOf, type Customer, type WorkloadShape } from './workload.js';
 
@@ -134,6 +134,7 @@ export async function oneRun(run: number, profile: Profile, logDir: string, opti
     await Promise.all(watching.map((w) => w.done));
 
     const calls = readCallLogs(logDir, cluster.workers);
+    for (const fault of faults) if (WORKER_FAULTS.has(fault.kind)) fault.othersPausedMs = othersPause(calls, fault);
     const checks = await runChecks(cluster.db, calls, watchers, recorder.answers, faults);
     if (!completed) checks.push({ name: 'campaigns completed', violations: [`not within ${profile.finishMs / 1000} s`], looked: '' });
     const { rows } = await cluster.db.query<{ attempts: string }>('SELECT count(*) AS attempts FROM call_attempts');
@@ -160,6 +161,25 @@ export async function oneRun(run: number, profile: Profile, logDir: string, opti
   }
 }
 
+/** Faults of one worker, while which the others should go on dialing. */
+const WORKER_FAULTS = new Set<FaultKind>(['partition-worker', 'kill-worker', 'degrade-link']);
+
+/**
+ * The longest time during the fault in which no worker but its target placed a call, in ms: how long
+ * one worker's trouble held up the others (a lock it kept while cut off held up every one of them).
+ */
+export function othersPause(calls: ProviderCall[], fault: Pick<FaultRecord, 'target' | 'startedAt' | 'endedAt'>): number {
+  const placed = calls
+    .filter((c) => c.worker !== fault.target)
+    .map((c) => c.placedAt.getTime())
+    .filter((at) => at >= fault.startedAt && at <= fault.endedAt)
+    .sort((a, b) => a - b);
+  const marks = [fault.startedAt, ...placed, fault.endedAt];
+  let longest = 0;
+  for (let i = 1; i < marks.length; i += 1) longest = Math.max(longest, marks[i]! - marks[i - 1]!);
+  return longest;
+}
+
 export function report(results: RunResult[]): { passed: number; failed: number } {
   let passed = 0;
   let failed = 0;
@@ -174,6 +194,7 @@ export function report(results: RunResult[]): { passed: number; failed: number }
           'lasted (s)': Number(((f.endedAt - f.startedAt) / 1000).toFixed(1)),
           'recovered in (s)': f.recoveryMs === null ? 'no' : Number((f.recoveryMs / 1000).toFixed(1)),
           'recovered when': f.what,
+          "others' longest pause (s)": f.othersPausedMs === undefined ? '' : Number((f.othersPausedMs / 1000).toFixed(1)),
         })),
       );
     for (const check of result.checks) {

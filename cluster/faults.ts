@@ -19,6 +19,8 @@ export interface FaultRecord {
   recoveredAt: number | null;
   recoveryMs: number | null;
   what: string;
+  /** A worker's fault: the longest time the other workers placed no call meanwhile (fault-run.ts). */
+  othersPausedMs?: number;
 }
 
 export interface FaultTimes {

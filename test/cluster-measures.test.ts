@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { chartPng, costPanels } from '../cluster/chart.js';
 import type { CostFigures } from '../cluster/costs.js';
 import { delayFigures, refillDelays } from '../cluster/fairness.js';
+import { othersPause } from '../cluster/fault-run.js';
 
 // The cluster's measurements are only as good as their arithmetic: the fairness run's slot-to-next-dial
 // delays and the costs chart, checked on figures worked out by hand.
 
-const call = (placed: number, ended: number | null) => ({
+const call = (placed: number, ended: number | null, worker = 'w1') => ({
   attemptId: `${placed}`,
-  worker: 'w1',
+  worker,
   placedAt: new Date(placed),
   endedAt: ended === null ? null : new Date(ended),
 });
@@ -30,6 +31,19 @@ describe('refill delays', () => {
     const figures = delayFigures([5, 1, 4, 2, 3, 10, 9, 8, 7, 6]);
     expect(figures).toEqual({ slots: 10, 'p50 (ms)': 5, 'p90 (ms)': 9, 'p99 (ms)': 10, 'max (ms)': 10 });
     expect(delayFigures([])).toMatchObject({ slots: 0, 'max (ms)': 0 });
+  });
+});
+
+describe("the other workers' longest pause during a worker's fault", () => {
+  const fault = { target: 'w2', startedAt: 1000, endedAt: 5000 };
+
+  it('is the longest time in the fault with no call placed by another worker, its ends included', () => {
+    const calls = [call(900, null, 'w1'), call(1500, null, 'w1'), call(2000, null, 'w2'), call(4000, null, 'w3'), call(5200, null, 'w3')];
+    expect(othersPause(calls, fault)).toBe(2500);
+  });
+
+  it('is the whole fault when nobody else dialed', () => {
+    expect(othersPause([call(2000, null, 'w2')], fault)).toBe(4000);
   });
 });
 
