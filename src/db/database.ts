@@ -36,10 +36,11 @@ export interface Database {
  * process cut off from the database mid-transaction (a partition, a host gone) keeps its row locks until
  * PostgreSQL gives up on the session, and every other process waiting for them stalls: in the cluster
  * run, one worker partitioned for 24 s stopped every worker's dialing for 20 s. Our transactions send
- * their statements back to back, so a session idle inside one for 10 s is ended, and so is one whose
- * sent data goes unacknowledged for 10 s.
+ * their statements back to back, so a session idle inside one for 15 s is ended, and so is one whose
+ * sent data goes unacknowledged for 15 s: longer than a pause of the server itself that its sessions
+ * should survive (the cluster's 10 s SIGSTOP).
  */
-const SESSION_OPTIONS = '-c idle_in_transaction_session_timeout=10000 -c tcp_user_timeout=10000';
+const SESSION_OPTIONS = '-c idle_in_transaction_session_timeout=15000 -c tcp_user_timeout=15000';
 
 export type DatabaseTarget = { kind: 'postgres'; url: string } | { kind: 'pglite'; dataDir: string } | { kind: 'pglite'; instance: PGlite };
 
