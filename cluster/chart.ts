@@ -89,38 +89,43 @@ export function costPanels(figures: CostFigures[]): Panel[] {
   const sizeLabel = (size: number) => `${thousands(size)}, ${rateOf(size)} attempts/s`;
   const maxApis = Math.max(...figures.map((f) => f.apis));
   const maxWorkers = Math.max(...figures.map((f) => f.workers));
-  const bySize = (pick: (f: CostFigures) => boolean, x: (f: CostFigures) => number, y: (f: CostFigures) => number) =>
-    sizes.map((size, i) => ({
+  const xsOf = (values: number[]) => [...new Set(values)].sort((a, b) => a - b);
+  /** A panel of one series per size, over the figures `pick` keeps, `x` against `y`. */
+  const bySize = (
+    title: string,
+    xLabel: string,
+    pick: (f: CostFigures) => boolean,
+    x: (f: CostFigures) => number,
+    y: (f: CostFigures) => number,
+  ): Panel => ({
+    title,
+    xLabel,
+    xs: xsOf(figures.filter(pick).map(x)),
+    series: sizes.map((size, i) => ({
       label: sizeLabel(size),
       colour: COLOURS[i % COLOURS.length]!,
       points: figures
         .filter((f) => f.inFlight === size && pick(f))
         .map((f) => ({ x: x(f), y: y(f) }))
         .sort((a, b) => a.x - b.x),
-    }));
-  const xsOf = (values: number[]) => [...new Set(values)].sort((a, b) => a - b);
+    })),
+  });
   const full = figures.filter((f) => f.apis === maxApis && f.workers === maxWorkers);
   return [
-    {
-      title: 'Dialer CPU per call attempt (ms)',
-      xLabel: `dialer workers (${maxApis} API instances)`,
-      xs: xsOf(figures.filter((f) => f.apis === maxApis).map((f) => f.workers)),
-      series: bySize(
-        (f) => f.apis === maxApis,
-        (f) => f.workers,
-        (f) => f['dialer CPU ms/attempt'],
-      ),
-    },
-    {
-      title: 'API CPU per request (ms)',
-      xLabel: `API instances (${maxWorkers} workers)`,
-      xs: xsOf(figures.filter((f) => f.workers === maxWorkers).map((f) => f.apis)),
-      series: bySize(
-        (f) => f.workers === maxWorkers,
-        (f) => f.apis,
-        (f) => f['API CPU ms/request'],
-      ),
-    },
+    bySize(
+      'Dialer CPU per call attempt (ms)',
+      `dialer workers (${maxApis} API instances)`,
+      (f) => f.apis === maxApis,
+      (f) => f.workers,
+      (f) => f['dialer CPU ms/attempt'],
+    ),
+    bySize(
+      'API CPU per request (ms)',
+      `API instances (${maxWorkers} workers)`,
+      (f) => f.workers === maxWorkers,
+      (f) => f.apis,
+      (f) => f['API CPU ms/request'],
+    ),
     {
       title: 'PostgreSQL CPU per call attempt (ms)',
       xLabel: `calls in flight (${maxWorkers} workers, ${maxApis} API instances)`,

@@ -187,6 +187,12 @@ export class Cluster {
     return seen;
   }
 
+  /** The number a counting query of the driver's (`SELECT count(*) AS n ...`) returns. */
+  async count(text: string, values: unknown[] = []): Promise<number> {
+    const { rows } = await this.db.query<{ n: string }>(text, values);
+    return Number(rows[0]!.n);
+  }
+
   async stop(): Promise<void> {
     live.delete(this);
     // The API instances and workers stop as they would in production, writing their profiles if asked.

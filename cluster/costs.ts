@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { writeFileSync } from 'node:fs';
+import { median, round } from '../bench/support.js';
 import { Cluster, type Topology } from './cluster.js';
 import { hostsCpu } from './cpu.js';
 import { createAccount, createCampaign, dispatch, importList, Recorder, tokenOf, type Account } from './workload.js';
@@ -40,8 +42,6 @@ const CUSTOMERS = 10;
 /** How long after the calls in flight reach their number the windows wait for the ramp's rush to pass. */
 const SETTLE_MS = 5 * 60_000;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** The campaigns that hold `inFlight` calls: up to 1,000 at a time each, ten or more. */
 function shapeOf(inFlight: number) {
   const concurrency = Math.min(1000, inFlight / CUSTOMERS);
@@ -51,11 +51,6 @@ function shapeOf(inFlight: number) {
   // once) and twice the window's attempts.
   const contacts = Math.ceil(concurrency * 2 + ((2 * TARGET_ATTEMPTS_PER_SECOND * WINDOW_MS) / 1000 / campaigns) * 2);
   return { concurrency, campaigns, scale, contacts };
-}
-
-async function count(cluster: Cluster, text: string, values: unknown[] = []): Promise<number> {
-  const { rows } = await cluster.db.query<{ n: string }>(text, values);
-  return Number(rows[0]!.n);
 }
 
 /** Calls under way: attempts unfinished, less those a worker heard end whose results are not written yet. */
@@ -89,8 +84,6 @@ async function steadyRequests(recorder: Recorder, base: string, customers: { acc
   await Promise.all(pending);
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-
 /** CPU by host, call attempts made and calls in flight (sampled every 2 s) while `work` runs. */
 async function window(cluster: Cluster, ms: number, work: () => Promise<unknown>) {
   const cpu = await hostsCpu(cluster.network, ['db', ...cluster.apis, ...cluster.workers]);
@@ -99,13 +92,13 @@ async function window(cluster: Cluster, ms: number, work: () => Promise<unknown>
   let sampling = true;
   const working = work().finally(() => (sampling = false));
   while (sampling) {
-    inFlight.push(await count(cluster, IN_FLIGHT));
+    inFlight.push(await cluster.count(IN_FLIGHT));
     await sleep(Math.min(2000, ms));
   }
   await working;
   const used = await cpu();
   const endedAt = new Date();
-  const attempts = await count(cluster, 'SELECT count(*) AS n FROM call_attempts WHERE created_at >= $1 AND created_at < $2', [
+  const attempts = await cluster.count('SELECT count(*) AS n FROM call_attempts WHERE created_at >= $1 AND created_at < $2', [
     startedAt,
     endedAt,
   ]);
@@ -183,9 +176,9 @@ export async function measureCosts(
     const rampStarted = Date.now();
     let filledAt: number | undefined;
     for (;;) {
-      if (filledAt === undefined && (await count(cluster, IN_FLIGHT)) >= point.inFlight * 0.95) filledAt = Date.now();
+      if (filledAt === undefined && (await cluster.count(IN_FLIGHT)) >= point.inFlight * 0.95) filledAt = Date.now();
       if (filledAt !== undefined) {
-        const calm = (await count(cluster, RECENT_ATTEMPTS)) <= 10 * TARGET_ATTEMPTS_PER_SECOND * 1.5;
+        const calm = (await cluster.count(RECENT_ATTEMPTS)) <= 10 * TARGET_ATTEMPTS_PER_SECOND * 1.5;
         if (calm || Date.now() - filledAt > SETTLE_MS) break;
       }
       if (Date.now() - rampStarted > 20 * 60_000) throw new Error(`${point.inFlight} calls in flight not reached after 20 minutes`);
@@ -203,16 +196,15 @@ export async function measureCosts(
     await writeStatements(cluster, `${logDir}/statements-reading.txt`);
     // Only requests an instance answered cost it anything.
     const served = measured.answers.filter((a) => a.server !== null);
-    const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
     const attempts = calling.attempts + reading.attempts;
     return {
       ...point,
       'attempts/s': Math.round(attempts / (calling.seconds + reading.seconds)),
       'calls in flight (median)': median([...calling.inFlight, ...reading.inFlight]),
-      'dialer CPU ms/attempt': round((calling.cpu(...cluster.workers) + reading.cpu(...cluster.workers)) / attempts),
-      'PostgreSQL CPU ms/attempt': round(calling.cpu('db') / calling.attempts),
+      'dialer CPU ms/attempt': round((calling.cpu(...cluster.workers) + reading.cpu(...cluster.workers)) / attempts, 3),
+      'PostgreSQL CPU ms/attempt': round(calling.cpu('db') / calling.attempts, 3),
       'requests/s': Math.round(served.length / reading.seconds),
-      'API CPU ms/request': round(reading.cpu(...cluster.apis) / served.length),
+      'API CPU ms/request': round(reading.cpu(...cluster.apis) / served.length, 3),
       'non-2xx answers': served.filter((a) => a.status < 200 || a.status >= 300).length,
       'not served': measured.answers.length - served.length,
     };

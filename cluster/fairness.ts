@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readCallLogs, type ProviderCall } from './checker.js';
 import { Cluster, FULL_TOPOLOGY } from './cluster.js';
 import { machineCpuMs } from '../bench/support.js';
@@ -65,8 +66,6 @@ export interface LoadFigures {
   'machine busy (cores)': number;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** The delays from each slot freed before `until` (ms since the epoch) to the call that filled it, in ms. */
 export function refillDelays(calls: ProviderCall[], concurrency: number, until = Infinity): number[] {
   const starts = calls.map((c) => c.placedAt.getTime()).sort((a, b) => a - b);
@@ -102,11 +101,6 @@ async function untilDone(cluster: Cluster, campaignId: string, boundMs: number):
     await sleep(500);
   }
   throw new Error(`campaign ${campaignId} not completed within ${boundMs / 1000} s`);
-}
-
-async function count(cluster: Cluster, text: string, campaignIds: string[]): Promise<number> {
-  const { rows } = await cluster.db.query<{ n: string }>(text, [campaignIds]);
-  return Number(rows[0]!.n);
 }
 
 const IN_FLIGHT = `SELECT count(*) AS n FROM call_attempts WHERE campaign_id = ANY($1::uuid[]) AND status IN ('queued', 'ringing', 'in_progress')`;
@@ -145,11 +139,11 @@ export async function runFairness(profile: FairnessProfile, logDir: string): Pro
       // The big campaigns at their limits, or as close as the machine lets them come.
       for (let i = 0, last = -1; i < 60; i += 1) {
         await sleep(1000);
-        const now = bigs.length ? await count(cluster, IN_FLIGHT, bigs) : 0;
+        const now = bigs.length ? await cluster.count(IN_FLIGHT, [bigs]) : 0;
         if (now >= bigs.length * profile.bigConcurrency * 0.9 || (i >= 10 && now <= last)) break;
         last = now;
       }
-      const attemptsBefore = bigs.length ? await count(cluster, ATTEMPTS, bigs) : 0;
+      const attemptsBefore = bigs.length ? await cluster.count(ATTEMPTS, [bigs]) : 0;
       const cpuBefore = await machineCpuMs();
       const startedAt = Date.now();
       await dispatch(recorder, base, small, campaign);
@@ -158,13 +152,13 @@ export async function runFairness(profile: FairnessProfile, logDir: string): Pro
       let sampling = true;
       const done = untilDone(cluster, campaign, 10 * 60_000).finally(() => (sampling = false));
       while (sampling) {
-        samples.push(bigs.length ? await count(cluster, IN_FLIGHT, bigs) : 0);
+        samples.push(bigs.length ? await cluster.count(IN_FLIGHT, [bigs]) : 0);
         await sleep(1000);
       }
       await done;
       const seconds = (Date.now() - startedAt) / 1000;
       const cpu = (await machineCpuMs()) - cpuBefore;
-      const attempts = (bigs.length ? await count(cluster, ATTEMPTS, bigs) : 0) - attemptsBefore;
+      const attempts = (bigs.length ? await cluster.count(ATTEMPTS, [bigs]) : 0) - attemptsBefore;
       // Only the slots freed while every big campaign was still calling count.
       const { rows: ended } = await cluster.db.query<{ at: Date | null }>(
         'SELECT min(completed_at) AS at FROM campaigns WHERE id = ANY($1::uuid[])',
@@ -183,7 +177,7 @@ export async function runFairness(profile: FairnessProfile, logDir: string): Pro
         );
       }
       // The big campaigns' calls under way end before the next test.
-      for (let i = 0; i < 120 && bigs.length && (await count(cluster, IN_FLIGHT, bigs)) > 0; i += 1) await sleep(1000);
+      for (let i = 0; i < 120 && bigs.length && (await cluster.count(IN_FLIGHT, [bigs])) > 0; i += 1) await sleep(1000);
       samples.sort((a, b) => a - b);
       const loadSeconds = Math.min(seconds, (until - startedAt) / 1000);
       const calls = await callsOf(cluster, logDir, campaign);

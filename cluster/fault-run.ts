@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { peakUnderWay, readCallLogs, runChecks, type Check, type ProviderCall } from './checker.js';
 import { Cluster } from './cluster.js';
 import { faultPlan, injectFault, type FaultKind, type FaultRecord, type FaultTimes } from './faults.js';
@@ -46,7 +47,6 @@ export const SHORT: Profile = {
   finishMs: 6 * 60_000,
 };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const seconds = (ms: number | null) => (ms === null ? 'not recovered' : `${(ms / 1000).toFixed(1)} s`);
 
 export interface RunResult {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster } from './cluster.js';
 import { execIn, signalHost } from './hosts.js';
 import { apiReady, redisReady, startRedis, waitUntil } from './services.js';
@@ -32,7 +33,6 @@ export interface FaultTimes {
   downMs: number;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)]!;
 const RECOVERY_BOUND_MS = 120_000;
 

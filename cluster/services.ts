@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, chownSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,8 +14,6 @@ export const JWT_SECRET = 'cluster-secret-that-is-long-enough-for-hs256-01234567
 const POSTGRES_UID = 'postgres';
 
 const postgresBin = () => `/usr/lib/postgresql/${readdirSync('/usr/lib/postgresql').sort().at(-1)}/bin`;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` until it resolves true, or fails with `what` after `timeoutMs`. */
 export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<number> {
