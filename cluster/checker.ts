@@ -84,6 +84,14 @@ export function peakUnderWay(calls: ProviderCall[], faults: FaultRecord[]): numb
   return peak;
 }
 
+/** How many calls were under way at the moment `at`, by the provider's log: what a fault there could hit. */
+export function underWayAt(calls: ProviderCall[], faults: FaultRecord[], at: number): number {
+  return calls.filter((c) => {
+    const end = callEnd(c, faults);
+    return c.placedAt.getTime() <= at && (end === null || end.getTime() > at);
+  }).length;
+}
+
 /**
  * The provider's calls as SQL: a CTE `dialed` (attempt id, user, campaign, number, the range the call was
  * under way) with its parameters. A simulated call dies with its worker: a call with no logged end

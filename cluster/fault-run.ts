@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { peakUnderWay, readCallLogs, runChecks, type Check, type ProviderCall } from './checker.js';
+import { peakUnderWay, readCallLogs, runChecks, underWayAt, type Check, type ProviderCall } from './checker.js';
 import { Cluster } from './cluster.js';
 import { faultPlan, injectFault, type FaultKind, type FaultRecord, type FaultTimes } from './faults.js';
 import { watch, type Watcher } from './subscriptions.js';
@@ -28,9 +28,10 @@ export interface Profile {
 // Calls last their simulated duration times SIM_TIME_SCALE (a conversation 30 to 300 s: 3 to 30 s at
 // 0.1). A worker places a claim only within the first half of its lease, so the lease is more than twice
 // the longest call: an attempt whose worker is cut off is then failed only once its call has surely
-// ended. A partition lasts longer than the lease.
+// ended. A partition lasts longer than the lease. The calls outlast the faults (each must find calls
+// to break): FULL's twelve take about five minutes, its calls six and a half.
 export const FULL: Profile = {
-  shape: { customers: 50, contacts: 150, concurrentCalls: 20, maxAttempts: 2 },
+  shape: { customers: 50, contacts: 400, concurrentCalls: 20, maxAttempts: 2 },
   readers: 8,
   faultRounds: 2,
   times: { partitionMs: 70_000, pausePostgresMs: 10_000, degradeMs: 20_000, downMs: 3_000 },
@@ -134,7 +135,10 @@ export async function oneRun(run: number, profile: Profile, logDir: string, opti
     await Promise.all(watching.map((w) => w.done));
 
     const calls = readCallLogs(logDir, cluster.workers);
-    for (const fault of faults) if (WORKER_FAULTS.has(fault.kind)) fault.othersPausedMs = othersPause(calls, fault);
+    for (const fault of faults) {
+      fault.underWayAtStart = underWayAt(calls, faults, fault.startedAt);
+      if (WORKER_FAULTS.has(fault.kind)) fault.othersPausedMs = othersPause(calls, fault);
+    }
     const checks = await runChecks(cluster.db, calls, watchers, recorder.answers, faults);
     if (!completed) checks.push({ name: 'campaigns completed', violations: [`not within ${profile.finishMs / 1000} s`], looked: '' });
     const { rows } = await cluster.db.query<{ attempts: string }>('SELECT count(*) AS attempts FROM call_attempts');
@@ -152,6 +156,9 @@ export async function oneRun(run: number, profile: Profile, logDir: string, opti
         requests: recorder.answers.length,
         subscriptions: watchers.length,
         'calling took (s)': Math.round((finishedAt - dispatchedAt) / 1000),
+        ...(faults.length
+          ? { 'faults that found calls under way': `${faults.filter((f) => f.underWayAtStart! > 0).length} of ${faults.length}` }
+          : {}),
       },
     };
   } finally {
@@ -193,6 +200,7 @@ export function report(results: RunResult[]): { passed: number; failed: number }
           target: f.target,
           'lasted (s)': Number(((f.endedAt - f.startedAt) / 1000).toFixed(1)),
           'recovered in (s)': f.recoveryMs === null ? 'no' : Number((f.recoveryMs / 1000).toFixed(1)),
+          'calls under way at its start': f.underWayAtStart ?? '',
           'recovered when': f.what,
           "others' longest pause (s)": f.othersPausedMs === undefined ? '' : Number((f.othersPausedMs / 1000).toFixed(1)),
         })),

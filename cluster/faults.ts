@@ -22,6 +22,8 @@ export interface FaultRecord {
   what: string;
   /** A worker's fault: the longest time the other workers placed no call meanwhile (fault-run.ts). */
   othersPausedMs?: number;
+  /** Calls under way, by the provider's log, when the fault began: a fault that found none proved little. */
+  underWayAtStart?: number;
 }
 
 export interface FaultTimes {

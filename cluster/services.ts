@@ -62,6 +62,8 @@ export async function startPostgres(network: Network, dataDir: string): Promise<
     // Statements run by triggers and functions too, with the time spent planning them.
     'pg_stat_statements.track': 'all',
     'pg_stat_statements.track_planning': 'on',
+    // A wait for a lock longer than a second is logged with its statement: what a fault held up, and on what.
+    log_lock_waits: 'on',
   };
   spawnPostgres(network, dataDir, settings);
   await waitUntil('PostgreSQL', async () => await sh('pg_isready', ['-q', '-h', host.address, '-p', '5432']).then(() => true), 30_000);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chartPng, costPanels } from '../cluster/chart.js';
+import { underWayAt } from '../cluster/checker.js';
 import type { CostFigures } from '../cluster/costs.js';
 import { delayFigures, refillDelays } from '../cluster/fairness.js';
 import { othersPause } from '../cluster/fault-run.js';
@@ -44,6 +45,24 @@ describe("the other workers' longest pause during a worker's fault", () => {
 
   it('is the whole fault when nobody else dialed', () => {
     expect(othersPause([call(2000, null, 'w2')], fault)).toBe(4000);
+  });
+});
+
+describe('calls under way when a fault began', () => {
+  it('counts calls placed by then and not yet ended, a call with no logged end ending when its worker was killed', () => {
+    const kill = {
+      kind: 'kill-worker' as const,
+      target: 'w2',
+      startedAt: 3000,
+      endedAt: 3100,
+      recoveredAt: null,
+      recoveryMs: null,
+      what: '',
+    };
+    const calls = [call(500, 900), call(1000, 2500), call(1500, null), call(2000, null, 'w2'), call(2600, 4000)];
+    expect(underWayAt(calls, [kill], 2500)).toBe(2);
+    expect(underWayAt(calls, [kill], 3500)).toBe(2);
+    expect(underWayAt(calls, [kill], 5000)).toBe(1);
   });
 });
 
