@@ -474,13 +474,17 @@ describe('calls that never report back', () => {
 });
 
 describe('a claim that reaches its placing late', () => {
-  it('is not placed once half its lease has gone, and ends as no_report when the lease runs out', async () => {
+  it('is not placed once half its lease has gone, and its contact is put back at once, no attempt spent', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const base = dialerEnv(app, clock);
-    // The worker stalls for 40 s of a 60 s lease between its claim and its hold (cut off, paused).
+    // The worker stalls once, for 40 s of a 60 s lease, between its claim and its hold (cut off, paused).
+    let stalled = false;
     const stalling: typeof base.sql = {
       run: (statement, values) => {
-        if (statement.name === 'billing.holdCalls') clock.advance(40_000);
+        if (statement.name === 'billing.holdCalls' && !stalled) {
+          stalled = true;
+          clock.advance(40_000);
+        }
         return base.sql.run(statement, values);
       },
       transaction: (work) => base.sql.transaction(work),
@@ -488,15 +492,22 @@ describe('a claim that reaches its placing late', () => {
     const env = { ...base, sql: stalling };
     const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 10 }), { leaseSeconds: 60 });
     const setup = await runningCampaign(app, env, { rows: [{ Phone: number(12_000) }], campaign: { concurrentCalls: 1 } });
+    dialer.woken.clear();
     expect(await dialer.dialer.tick(setup.campaignId)).toBe(1);
     expect(dialer.telephony.placed).toEqual([]);
+    expect(dialer.woken.has(setup.campaignId)).toBe(true);
 
-    clock.advance(21_000);
-    await dialer.dialer.sweep();
-    const [attempt] = await app.prisma.callAttempt.findMany({ where: { campaignId: setup.campaignId } });
-    expect(attempt).toMatchObject({ status: 'failed', disconnectReason: 'no_report', startedAt: null });
+    expect(await app.prisma.callAttempt.count({ where: { campaignId: setup.campaignId } })).toBe(0);
+    expect(await app.prisma.campaignContact.findFirstOrThrow({ where: { campaignId: setup.campaignId } })).toMatchObject({
+      state: 'pending',
+      attempts: 0,
+    });
     const account = await app.prisma.creditAccount.findUniqueOrThrow({ where: { userId: setup.userId } });
     expect(account.heldCents).toBe(0n);
+
+    // The next tick calls the person.
+    expect(await dialer.dialer.tick(setup.campaignId)).toBe(1);
+    expect(dialer.telephony.placed).toHaveLength(1);
   });
 
   it('holds nothing for attempts another worker failed while it was cut off for longer than the lease', async () => {

@@ -99,10 +99,18 @@ export class Dialer {
     // The lease, counted from the claim, must cover the whole call. A claim that reaches this point late
     // (this worker was cut off from the database or paused after claiming) is not placed once half of
     // it has gone: another worker's sweep may already have failed these attempts and given their numbers
-    // to new ones. They end as no_report when the lease runs out, their holds released.
+    // to new ones. Nobody was called, so those still queued are put back as they were, their holds
+    // released; those a sweep failed meanwhile stay failed.
     const late = this.env.clock.now().getTime() - now.getTime() > (this.options.leaseSeconds * 1000) / 2;
     if (late) {
-      log.warn({ campaignId, calls: claim.calls.length }, 'claimed calls not placed: too late for their lease');
+      log.warn({ campaignId, calls: claim.calls.length }, 'claimed calls not placed, put back: too late for their lease');
+      await putBackUnplaced(
+        this.env,
+        claim.calls.map((c) => c.id),
+        this.env.clock.now(),
+      );
+      this.announce(campaignId, []);
+      this.wake(campaignId);
       return;
     }
     for (const call of claim.calls) this.live.set(call.id, { campaignId, until });
