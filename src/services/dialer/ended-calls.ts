@@ -10,6 +10,7 @@ import type { DialerOptions } from './options.js';
 import { emitEvents } from '../webhooks/emit.js';
 import { retryOnConflict } from './retry.js';
 import {
+  boundLockWaits,
   campaignRecord,
   completeCampaign,
   correctCosts,
@@ -46,11 +47,37 @@ export interface Applied {
 /**
  * Applies the results in one transaction, each attempt once, whatever repeats or races with a lease
  * expiry: the attempts still unfinished are locked in id order, then their owners' accounts, the order
- * every dialer transaction takes them in. Null when every attempt was final already.
+ * every dialer transaction takes them in. Null when every attempt was final already. Throws
+ * RowsLockedError when a row stays locked for longer than RESULT_LOCK_WAIT_MS.
  */
-export function applyResults(env: ServiceEnv, batch: Batch, now: Date): Promise<Applied | null> {
+export async function applyResults(env: ServiceEnv, batch: Batch, now: Date): Promise<Applied | null> {
+  try {
+    return await applyBatch(env, batch, now);
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE) throw new RowsLockedError({ cause: error });
+    throw error;
+  }
+}
+
+/**
+ * A batch's rows are locked by a transaction that does not end: a worker cut off from the database in
+ * the middle of one holds them until PostgreSQL ends its session. Waiting would hold up every result
+ * behind this batch, of every customer; the dialer writes the others first.
+ */
+export class RowsLockedError extends Error {
+  constructor(options: ErrorOptions) {
+    super('a batch of results could not lock its rows in time', options);
+  }
+}
+
+/** Far longer than another batch or tick holds a row, far shorter than a stall. */
+export const RESULT_LOCK_WAIT_MS = 1_000;
+const LOCK_NOT_AVAILABLE = '55P03';
+
+function applyBatch(env: ServiceEnv, batch: Batch, now: Date): Promise<Applied | null> {
   return retryOnConflict(() =>
     env.sql.transaction(async (tx) => {
+      await boundLockWaits(tx, RESULT_LOCK_WAIT_MS);
       const finished = await lockFinished(tx, [...batch.results.keys()]);
       if (finished.length === 0) return null;
       const endings = finished.map((f) => endingOf(f, batch.results.get(f.id)!, now));

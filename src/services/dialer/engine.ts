@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { holdCalls } from '../billing/calls.js';
 import { markListed } from '../contacts/do-not-call.js';
 import type { ServiceEnv } from '../context.js';
-import { applyResults, settleCampaign, type Batch } from './ended-calls.js';
+import { applyResults, RowsLockedError, settleCampaign, type Applied, type Batch } from './ended-calls.js';
 import { DEFAULT_DIALER_OPTIONS, type DialerOptions, type Wake } from './options.js';
 import { claim, look, placeCalls, type Claim } from './placing.js';
 import { putBackUnplaced } from './put-back.js';
@@ -21,8 +21,13 @@ import type { CallResult, Telephony } from './telephony.js';
 
 export class Dialer {
   /** Results to write, each with when it came in: when its call ended, as far as the dialer knows. */
-  private pending: { result: CallResult; at: Date }[] = [];
+  private pending: Reported[] = [];
   private placed: PlacedCall[] = [];
+  /**
+   * Groups of results (groupOf) whose batch found its rows locked for too long (RowsLockedError): they
+   * are written in batches of their own, after the others, until one gets through.
+   */
+  private locked = new Set<string>();
   /**
    * Calls this process placed and has not heard the end of, by attempt id: their campaigns, and when
    * their leases run out (a provider that reports to another process would otherwise leave them here).
@@ -151,8 +156,8 @@ export class Dialer {
    * call ended, now unless known to be earlier (the sweep's call whose result was lost).
    */
   report(result: CallResult, at: Date = this.env.clock.now()): void {
-    this.pending.push({ result, at });
     const campaignId = this.live.get(result.attemptId)?.campaignId;
+    this.pending.push({ result, at, campaignId });
     if (campaignId) {
       this.live.delete(result.attemptId);
       let ended = this.ended.get(campaignId);
@@ -214,8 +219,9 @@ export class Dialer {
    * whatever repeats or races with a lease expiry.
    */
   protected async flush(): Promise<void> {
-    const batch = this.takeBatch();
-    const ringing = [...batch.placed.values()].filter((p) => !batch.results.has(p.id));
+    const { reported, placed } = this.takeBatch();
+    const ended = new Set(reported.map((r) => r.result.attemptId));
+    const ringing = [...placed.values()].filter((p) => !ended.has(p.id));
     if (ringing.length) {
       await markRinging(this.env.sql, ringing);
       for (const campaignId of new Set(ringing.map((c) => c.campaignId))) {
@@ -225,9 +231,44 @@ export class Dialer {
         );
       }
     }
-    if (batch.results.size === 0) return;
-    const applied = await applyResults(this.env, batch, this.env.clock.now());
-    if (!applied) return;
+    if (reported.length === 0) return;
+    // The groups whose rows were locked last time go last, each on its own, so that they hold up nobody.
+    const locked = new Set(this.locked);
+    const groups = groupBy(reported, (r) => this.groupOf(r));
+    const first = reported.filter((r) => !locked.has(this.groupOf(r)));
+    if (first.length) await this.apply(first, placed);
+    for (const [group, results] of groups) if (locked.has(group)) await this.apply(results, placed);
+  }
+
+  /**
+   * Applies results in one batch. When its rows stay locked, each group of them is applied on its own,
+   * and a group still locked waits for the next batch.
+   */
+  private async apply(reported: Reported[], placed: Map<string, PlacedCall>): Promise<void> {
+    const groups = groupBy(reported, (r) => this.groupOf(r));
+    let applied: Applied | null;
+    try {
+      applied = await applyResults(this.env, batchOf(reported, placed), this.env.clock.now());
+    } catch (error) {
+      if (!(error instanceof RowsLockedError)) throw error;
+      if (groups.size > 1) {
+        for (const results of groups.values()) await this.apply(results, placed);
+        return;
+      }
+      const [group] = groups.keys();
+      if (!this.locked.has(group!)) this.env.log.warn({ group, results: reported.length }, 'results wait: their rows are locked');
+      this.locked.add(group!);
+      this.pending.push(...reported);
+      this.placed.push(...reported.flatMap((r) => placed.get(r.result.attemptId) ?? []));
+      return;
+    }
+    for (const group of groups.keys()) {
+      if (this.locked.delete(group)) this.env.log.info({ group }, 'results written again: their rows are free');
+    }
+    if (applied) await this.applied(applied);
+  }
+
+  private async applied(applied: Applied): Promise<void> {
     await markListed(this.env.sql, applied.blocked);
     for (const campaignId of applied.campaigns) {
       this.announce(
@@ -243,18 +284,24 @@ export class Dialer {
   }
 
   /**
+   * Results lock their customer's account: a customer's results are one group. The customer of a
+   * campaign this process has not claimed for yet is unknown: its results are a group of the campaign's.
+   * Results of calls placed elsewhere (a sweep's, a provider's webhook's) are one more group.
+   */
+  private groupOf(reported: Reported): string {
+    if (!reported.campaignId) return 'elsewhere';
+    return this.customers.get(reported.campaignId) ?? `campaign ${reported.campaignId}`;
+  }
+
+  /**
    * The results reported and the calls placed since the last batch. From here until the batch commits,
    * these calls' slots are free to ticks only through ended_calls (nearly always written by now; else
    * they count as in flight, on the safe side). A batch that fails leaves them unfinished until their
    * leases run out.
    */
-  private takeBatch(): Batch {
+  private takeBatch(): { reported: Reported[]; placed: Map<string, PlacedCall> } {
     const reported = this.pending;
-    const batch: Batch = {
-      results: new Map(reported.map(({ result }) => [result.attemptId, result])),
-      endedAt: new Map(reported.map(({ result, at }) => [result.attemptId, at])),
-      placed: new Map(this.placed.map((p) => [p.id, p])),
-    };
+    const placed = new Map(this.placed.map((p) => [p.id, p]));
     this.pending = [];
     this.placed = [];
     for (const {
@@ -262,7 +309,7 @@ export class Dialer {
     } of reported) {
       for (const [campaignId, ended] of this.ended) if (ended.delete(attemptId) && ended.size === 0) this.ended.delete(campaignId);
     }
-    return batch;
+    return { reported, placed };
   }
 
   /** Schedules the campaign's next tick for its earliest contact waiting for a later time, if any. */
@@ -287,4 +334,30 @@ export class Dialer {
   private announce(campaignId: string, attemptIds: string[]): void {
     this.env.events.publish(attemptIds.length ? { kind: 'attempts', campaignId, attemptIds } : { kind: 'campaign', campaignId });
   }
+}
+
+/** A result to write: when it came in, and its campaign when this process placed its call. */
+interface Reported {
+  result: CallResult;
+  at: Date;
+  campaignId?: string;
+}
+
+function batchOf(reported: Reported[], placed: Map<string, PlacedCall>): Batch {
+  return {
+    results: new Map(reported.map(({ result }) => [result.attemptId, result])),
+    endedAt: new Map(reported.map(({ result, at }) => [result.attemptId, at])),
+    placed,
+  };
+}
+
+function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
 }

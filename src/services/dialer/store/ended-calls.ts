@@ -258,6 +258,13 @@ export async function campaignRecord(session: SqlSession, campaignId: string, wi
   return (await session.run(recordStatement, [campaignId, window]))[0];
 }
 
+const lockWaitStatement = statement('dialer.lock_wait', "SELECT set_config('lock_timeout', $1, true)");
+
+/** Until the transaction ends, a wait for a row lock longer than `ms` fails its statement (55P03, lock_not_available). */
+export async function boundLockWaits(tx: SqlSession, ms: number): Promise<void> {
+  await tx.run(lockWaitStatement, [`${ms}ms`]);
+}
+
 const lockCampaignStatement = statement('dialer.lock_campaign_row', 'SELECT 1 FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE');
 
 /** Takes the campaign's row lock (FOR NO KEY UPDATE), the ticks' lock, until the transaction ends. */

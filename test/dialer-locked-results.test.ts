@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { statement } from '../src/db/sql.js';
+import { RESULT_LOCK_WAIT_MS } from '../src/services/dialer/ended-calls.js';
+import { startTestApp, type TestApp } from './support/app.js';
+import { dialerEnv, ManualClock, recordingDialer, runningCampaign } from './support/dialer.js';
+import { waitFor } from './support/wait.js';
+
+// A worker cut off from PostgreSQL in the middle of a batch of results keeps its customers' accounts
+// locked until PostgreSQL ends its session (15 s). Another worker's batch that waited for one of them
+// held up every result of every customer behind it, and with results unwritten the campaigns' backlogs
+// filled and all dialing stopped (the cluster run's partitions). Locks are taken by separate sessions,
+// so this runs on PostgreSQL only.
+
+const lockAccount = statement('test.lock_account', 'SELECT 1 FROM credit_accounts WHERE user_id = $1::uuid FOR UPDATE');
+
+describe.runIf(inject('testDatabase').kind === 'postgres')('results whose account another session keeps locked', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  it("wait on their own: the other customers' results are written at once, theirs once the lock goes", async () => {
+    const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
+    const env = dialerEnv(app, clock);
+    const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 30 }));
+    dialer.telephony.auto = false;
+    const stuck = await runningCampaign(app, env, { rows: [{ Phone: '+14152009001' }] });
+    const others = await runningCampaign(app, env, { rows: [{ Phone: '+14152009002' }] });
+    expect(await dialer.dialer.tick(stuck.campaignId)).toBe(1);
+    expect(await dialer.dialer.tick(others.campaignId)).toBe(1);
+
+    // A session that locks the first customer's account and then goes silent, as a cut-off worker's.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const silent = app.sql.transaction(async (tx) => {
+      await tx.run(lockAccount, [stuck.userId]);
+      locked();
+      await released;
+    });
+    await isLocked;
+
+    try {
+      const started = Date.now();
+      dialer.telephony.deliver();
+      const status = async (campaignId: string) =>
+        (await app.prisma.callAttempt.findFirstOrThrow({ where: { campaignId }, select: { status: true } })).status;
+      await waitFor(
+        async () => ((await status(others.campaignId)) === 'completed' ? true : undefined),
+        10_000,
+        "the other customer's result",
+      );
+      // Written after one bounded wait for the batch and one for its customer on its own, not after the lock.
+      expect(Date.now() - started).toBeLessThan(4 * RESULT_LOCK_WAIT_MS + 1_000);
+      expect(await status(stuck.campaignId)).not.toBe('completed');
+    } finally {
+      release();
+      await silent;
+    }
+
+    await waitFor(async () => (await dialer.dialer.settled(), true), 10_000, 'the results written');
+    const attempt = await app.prisma.callAttempt.findFirstOrThrow({ where: { campaignId: stuck.campaignId } });
+    expect(attempt.status).toBe('completed');
+    // Tried more than once, written once: one charge, and the balance equal to its ledger.
+    expect(await app.prisma.creditTransaction.count({ where: { callAttemptId: attempt.id } })).toBe(1);
+    const account = await app.prisma.creditAccount.findUniqueOrThrow({ where: { userId: stuck.userId } });
+    expect(account.heldCents).toBe(0n);
+  }, 30_000);
+});
