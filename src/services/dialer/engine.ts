@@ -6,7 +6,7 @@ import { applyResults, RowsLockedError, settleCampaign, type Applied, type Batch
 import { DEFAULT_DIALER_OPTIONS, type DialerOptions, type Wake } from './options.js';
 import { claim, look, placeCalls, type Claim } from './placing.js';
 import { putBackUnplaced } from './put-back.js';
-import { markEnded, markRinging, type EndedMark, type PlacedCall } from './store/ended-calls.js';
+import { attemptsOfLockedAccounts, markEnded, markRinging, type EndedMark, type PlacedCall } from './store/ended-calls.js';
 import { nextDue } from './store/placing.js';
 import { sweep } from './sweep.js';
 import type { CallResult, Telephony } from './telephony.js';
@@ -19,13 +19,16 @@ import type { CallResult, Telephony } from './telephony.js';
 // (env.sql), a few batched statements per tick and per batch of results: through Prisma the same work
 // cost several times the CPU. This class keeps what one process knows between those steps.
 
+/** How soon results that wait for a locked account are asked about again. */
+const LOCKED_RETRY_MS = 250;
+
 export class Dialer {
   /** Results to write, each with when it came in: when its call ended, as far as the dialer knows. */
   private pending: Reported[] = [];
   private placed: PlacedCall[] = [];
   /**
-   * Groups of results (groupOf) whose batch found its rows locked for too long (RowsLockedError): they
-   * are written in batches of their own, after the others, until one gets through.
+   * Customers whose accounts a batch of results found locked (RowsLockedError: a transaction that does
+   * not end holds them). Their results are asked about before each batch and wait while still locked.
    */
   private locked = new Set<string>();
   /**
@@ -191,7 +194,9 @@ export class Dialer {
     if (this.flushing) return;
     // A batch that fails to apply is logged and dropped: its calls' leases run out and the sweep
     // counts them as failed, so no slot or hold is lost.
-    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
+    // Results that wait for a locked account are asked about again a little later, not in a loop.
+    const waiting = this.pending.length > 0 && this.pending.every((r) => r.deferred);
+    this.flushing = new Promise<void>((resolve) => (waiting ? setTimeout(resolve, LOCKED_RETRY_MS) : setImmediate(resolve)))
       .then(() => this.flush())
       .catch((error: unknown) => this.env.log.error({ err: error }, 'applying call results failed'))
       .finally(() => {
@@ -232,40 +237,68 @@ export class Dialer {
       }
     }
     if (reported.length === 0) return;
-    // The groups whose rows were locked last time go last, each on its own, so that they hold up nobody.
-    const locked = new Set(this.locked);
-    const groups = groupBy(reported, (r) => this.groupOf(r));
-    const first = reported.filter((r) => !locked.has(this.groupOf(r)));
-    if (first.length) await this.apply(first, placed);
-    for (const [group, results] of groups) if (locked.has(group)) await this.apply(results, placed);
+    // Results of customers whose accounts were locked last time are asked about first, without waiting:
+    // those still locked wait for a later batch, so that the others' batch does not wait for them.
+    let ready = reported;
+    const suspects = reported.filter((r) => r.deferred || this.locked.has(this.customerOfResult(r)));
+    if (suspects.length) {
+      const locked = await this.deferLocked(suspects, placed);
+      ready = reported.filter((r) => !locked.has(r.result.attemptId));
+    }
+    await this.apply(ready, placed);
   }
 
   /**
-   * Applies results in one batch. When its rows stay locked, each group of them is applied on its own,
-   * and a group still locked waits for the next batch.
+   * Applies results in one batch. When its rows stay locked (RowsLockedError), those whose accounts are
+   * locked wait for a later batch and the rest are applied; when no account is locked (an attempt row
+   * was), all of them wait.
    */
   private async apply(reported: Reported[], placed: Map<string, PlacedCall>): Promise<void> {
-    const groups = groupBy(reported, (r) => this.groupOf(r));
+    if (reported.length === 0) return;
     let applied: Applied | null;
     try {
       applied = await applyResults(this.env, batchOf(reported, placed), this.env.clock.now());
     } catch (error) {
       if (!(error instanceof RowsLockedError)) throw error;
-      if (groups.size > 1) {
-        for (const results of groups.values()) await this.apply(results, placed);
-        return;
-      }
-      const [group] = groups.keys();
-      if (!this.locked.has(group!)) this.env.log.warn({ group, results: reported.length }, 'results wait: their rows are locked');
-      this.locked.add(group!);
-      this.pending.push(...reported);
-      this.placed.push(...reported.flatMap((r) => placed.get(r.result.attemptId) ?? []));
+      const locked = await this.deferLocked(reported, placed);
+      if (locked.size === 0) this.defer(reported, placed);
+      else
+        await this.apply(
+          reported.filter((r) => !locked.has(r.result.attemptId)),
+          placed,
+        );
       return;
     }
-    for (const group of groups.keys()) {
-      if (this.locked.delete(group)) this.env.log.info({ group }, 'results written again: their rows are free');
+    // Their accounts were free: their customers' results go in the first batch again.
+    for (const r of reported) {
+      const customer = this.customerOfResult(r);
+      if (this.locked.delete(customer)) this.env.log.info({ userId: customer }, 'results written again: their account is free');
     }
     if (applied) await this.applied(applied);
+  }
+
+  /** Puts back, for a later batch, the results whose owners' accounts are locked now; returns their attempt ids. */
+  private async deferLocked(reported: Reported[], placed: Map<string, PlacedCall>): Promise<Set<string>> {
+    const rows = await attemptsOfLockedAccounts(
+      this.env.sql,
+      reported.map((r) => r.result.attemptId),
+    );
+    for (const { userId } of rows) {
+      if (this.locked.has(userId)) continue;
+      this.locked.add(userId);
+      this.env.log.warn({ userId }, 'results wait: their account is locked');
+    }
+    const ids = new Set(rows.map((r) => r.id));
+    this.defer(
+      reported.filter((r) => ids.has(r.result.attemptId)),
+      placed,
+    );
+    return ids;
+  }
+
+  private defer(reported: Reported[], placed: Map<string, PlacedCall>): void {
+    this.pending.push(...reported.map((r) => ({ ...r, deferred: true })));
+    this.placed.push(...reported.flatMap((r) => placed.get(r.result.attemptId) ?? []));
   }
 
   private async applied(applied: Applied): Promise<void> {
@@ -283,14 +316,9 @@ export class Dialer {
     }
   }
 
-  /**
-   * Results lock their customer's account: a customer's results are one group. The customer of a
-   * campaign this process has not claimed for yet is unknown: its results are a group of the campaign's.
-   * Results of calls placed elsewhere (a sweep's, a provider's webhook's) are one more group.
-   */
-  private groupOf(reported: Reported): string {
-    if (!reported.campaignId) return 'elsewhere';
-    return this.customers.get(reported.campaignId) ?? `campaign ${reported.campaignId}`;
+  /** The customer a result is of, when known here: that of the campaign this process placed its call for. */
+  private customerOfResult(reported: Reported): string {
+    return (reported.campaignId && this.customers.get(reported.campaignId)) ?? '';
   }
 
   /**
@@ -340,7 +368,9 @@ export class Dialer {
 interface Reported {
   result: CallResult;
   at: Date;
-  campaignId?: string;
+  campaignId?: string | undefined;
+  /** It waited for its account's lock once already. */
+  deferred?: boolean;
 }
 
 function batchOf(reported: Reported[], placed: Map<string, PlacedCall>): Batch {
@@ -349,15 +379,4 @@ function batchOf(reported: Reported[], placed: Map<string, PlacedCall>): Batch {
     endedAt: new Map(reported.map(({ result, at }) => [result.attemptId, at])),
     placed,
   };
-}
-
-function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return groups;
 }

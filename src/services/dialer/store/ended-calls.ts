@@ -265,6 +265,22 @@ export async function boundLockWaits(tx: SqlSession, ms: number): Promise<void> 
   await tx.run(lockWaitStatement, [`${ms}ms`]);
 }
 
+const lockedAccountsStatement = statement<{ id: string; userId: string }>(
+  'dialer.locked_accounts',
+  `WITH a AS (SELECT id, user_id FROM call_attempts WHERE id = ANY($1::uuid[])),
+        free AS (SELECT user_id FROM credit_accounts WHERE user_id IN (SELECT user_id FROM a) FOR UPDATE SKIP LOCKED)
+   SELECT a.id, a.user_id AS "userId" FROM a
+   WHERE EXISTS (SELECT 1 FROM credit_accounts c WHERE c.user_id = a.user_id) AND a.user_id NOT IN (SELECT user_id FROM free)`,
+);
+
+/**
+ * Of these attempts, those whose owner's account another transaction has locked at this moment, with
+ * their owners. Asked without waiting: the probe's own locks go with its statement.
+ */
+export function attemptsOfLockedAccounts(sql: SqlSession, attemptIds: string[]): Promise<{ id: string; userId: string }[]> {
+  return sql.run(lockedAccountsStatement, [attemptIds]);
+}
+
 const lockCampaignStatement = statement('dialer.lock_campaign_row', 'SELECT 1 FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE');
 
 /** Takes the campaign's row lock (FOR NO KEY UPDATE), the ticks' lock, until the transaction ends. */
