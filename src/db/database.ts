@@ -35,7 +35,7 @@ export interface Database {
  * Settings of every session the service opens on PostgreSQL (a DATABASE_URL's own `options` win). A
  * process cut off from the database mid-transaction (a partition, a host gone) keeps its row locks until
  * PostgreSQL gives up on the session, and every other process waiting for them stalls: in the cluster
- * run, one worker partitioned for 24 s stopped every worker's dialing for 20 s. Our transactions send
+ * run, one worker partitioned for 24 s stopped every worker's dialing for 23 s. Our transactions send
  * their statements back to back, so a session idle inside one for 15 s is ended, and so is one whose
  * sent data goes unacknowledged for 15 s: longer than a pause of the server itself that its sessions
  * should survive (the cluster's 10 s SIGSTOP).

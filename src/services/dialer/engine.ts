@@ -95,10 +95,15 @@ export class Dialer {
   private async hold(campaignId: string, claim: Claim, now: Date, estimate: bigint): Promise<boolean> {
     const ids = claim.calls.map((c) => c.id);
     if (ids.length === 0 || (await holdCalls(this.env.sql, now, claim.userId!, ids, estimate))) return true;
-    await putBackUnplaced(this.env, ids, now);
+    await this.putBackClaimed(campaignId, ids, now);
+    return false;
+  }
+
+  /** Claimed calls that will not be placed go back to the queue, due at once, and the campaign ticks again. */
+  private async putBackClaimed(campaignId: string, attemptIds: string[], dueAt: Date): Promise<void> {
+    await putBackUnplaced(this.env, attemptIds, dueAt);
     this.announce(campaignId, []);
     this.wake(campaignId);
-    return false;
   }
 
   private async place(campaignId: string, claim: Claim, now: Date, log: Logger): Promise<void> {
@@ -112,13 +117,11 @@ export class Dialer {
     const late = this.env.clock.now().getTime() - now.getTime() > (this.options.leaseSeconds * 1000) / 2;
     if (late) {
       log.warn({ campaignId, calls: claim.calls.length }, 'claimed calls not placed, put back: too late for their lease');
-      await putBackUnplaced(
-        this.env,
+      await this.putBackClaimed(
+        campaignId,
         claim.calls.map((c) => c.id),
         this.env.clock.now(),
       );
-      this.announce(campaignId, []);
-      this.wake(campaignId);
       return;
     }
     for (const call of claim.calls) this.live.set(call.id, { campaignId, until });
