@@ -487,7 +487,7 @@ describe('a claim that reaches its placing late', () => {
         }
         return base.sql.run(statement, values);
       },
-      transaction: (work) => base.sql.transaction(work),
+      transaction: (work, options) => base.sql.transaction(work, options),
     };
     const env = { ...base, sql: stalling };
     const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 10 }), { leaseSeconds: 60 });
@@ -523,7 +523,7 @@ describe('a claim that reaches its placing late', () => {
         }
         return base.sql.run(statement, values);
       },
-      transaction: (work) => base.sql.transaction(work),
+      transaction: (work, options) => base.sql.transaction(work, options),
     };
     const dialer = recordingDialer({ ...base, sql: cutOff }, () => ({ outcome: 'human', durationSeconds: 10 }), { leaseSeconds: 60 });
     const setup = await runningCampaign(app, base, { rows: [{ Phone: number(12_100) }], campaign: { concurrentCalls: 1 } });

@@ -115,9 +115,23 @@ export interface CopyWriter {
   end(): Promise<void>;
 }
 
+export interface TransactionOptions {
+  /**
+   * A wait for a row lock longer than this fails the statement (55P03, lock_not_available): set with
+   * BEGIN, in the same round trip, for this transaction only.
+   */
+  lockTimeoutMs?: number;
+}
+
 export interface Sql extends SqlSession {
   /** Runs `work` on one connection inside BEGIN ... COMMIT; rolls back and rethrows when it throws. */
-  transaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: SqlTransaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
+}
+
+/** SET LOCAL takes no parameters: the value is written into the text, a whole number of milliseconds. */
+function setLockTimeout(ms: number): string {
+  if (!Number.isInteger(ms) || ms < 0) throw new Error(`lockTimeoutMs must be a whole number of milliseconds, not ${ms}`);
+  return `SET LOCAL lock_timeout = ${ms}`;
 }
 
 /** A value as COPY's text format reads it: backslash, tab and line ends escaped; null as \N. */
@@ -152,7 +166,7 @@ export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
     );
   return {
     run: (statement, values) => runNamed(pool, statement, values),
-    async transaction(work) {
+    async transaction(work, options) {
       const client = await pool.connect();
       let copying: pgCopy.CopyStreamQuery | undefined;
       let broken: Error | undefined;
@@ -161,7 +175,7 @@ export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
       const onError = (error: Error) => (broken = error);
       client.on('error', onError);
       try {
-        await run(client, 'BEGIN');
+        await run(client, options?.lockTimeoutMs === undefined ? 'BEGIN' : `BEGIN; ${setLockTimeout(options.lockTimeoutMs)}`);
         const result = await work({
           run: (statement, values) => runNamed(client, statement, values),
           copyInto(table, columns) {
@@ -214,11 +228,13 @@ export function pgliteSql(pglite: PGlite, onStatement: () => void): Sql {
   return {
     run: (statement, values) => measured(statement, () => run(pglite, statement.text, values)),
     // PGlite sends BEGIN and COMMIT (or ROLLBACK) itself; they are counted like node-postgres' ones.
-    transaction: (work) => {
+    transaction: (work, options) => {
       onStatement();
       return pglite
-        .transaction((tx) =>
-          work({
+        .transaction(async (tx) => {
+          // One connection: no lock is ever waited for, but the setting holds as on PostgreSQL.
+          if (options?.lockTimeoutMs !== undefined) await tx.exec(setLockTimeout(options.lockTimeoutMs));
+          return work({
             run: (statement, values) => measured(statement, () => run(tx, statement.text, values)),
             // PGlite reads a COPY's data from one blob: the rows are kept outside the JS heap until the end.
             copyInto(table, columns) {
@@ -231,8 +247,8 @@ export function pgliteSql(pglite: PGlite, onStatement: () => void): Sql {
                 },
               };
             },
-          }),
-        )
+          });
+        })
         .finally(onStatement);
     },
   };

@@ -10,7 +10,6 @@ import type { DialerOptions } from './options.js';
 import { emitEvents } from '../webhooks/emit.js';
 import { retryOnConflict } from './retry.js';
 import {
-  boundLockWaits,
   campaignRecord,
   completeCampaign,
   correctCosts,
@@ -76,59 +75,61 @@ const LOCK_NOT_AVAILABLE = '55P03';
 
 function applyBatch(env: ServiceEnv, batch: Batch, now: Date): Promise<Applied | null> {
   return retryOnConflict(() =>
-    env.sql.transaction(async (tx) => {
-      await boundLockWaits(tx, RESULT_LOCK_WAIT_MS);
-      const finished = await lockFinished(tx, [...batch.results.keys()]);
-      if (finished.length === 0) return null;
-      const endings = finished.map((f) => endingOf(f, batch.results.get(f.id)!, now));
-      const blocked = endings.flatMap((e) => (e.blocked ? [e.blocked] : []));
-      const appointments = endings.flatMap((e) => (e.appointment ? [{ id: uuidv7(), ...e.appointment }] : []));
-      // Everything but the money first: the accounts are locked last, for as short a time as can be.
-      // An attempt's cost is what its call cost; where credits ran out and part of it was written off,
-      // it is corrected to what was charged, under the lock.
-      const rate = env.settings.callRateCentsPerMinute;
-      const billed = new Map(
-        finished.map((f) => {
-          const result = batch.results.get(f.id)!;
-          return [f.id, billableSeconds(result)];
-        }),
-      );
-      const prices = new Map(finished.map((f) => [f.id, callCostCents(billed.get(f.id)!, rate)]));
-      await addToList(tx, blocked, 'Asked during a call', 'call');
-      const ends = finished.map((f) => attemptEnd(f.id, batch, prices.get(f.id)!));
-      await writeResults(
-        tx,
-        ends,
-        endings.map((e) => e.contact),
-        appointments,
-        now,
-      );
+    env.sql.transaction(
+      async (tx) => {
+        const finished = await lockFinished(tx, [...batch.results.keys()]);
+        if (finished.length === 0) return null;
+        const endings = finished.map((f) => endingOf(f, batch.results.get(f.id)!, now));
+        const blocked = endings.flatMap((e) => (e.blocked ? [e.blocked] : []));
+        const appointments = endings.flatMap((e) => (e.appointment ? [{ id: uuidv7(), ...e.appointment }] : []));
+        // Everything but the money first: the accounts are locked last, for as short a time as can be.
+        // An attempt's cost is what its call cost; where credits ran out and part of it was written off,
+        // it is corrected to what was charged, under the lock.
+        const rate = env.settings.callRateCentsPerMinute;
+        const billed = new Map(
+          finished.map((f) => {
+            const result = batch.results.get(f.id)!;
+            return [f.id, billableSeconds(result)];
+          }),
+        );
+        const prices = new Map(finished.map((f) => [f.id, callCostCents(billed.get(f.id)!, rate)]));
+        await addToList(tx, blocked, 'Asked during a call', 'call');
+        const ends = finished.map((f) => attemptEnd(f.id, batch, prices.get(f.id)!));
+        await writeResults(
+          tx,
+          ends,
+          endings.map((e) => e.contact),
+          appointments,
+          now,
+        );
 
-      const accounts = await lockAccounts(
-        tx,
-        finished.map((f) => f.userId),
-      );
-      // Calls that connected and talked are charged for their talk time; every other hold is given back.
-      const talked = finished.filter((f) => billed.get(f.id)! > 0);
-      const charges = talked.map((f) => ({
-        callAttemptId: f.id,
-        campaignId: f.campaignId,
-        userId: f.userId,
-        durationSeconds: billed.get(f.id)!,
-      }));
-      const charged = await endCalls(
-        tx,
-        env,
-        accounts,
-        charges,
-        finished.map((f) => f.id),
-      );
-      const corrections = costCorrections(prices, charged);
-      if (corrections.length) await correctCosts(tx, corrections);
-      const costs = new Map([...prices, ...corrections.map((c) => [c.id, c.costCents] as const)]);
-      await emitEvents(tx, callEvents(finished, endings, batch.results, batch.endedAt, costs, appointments));
-      return { campaigns: [...new Set(finished.map((f) => f.campaignId))], finished, blocked };
-    }),
+        const accounts = await lockAccounts(
+          tx,
+          finished.map((f) => f.userId),
+        );
+        // Calls that connected and talked are charged for their talk time; every other hold is given back.
+        const talked = finished.filter((f) => billed.get(f.id)! > 0);
+        const charges = talked.map((f) => ({
+          callAttemptId: f.id,
+          campaignId: f.campaignId,
+          userId: f.userId,
+          durationSeconds: billed.get(f.id)!,
+        }));
+        const charged = await endCalls(
+          tx,
+          env,
+          accounts,
+          charges,
+          finished.map((f) => f.id),
+        );
+        const corrections = costCorrections(prices, charged);
+        if (corrections.length) await correctCosts(tx, corrections);
+        const costs = new Map([...prices, ...corrections.map((c) => [c.id, c.costCents] as const)]);
+        await emitEvents(tx, callEvents(finished, endings, batch.results, batch.endedAt, costs, appointments));
+        return { campaigns: [...new Set(finished.map((f) => f.campaignId))], finished, blocked };
+      },
+      { lockTimeoutMs: RESULT_LOCK_WAIT_MS },
+    ),
   );
 }
 

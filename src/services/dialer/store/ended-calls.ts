@@ -258,13 +258,6 @@ export async function campaignRecord(session: SqlSession, campaignId: string, wi
   return (await session.run(recordStatement, [campaignId, window]))[0];
 }
 
-const lockWaitStatement = statement('dialer.lock_wait', "SELECT set_config('lock_timeout', $1, true)");
-
-/** Until the transaction ends, a wait for a row lock longer than `ms` fails its statement (55P03, lock_not_available). */
-export async function boundLockWaits(tx: SqlSession, ms: number): Promise<void> {
-  await tx.run(lockWaitStatement, [`${ms}ms`]);
-}
-
 const lockedAccountsStatement = statement<{ id: string; userId: string }>(
   'dialer.locked_accounts',
   `WITH a AS (SELECT id, user_id FROM call_attempts WHERE id = ANY($1::uuid[])),
