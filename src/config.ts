@@ -351,6 +351,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     settings: {
       importMaxRows: env.IMPORT_MAX_ROWS,
       callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE,
+      callHoldMinutes: env.DIALER_HOLD_MINUTES,
       webhooks: { allowPrivateUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS ?? !production },
     },
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
@@ -373,7 +374,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
         // A real call may last up to an hour (Retell's default longest call, the time limit we give
         // Twilio's calls), plus ringing.
         leaseSeconds: env.DIALER_LEASE_SECONDS ?? (env.TELEPHONY_PROVIDER === 'simulated' ? 300 : 3_900),
-        holdMinutes: env.DIALER_HOLD_MINUTES,
         ticksAtOnce: env.DIALER_TICKS_AT_ONCE,
       },
       sweepSeconds: env.DIALER_SWEEP_SECONDS,

@@ -2,7 +2,7 @@ import { DateTime } from 'luxon';
 import { z } from 'zod';
 import type { SqlSession } from '../../db/sql.js';
 import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
-import { callCostCents, spendableCents } from '../billing/calls.js';
+import { callHoldCents, callsAffordable, spendableCents } from '../billing/calls.js';
 import type { ServiceContext } from '../context.js';
 import { ConflictError } from '../errors.js';
 import { parseInput, type RawInput } from '../validation.js';
@@ -110,13 +110,18 @@ function startsLater(campaign: Campaign, now: Date): boolean {
   return campaign.status !== 'paused' && campaign.startedAt !== null && campaign.startedAt > now;
 }
 
-/** The balance must pay at least one minute at the configured rate, or nothing would be called. */
+/**
+ * The effective balance must cover what the dialer holds for one call (callsAffordable, the dialer's own
+ * rule), or the campaign would start only to be paused at its first tick with nobody called.
+ */
 async function assertCanPay(ctx: ServiceContext, tx: SqlSession, campaign: Campaign): Promise<void> {
   const available = await spendableCents(tx, campaign.userId);
-  const minute = callCostCents(60, ctx.settings.callRateCentsPerMinute);
-  if (available < minute) {
+  const hold = callHoldCents(ctx.settings);
+  if (callsAffordable(available, hold) === 0) {
+    const { callHoldMinutes, callRateCentsPerMinute } = ctx.settings;
     throw new ConflictError(
-      `Insufficient credits: one minute of calling costs ${minute} cents and ${available} cents are available.`,
+      `Insufficient credits: dispatch needs ${hold} cents, what one call holds while it is in flight ` +
+        `(${callHoldMinutes} minutes at ${callRateCentsPerMinute} cents/min), and ${available < 0n ? 0n : available} cents are available.`,
       'insufficient_credits',
     );
   }
