@@ -601,6 +601,7 @@ describe('POST /api/v1/campaigns/{id}/dispatch/', () => {
     const res = await dispatch(app, who.token, campaign.id);
     expect(res.status).toBe(202);
     expect(res.json).toMatchObject({ success: true, status: 'running', scheduled: false });
+    expect(res.json.detail).toMatch(/^The campaign was already running; this dispatch changed nothing\./);
     expect(await status(campaign.id)).toEqual(before);
     expect(woken.length).toBe(wakes);
   });
