@@ -121,6 +121,7 @@ const envSchema = z
       .string()
       .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// connection string' })
       .optional(),
+    DATABASE_CONNECT_TIMEOUT_SECONDS: integer(0, 3_600).default(30),
     DATA_DIR: z.string().min(1).default('./.data'),
     JWT_SECRET: z.string().min(32, { error: 'must be at least 32 characters long' }).optional(),
     JWT_JWKS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
@@ -264,6 +265,8 @@ export interface Config {
   host: string;
   port: number;
   databaseUrl: string | undefined;
+  /** How long the first connection waits for a PostgreSQL server that is still starting (src/db/connect.ts). */
+  databaseConnectTimeoutSeconds: number;
   dataDir: string;
   jwt: {
     /** HS256 secret; in development without configuration, one is generated and kept in the data folder. */
@@ -336,6 +339,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     host: env.HOST,
     port: env.PORT,
     databaseUrl: env.DATABASE_URL,
+    databaseConnectTimeoutSeconds: env.DATABASE_CONNECT_TIMEOUT_SECONDS,
     dataDir: env.DATA_DIR,
     jwt: { secret: env.JWT_SECRET, jwksUrl: env.JWT_JWKS_URL, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE },
     graphql: {
