@@ -121,6 +121,7 @@ const envSchema = z
       .string()
       .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// connection string' })
       .optional(),
+    DATABASE_CONNECT_TIMEOUT_SECONDS: integer(0, 3_600).default(30),
     DATA_DIR: z.string().min(1).default('./.data'),
     JWT_SECRET: z.string().min(32, { error: 'must be at least 32 characters long' }).optional(),
     JWT_JWKS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
@@ -264,6 +265,8 @@ export interface Config {
   host: string;
   port: number;
   databaseUrl: string | undefined;
+  /** How long the first connection waits for a PostgreSQL server that is still starting (src/db/connect.ts). */
+  databaseConnectTimeoutSeconds: number;
   dataDir: string;
   jwt: {
     /** HS256 secret; in development without configuration, one is generated and kept in the data folder. */
@@ -336,6 +339,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     host: env.HOST,
     port: env.PORT,
     databaseUrl: env.DATABASE_URL,
+    databaseConnectTimeoutSeconds: env.DATABASE_CONNECT_TIMEOUT_SECONDS,
     dataDir: env.DATA_DIR,
     jwt: { secret: env.JWT_SECRET, jwksUrl: env.JWT_JWKS_URL, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE },
     graphql: {
@@ -351,6 +355,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     settings: {
       importMaxRows: env.IMPORT_MAX_ROWS,
       callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE,
+      callHoldMinutes: env.DIALER_HOLD_MINUTES,
       webhooks: { allowPrivateUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS ?? !production },
     },
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
@@ -373,7 +378,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
         // A real call may last up to an hour (Retell's default longest call, the time limit we give
         // Twilio's calls), plus ringing.
         leaseSeconds: env.DIALER_LEASE_SECONDS ?? (env.TELEPHONY_PROVIDER === 'simulated' ? 300 : 3_900),
-        holdMinutes: env.DIALER_HOLD_MINUTES,
         ticksAtOnce: env.DIALER_TICKS_AT_ONCE,
       },
       sweepSeconds: env.DIALER_SWEEP_SECONDS,

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { waitForDatabase } from './db/connect.js';
 import { openDatabase, type Database } from './db/database.js';
 import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates } from './db/seed.js';
@@ -43,6 +44,9 @@ export interface Runtime {
 
 /** Opens the database, applies migrations, seeds, and serves HTTP until closed. */
 export async function startRuntime(config: Config, log: Logger, clock: Clock = systemClock): Promise<Runtime> {
+  if (config.databaseUrl) {
+    await waitForDatabase(config.databaseUrl, { timeoutMs: config.databaseConnectTimeoutSeconds * 1000, log });
+  }
   const db = await openDatabase(
     config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir },
   );

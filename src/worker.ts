@@ -1,5 +1,7 @@
 import { loadConfigOrExit } from './config.js';
+import { waitForDatabase } from './db/connect.js';
 import { openDatabase } from './db/database.js';
+import { DatabaseUnreachableError } from './db/unreachable.js';
 import { startDialer } from './jobs/dialer.js';
 import { startWebhookDelivery } from './jobs/webhooks.js';
 import { createLogger } from './logger.js';
@@ -21,6 +23,12 @@ if (!config.databaseUrl) {
 }
 
 const log = createLogger(config.logLevel);
+// A database that cannot be reached is one line, as a bad setting is.
+await waitForDatabase(config.databaseUrl, { timeoutMs: config.databaseConnectTimeoutSeconds * 1000, log }).catch((error: unknown) => {
+  if (!(error instanceof DatabaseUnreachableError)) throw error;
+  console.error(error.message);
+  process.exit(1);
+});
 const db = await openDatabase({ kind: 'postgres', url: config.databaseUrl });
 await db.migrate();
 // Without REDIS_URL its live updates reach no subscriber: they live in other processes.

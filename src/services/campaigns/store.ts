@@ -487,3 +487,37 @@ const waitingPlacesStatement = statement<WaitingPlace>(
 export function waitingPlaces(sql: SqlSession, campaignId: string, limit: number): Promise<WaitingPlace[]> {
   return sql.run(waitingPlacesStatement, [campaignId, limit]);
 }
+
+/** An enrolled contact still to call, with what decided when it is due. */
+export interface WaitingContact {
+  contactId: string;
+  phoneNumber: string;
+  attempts: number;
+  lastAttemptAt: Date | null;
+  callbackAt: Date | null;
+}
+
+// The index on (campaign_id, state, next_attempt_at) finds it; the place narrows it to the group
+// waitingPlaces read its due time from.
+const waitingContactStatement = statement<WaitingContact>(
+  'campaigns.waiting_contact',
+  `SELECT cc.contact_id AS "contactId", c.phone_number AS "phoneNumber", cc.attempts,
+          cc.last_attempt_at AS "lastAttemptAt", cc.callback_at AS "callbackAt"
+   FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
+   WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at = $2::timestamptz
+     AND c.timezone IS NOT DISTINCT FROM $3::text AND c.data->>'region' IS NOT DISTINCT FROM $4::text
+     AND left(c.phone_number, 5) = left($5::text, 5)
+   ORDER BY cc.contact_id
+   LIMIT 1`,
+);
+
+/** The contact of `place` whose next attempt is due at `dueAt` (the place's earliest); null when none is now. */
+export async function waitingContact(
+  sql: SqlSession,
+  campaignId: string,
+  place: WaitingPlace,
+  dueAt: Date,
+): Promise<WaitingContact | null> {
+  const [row] = await sql.run(waitingContactStatement, [campaignId, dueAt, place.timezone, place.region, place.phoneNumber]);
+  return row ?? null;
+}

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { spendableCents } from '../billing/calls.js';
+import { callsAffordable, spendableCents } from '../billing/calls.js';
 import { pauseForReason } from '../campaigns/states.js';
 import type { ServiceEnv } from '../context.js';
 import { uuidv7 } from '../ids.js';
@@ -66,7 +66,7 @@ export async function look(
   // How many calls the balance pays for is read without the account's lock, which the holds take
   // after the claim commits: the account is shared by all the user's campaigns and by every batch of
   // results, and waiting for it would keep the campaign's other ticks waiting too.
-  return { looked, affordable: Number((await spendableCents(env.sql, load.userId)) / estimate) };
+  return { looked, affordable: callsAffordable(await spendableCents(env.sql, load.userId), estimate) };
 }
 
 /** The calls a tick claimed, with what placing them needs. */
