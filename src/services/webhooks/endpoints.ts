@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { ownedOrNotFound } from '../owned.js';
+import { lockUser } from '../users/store.js';
 import { distinct, parseInput, uuid, type RawInput } from '../validation.js';
 import { checkHost } from './addresses.js';
 import { WEBHOOK_EVENT_TYPES } from './events.js';
@@ -62,22 +63,27 @@ async function checkUrl(ctx: ServiceContext, value: string): Promise<void> {
 export async function createEndpoint(ctx: ServiceContext, raw: RawInput<typeof createInput>): Promise<EndpointWithSecret> {
   const input = parseInput(createInput, raw);
   await checkUrl(ctx, input.url);
-  if ((await store.countEndpoints(ctx.db, ctx.user.id)) >= MAX_ENDPOINTS) {
-    throw new ConflictError(
-      `You have ${MAX_ENDPOINTS} webhook endpoints, the most there may be: delete one first.`,
-      'webhook_endpoint_limit',
-    );
-  }
   const secret = newSecret();
-  const endpoint = await store.insertEndpoint(ctx.db, {
-    userId: ctx.user.id,
-    url: input.url,
-    description: input.description,
-    eventTypes: input.event_types,
-    enabled: input.enabled,
-    secret,
+  // Counted and added under the user's row lock: requests at once, from any process, take turns, so none
+  // counts before another's endpoint is added.
+  const id = await ctx.sql.transaction(async (tx) => {
+    await lockUser(tx, ctx.user.id);
+    if ((await store.countEndpoints(tx, ctx.user.id)) >= MAX_ENDPOINTS) {
+      throw new ConflictError(
+        `You have ${MAX_ENDPOINTS} webhook endpoints, the most there may be: delete one first.`,
+        'webhook_endpoint_limit',
+      );
+    }
+    return store.insertEndpoint(tx, {
+      userId: ctx.user.id,
+      url: input.url,
+      description: input.description,
+      eventTypes: input.event_types,
+      enabled: input.enabled,
+      secret,
+    });
   });
-  return { endpoint, secret };
+  return { endpoint: { id }, secret };
 }
 
 export function listEndpoints<Q extends store.EndpointQuery = {}>(ctx: ServiceContext, query: Q = {} as Q) {

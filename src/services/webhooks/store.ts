@@ -1,6 +1,7 @@
 import { named } from '../../db/prisma-names.js';
 import { dynamicStatement, statement, type SqlSession, type SqlTransaction } from '../../db/sql.js';
 import type { Prisma, PrismaClient, WebhookMessageState } from '../../generated/prisma/client.js';
+import { uuidv7 } from '../ids.js';
 import type { OutgoingEvent } from './events.js';
 
 // The webhooks store: the only module of the domain that talks to the database.
@@ -30,8 +31,25 @@ export interface NewEndpoint {
   secret: string;
 }
 
-export function insertEndpoint(db: PrismaClient, endpoint: NewEndpoint) {
-  return named('webhooks.insertEndpoint', () => db.webhookEndpoint.create({ data: endpoint, select: { id: true } }));
+const insertEndpointStatement = statement(
+  'webhooks.insert_endpoint',
+  `INSERT INTO webhook_endpoints (id, user_id, url, description, event_types, enabled, secret, updated_at)
+   VALUES ($1::uuid, $2::uuid, $3, $4, $5::text[], $6, $7, now())`,
+);
+
+/** Adds an endpoint; its id. */
+export async function insertEndpoint(tx: SqlSession, endpoint: NewEndpoint): Promise<string> {
+  const id = uuidv7();
+  await tx.run(insertEndpointStatement, [
+    id,
+    endpoint.userId,
+    endpoint.url,
+    endpoint.description,
+    endpoint.eventTypes,
+    endpoint.enabled,
+    endpoint.secret,
+  ]);
+  return id;
 }
 
 const live = (userId: string) => ({ userId, deletedAt: null });
@@ -48,8 +66,14 @@ export function findEndpoint<Q extends EndpointQuery>(db: PrismaClient, userId: 
   ) as Promise<Prisma.WebhookEndpointGetPayload<Q> | null>;
 }
 
-export function countEndpoints(db: PrismaClient, userId: string): Promise<number> {
-  return named('webhooks.countEndpoints', () => db.webhookEndpoint.count({ where: live(userId) }));
+const countEndpointsStatement = statement<{ n: number }>(
+  'webhooks.count_endpoints',
+  'SELECT count(*)::int AS n FROM webhook_endpoints WHERE user_id = $1::uuid AND deleted_at IS NULL',
+);
+
+/** The user's endpoints that are not deleted. */
+export async function countEndpoints(tx: SqlSession, userId: string): Promise<number> {
+  return (await tx.run(countEndpointsStatement, [userId]))[0]!.n;
 }
 
 /** Changes the user's endpoint; false when the user has no such endpoint. */
