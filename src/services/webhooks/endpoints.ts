@@ -118,7 +118,10 @@ export async function deleteEndpoint(ctx: ServiceContext, id: string): Promise<v
   await change(ctx, id, { deletedAt: ctx.clock.now(), enabled: false });
 }
 
-/** A new secret; the old one signs beside it for `overlapSeconds`, so that receivers can switch without missing a delivery. */
+/**
+ * A new secret; the one it replaces signs beside it for `overlapSeconds`, so that receivers can switch
+ * without missing a delivery. Of two rotations at once, the later replaces the earlier's new secret.
+ */
 export async function rotateSecret(
   ctx: ServiceContext,
   id: string,
@@ -127,13 +130,11 @@ export async function rotateSecret(
   if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_ROTATION_OVERLAP_SECONDS) {
     throw ValidationError.field('overlap_seconds', `Must be a whole number of seconds from 0 to ${MAX_ROTATION_OVERLAP_SECONDS}.`);
   }
-  const current = await getEndpoint(ctx, id, { select: { id: true, secret: true } });
   const secret = newSecret();
-  await change(ctx, id, {
-    secret,
-    previousSecret: current.secret,
-    previousSecretExpiresAt: new Date(ctx.clock.now().getTime() + overlapSeconds * 1000),
-  });
+  const previousUntil = new Date(ctx.clock.now().getTime() + overlapSeconds * 1000);
+  if (!uuid.safeParse(id).success || !(await store.rotateSecret(ctx.sql, ctx.user.id, id, secret, previousUntil))) {
+    throw new NotFoundError('WebhookEndpoint');
+  }
   return { endpoint: { id }, secret };
 }
 

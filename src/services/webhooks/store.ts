@@ -87,6 +87,20 @@ export async function updateEndpoint(
   return count > 0;
 }
 
+// The secret moved aside is read from the row being updated: a rotation that waited for another's row
+// lock moves aside the secret that one made, so every secret a rotation returned signs for a while.
+const rotateSecretStatement = statement<{ id: string }>(
+  'webhooks.rotate_secret',
+  `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_expires_at = $3, secret = $4, updated_at = now()
+   WHERE id = $1::uuid AND user_id = $2::uuid AND deleted_at IS NULL
+   RETURNING id`,
+);
+
+/** Makes `secret` the endpoint's, and its secret until now the previous one, until `previousUntil`; false when the user has no such endpoint. */
+export async function rotateSecret(sql: SqlSession, userId: string, id: string, secret: string, previousUntil: Date): Promise<boolean> {
+  return (await sql.run(rotateSecretStatement, [id, userId, previousUntil, secret])).length > 0;
+}
+
 export function findMessage<Q extends MessageQuery>(db: PrismaClient, userId: string, id: string, query: Q) {
   return named('webhooks.message', () =>
     db.webhookMessage.findFirst({ ...query, where: { id, endpoint: { userId } } }),
