@@ -27,6 +27,7 @@ const OPTIONS: WebhookRuntimeOptions = {
 const CREATE = `mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { secret endpoint { id } } }`;
 const ROTATE = `mutation($id: UUID!) { rotateWebhookEndpointSecret(id: $id) { secret } }`;
 const PING = `mutation($id: UUID!) { pingWebhookEndpoint(id: $id) { id eventId } }`;
+const REPLAY_FAILED = `mutation($id: UUID!, $since: DateTime!) { replayFailedWebhookDeliveries(endpointId: $id, since: $since) }`;
 
 let app: TestApp;
 let runtime: WebhookRuntime;
@@ -118,6 +119,54 @@ describe('webhook endpoints changed at the same moment', () => {
       expect(verifies(other, request, second)).toBe(true);
       expect(verifies(current, request)).toBe(false);
       current = last;
+    }
+  });
+
+  it('replaying failed deliveries from several requests at once sends each exactly once', async () => {
+    const r = await receiver();
+    const token = await app.token();
+    const endpoint = await createEndpoint(token, r.url);
+    for (let round = 0; round < ROUNDS; round++) {
+      r.answer(() => ({ status: 500 }));
+      const since = new Date(Date.now() - 1_000).toISOString();
+      const pings = await Promise.all(
+        Array.from(
+          { length: 4 },
+          async () => (await gqlData(PING, { id: endpoint.id }, token)).pingWebhookEndpoint as { id: string; eventId: string },
+        ),
+      );
+      await waitFor(
+        async () => {
+          const failed = await app.prisma.webhookMessage.count({ where: { id: { in: pings.map((p) => p.id) }, state: 'failed' } });
+          return failed === pings.length ? true : undefined;
+        },
+        15_000,
+        'the pings to fail',
+      );
+
+      r.answer(() => ({ status: 200 }));
+      const from = r.received.length;
+      const counts = await Promise.all(
+        Array.from(
+          { length: 4 },
+          async () => (await gqlData(REPLAY_FAILED, { id: endpoint.id, since }, token)).replayFailedWebhookDeliveries as number,
+        ),
+      );
+      expect(counts.reduce((a, b) => a + b)).toBe(pings.length);
+      await waitFor(
+        async () =>
+          (await app.prisma.webhookMessage.count({ where: { endpointId: endpoint.id, state: 'pending' } })) === 0 ? true : undefined,
+        15_000,
+        'the replays to be delivered',
+      );
+      const sent = r.received.slice(from).map((q) => q.headers['webhook-id']!);
+      expect(sent.sort()).toEqual(pings.map((p) => p.eventId).sort());
+      const replays = await app.prisma.webhookMessage.groupBy({
+        by: ['replayOf'],
+        where: { replayOf: { in: pings.map((p) => p.id) } },
+        _count: true,
+      });
+      expect(replays.map((g) => g._count)).toEqual(pings.map(() => 1));
     }
   });
 });

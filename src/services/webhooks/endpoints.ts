@@ -184,5 +184,9 @@ export async function replayDelivery(ctx: ServiceContext, id: string): Promise<s
 export async function replayFailedDeliveries(ctx: ServiceContext, endpointId: string, since: Date): Promise<number> {
   const endpoint = await getEndpoint(ctx, endpointId, { select: { id: true, enabled: true } });
   if (!endpoint.enabled) throw refuseDisabled();
-  return store.replayFailed(ctx.sql, ctx.user.id, endpointId, since);
+  // Replays of one endpoint take turns on its row lock, so that each failed delivery is replayed once.
+  return ctx.sql.transaction(async (tx) => {
+    await store.lockEndpoint(tx, ctx.user.id, endpointId);
+    return store.replayFailed(tx, ctx.user.id, endpointId, since);
+  });
 }

@@ -101,6 +101,16 @@ export async function rotateSecret(sql: SqlSession, userId: string, id: string, 
   return (await sql.run(rotateSecretStatement, [id, userId, previousUntil, secret])).length > 0;
 }
 
+const lockEndpointStatement = statement<{ id: string }>(
+  'webhooks.lock_endpoint',
+  'SELECT id FROM webhook_endpoints WHERE id = $1::uuid AND user_id = $2::uuid FOR NO KEY UPDATE',
+);
+
+/** Locks the user's endpoint until the transaction ends. NO KEY: deliveries to it (which take KEY SHARE) are still made meanwhile. */
+export async function lockEndpoint(tx: SqlTransaction, userId: string, id: string): Promise<void> {
+  await tx.run(lockEndpointStatement, [id, userId]);
+}
+
 export function findMessage<Q extends MessageQuery>(db: PrismaClient, userId: string, id: string, query: Q) {
   return named('webhooks.message', () =>
     db.webhookMessage.findFirst({ ...query, where: { id, endpoint: { userId } } }),
@@ -125,8 +135,12 @@ export async function replayMessage(sql: SqlSession, userId: string, messageId: 
   return (await sql.run(replayStatement, [userId, messageId, null, null]))[0]?.id;
 }
 
-/** Sends again every failed delivery to the endpoint made since `since` and not replayed yet; how many. */
-export async function replayFailed(sql: SqlSession, userId: string, endpointId: string, since: Date): Promise<number> {
+/**
+ * Sends again every failed delivery to the endpoint made since `since` and not replayed yet; how many.
+ * Run it holding the endpoint's lock (`lockEndpoint`), so that a replay that waited sees the replays made
+ * by the one before it.
+ */
+export async function replayFailed(sql: SqlTransaction, userId: string, endpointId: string, since: Date): Promise<number> {
   return (await sql.run(replayStatement, [userId, null, endpointId, since])).length;
 }
 
