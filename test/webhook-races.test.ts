@@ -14,6 +14,8 @@ import { waitFor } from './support/wait.js';
 // must between API processes. One round of a race may happen not to overlap, so each runs several.
 
 const ROUNDS = 5;
+// Several rounds of many requests each: a generous limit, for a machine shared with other work.
+const RACE_TIMEOUT_MS = 180_000;
 
 // A failed attempt gives its delivery up at once, so that a test can make failed deliveries quickly.
 const OPTIONS: WebhookRuntimeOptions = {
@@ -84,89 +86,101 @@ const verifies = (secret: string, request: Received, signature = request.headers
 };
 
 describe('webhook endpoints changed at the same moment', () => {
-  it(`creating endpoints past the limit: exactly ${MAX_ENDPOINTS}, every other request refused with webhook_endpoint_limit`, async () => {
-    for (let round = 0; round < ROUNDS; round++) {
+  it(
+    `creating endpoints past the limit: exactly ${MAX_ENDPOINTS}, every other request refused with webhook_endpoint_limit`,
+    async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const token = await app.token();
+        for (let i = 0; i < MAX_ENDPOINTS - 4; i++) await createEndpoint(token, `https://example.com/hooks/${i}`);
+        const results = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => app.gql(CREATE, { input: { url: `https://example.com/raced/${i}` } }, token)),
+        );
+        expect(results.filter((r) => !r.errors)).toHaveLength(4);
+        const refused = results.filter((r) => r.errors).map((r) => r.errors![0]!.extensions);
+        expect(refused).toEqual(
+          Array.from({ length: 4 }, () => expect.objectContaining({ code: 'CONFLICT', reason: 'webhook_endpoint_limit' })),
+        );
+        expect((await gqlData('{ webhookEndpoints { id } }', {}, token)).webhookEndpoints).toHaveLength(MAX_ENDPOINTS);
+      }
+    },
+    RACE_TIMEOUT_MS,
+  );
+
+  it(
+    'two rotations at once: the last secret signs, the other signs beside it for the overlap, the one before stops',
+    async () => {
+      const r = await receiver();
       const token = await app.token();
-      for (let i = 0; i < MAX_ENDPOINTS - 4; i++) await createEndpoint(token, `https://example.com/hooks/${i}`);
-      const results = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => app.gql(CREATE, { input: { url: `https://example.com/raced/${i}` } }, token)),
-      );
-      expect(results.filter((r) => !r.errors)).toHaveLength(4);
-      const refused = results.filter((r) => r.errors).map((r) => r.errors![0]!.extensions);
-      expect(refused).toEqual(
-        Array.from({ length: 4 }, () => expect.objectContaining({ code: 'CONFLICT', reason: 'webhook_endpoint_limit' })),
-      );
-      expect((await gqlData('{ webhookEndpoints { id } }', {}, token)).webhookEndpoints).toHaveLength(MAX_ENDPOINTS);
-    }
-  });
+      const endpoint = await createEndpoint(token, r.url);
+      let current = endpoint.secret;
+      for (let round = 0; round < ROUNDS; round++) {
+        const returned = (await Promise.all([0, 1].map(() => gqlData(ROTATE, { id: endpoint.id }, token)))).map(
+          (data) => data.rotateWebhookEndpointSecret.secret as string,
+        );
+        const request = await deliveredPing(token, endpoint.id, r);
+        // The current secret's signature first, then the previous one's (the default overlap is a day).
+        const [first, second, ...more] = request.headers['webhook-signature']!.split(' ');
+        expect(more).toEqual([]);
+        const last = returned.find((secret) => verifies(secret, request, first))!;
+        const other = returned.find((secret) => secret !== last)!;
+        expect(last).toBeDefined();
+        expect(verifies(other, request, second)).toBe(true);
+        expect(verifies(current, request)).toBe(false);
+        current = last;
+      }
+    },
+    RACE_TIMEOUT_MS,
+  );
 
-  it('two rotations at once: the last secret signs, the other signs beside it for the overlap, the one before stops', async () => {
-    const r = await receiver();
-    const token = await app.token();
-    const endpoint = await createEndpoint(token, r.url);
-    let current = endpoint.secret;
-    for (let round = 0; round < ROUNDS; round++) {
-      const returned = (await Promise.all([0, 1].map(() => gqlData(ROTATE, { id: endpoint.id }, token)))).map(
-        (data) => data.rotateWebhookEndpointSecret.secret as string,
-      );
-      const request = await deliveredPing(token, endpoint.id, r);
-      // The current secret's signature first, then the previous one's (the default overlap is a day).
-      const [first, second, ...more] = request.headers['webhook-signature']!.split(' ');
-      expect(more).toEqual([]);
-      const last = returned.find((secret) => verifies(secret, request, first))!;
-      const other = returned.find((secret) => secret !== last)!;
-      expect(last).toBeDefined();
-      expect(verifies(other, request, second)).toBe(true);
-      expect(verifies(current, request)).toBe(false);
-      current = last;
-    }
-  });
+  it(
+    'replaying failed deliveries from several requests at once sends each exactly once',
+    async () => {
+      const r = await receiver();
+      const token = await app.token();
+      const endpoint = await createEndpoint(token, r.url);
+      for (let round = 0; round < ROUNDS; round++) {
+        r.answer(() => ({ status: 500 }));
+        const since = new Date(Date.now() - 1_000).toISOString();
+        const pings = await Promise.all(
+          Array.from(
+            { length: 4 },
+            async () => (await gqlData(PING, { id: endpoint.id }, token)).pingWebhookEndpoint as { id: string; eventId: string },
+          ),
+        );
+        await waitFor(
+          async () => {
+            const failed = await app.prisma.webhookMessage.count({ where: { id: { in: pings.map((p) => p.id) }, state: 'failed' } });
+            return failed === pings.length ? true : undefined;
+          },
+          15_000,
+          'the pings to fail',
+        );
 
-  it('replaying failed deliveries from several requests at once sends each exactly once', async () => {
-    const r = await receiver();
-    const token = await app.token();
-    const endpoint = await createEndpoint(token, r.url);
-    for (let round = 0; round < ROUNDS; round++) {
-      r.answer(() => ({ status: 500 }));
-      const since = new Date(Date.now() - 1_000).toISOString();
-      const pings = await Promise.all(
-        Array.from(
-          { length: 4 },
-          async () => (await gqlData(PING, { id: endpoint.id }, token)).pingWebhookEndpoint as { id: string; eventId: string },
-        ),
-      );
-      await waitFor(
-        async () => {
-          const failed = await app.prisma.webhookMessage.count({ where: { id: { in: pings.map((p) => p.id) }, state: 'failed' } });
-          return failed === pings.length ? true : undefined;
-        },
-        15_000,
-        'the pings to fail',
-      );
-
-      r.answer(() => ({ status: 200 }));
-      const from = r.received.length;
-      const counts = await Promise.all(
-        Array.from(
-          { length: 4 },
-          async () => (await gqlData(REPLAY_FAILED, { id: endpoint.id, since }, token)).replayFailedWebhookDeliveries as number,
-        ),
-      );
-      expect(counts.reduce((a, b) => a + b)).toBe(pings.length);
-      await waitFor(
-        async () =>
-          (await app.prisma.webhookMessage.count({ where: { endpointId: endpoint.id, state: 'pending' } })) === 0 ? true : undefined,
-        15_000,
-        'the replays to be delivered',
-      );
-      const sent = r.received.slice(from).map((q) => q.headers['webhook-id']!);
-      expect(sent.sort()).toEqual(pings.map((p) => p.eventId).sort());
-      const replays = await app.prisma.webhookMessage.groupBy({
-        by: ['replayOf'],
-        where: { replayOf: { in: pings.map((p) => p.id) } },
-        _count: true,
-      });
-      expect(replays.map((g) => g._count)).toEqual(pings.map(() => 1));
-    }
-  });
+        r.answer(() => ({ status: 200 }));
+        const from = r.received.length;
+        const counts = await Promise.all(
+          Array.from(
+            { length: 4 },
+            async () => (await gqlData(REPLAY_FAILED, { id: endpoint.id, since }, token)).replayFailedWebhookDeliveries as number,
+          ),
+        );
+        expect(counts.reduce((a, b) => a + b)).toBe(pings.length);
+        await waitFor(
+          async () =>
+            (await app.prisma.webhookMessage.count({ where: { endpointId: endpoint.id, state: 'pending' } })) === 0 ? true : undefined,
+          15_000,
+          'the replays to be delivered',
+        );
+        const sent = r.received.slice(from).map((q) => q.headers['webhook-id']!);
+        expect(sent.sort()).toEqual(pings.map((p) => p.eventId).sort());
+        const replays = await app.prisma.webhookMessage.groupBy({
+          by: ['replayOf'],
+          where: { replayOf: { in: pings.map((p) => p.id) } },
+          _count: true,
+        });
+        expect(replays.map((g) => g._count)).toEqual(pings.map(() => 1));
+      }
+    },
+    RACE_TIMEOUT_MS,
+  );
 });
