@@ -70,7 +70,7 @@ async function deliveredPing(token: string, endpointId: string, r: Receiver): Pr
   const sent = (await gqlData(PING, { id: endpointId }, token)).pingWebhookEndpoint as { id: string; eventId: string };
   await waitFor(
     async () => ((await app.prisma.webhookMessage.findUniqueOrThrow({ where: { id: sent.id } })).state === 'succeeded' ? true : undefined),
-    15_000,
+    60_000,
     'the ping to be delivered',
   );
   return r.received.find((q) => q.headers['webhook-id'] === sent.eventId)!;
@@ -152,7 +152,7 @@ describe('webhook endpoints changed at the same moment', () => {
             const failed = await app.prisma.webhookMessage.count({ where: { id: { in: pings.map((p) => p.id) }, state: 'failed' } });
             return failed === pings.length ? true : undefined;
           },
-          15_000,
+          60_000,
           'the pings to fail',
         );
 
@@ -168,7 +168,7 @@ describe('webhook endpoints changed at the same moment', () => {
         await waitFor(
           async () =>
             (await app.prisma.webhookMessage.count({ where: { endpointId: endpoint.id, state: 'pending' } })) === 0 ? true : undefined,
-          15_000,
+          60_000,
           'the replays to be delivered',
         );
         const sent = r.received.slice(from).map((q) => q.headers['webhook-id']!);
