@@ -78,9 +78,9 @@ describe('retry policy', () => {
   });
 });
 
-describe('a campaign outside its window', () => {
-  // The app (a database of its own) is set up under the hook's time limit: on a loaded machine that
-  // alone can take most of a test's.
+// The app (a database of its own) is set up under the hook's time limit, and the test runs the dialer
+// four times over: on a loaded machine either alone can take most of the default limit.
+describe('a campaign outside its window', { timeout: 120_000 }, () => {
   let app: TestApp;
   beforeAll(async () => {
     app = await startTestApp();

@@ -286,14 +286,9 @@ export class FakeTwilio extends LocalFake {
       options.signature === undefined ? signatureOf(options.token ?? this.options.authToken, url, params) : options.signature;
     const sent = options.tamper ? options.tamper(params) : params;
     const target = this.forward && url.startsWith(this.forward.from) ? this.forward.to + url.slice(this.forward.from.length) : url;
-    // Each post on a connection of its own. A pooled one may sit idle past the app's keep-alive timeout
-    // while a test dials, and fetch's keep-alive clock counts timer ticks, not time: on a loaded machine
-    // it still takes the connection for open after the app has closed it, and the post fails with
-    // ECONNRESET or "other side closed" before the app sees it.
     const response = await fetch(target, {
       method: 'POST',
       headers: {
-        connection: 'close',
         'content-type': 'application/x-www-form-urlencoded',
         'user-agent': 'TwilioProxy/1.1',
         ...(signature === null ? {} : { 'x-twilio-signature': signature }),
