@@ -503,7 +503,9 @@ describe('a campaign dialed through Twilio', () => {
   });
 });
 
-describe('Twilio webhooks, one request at a time', () => {
+// Each test first dials a call through the dialer and waits for it to ring: on a loaded machine that
+// alone can take most of the default limit.
+describe('Twilio webhooks, one request at a time', { timeout: 120_000 }, () => {
   let seq = 0;
 
   /** A running campaign of one contact whose call the fake creates and leaves for the test to play. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
@@ -112,6 +113,11 @@ export async function startTestApp(options: TestAppOptions = {}) {
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+    // Idle connections are left for the tests' client to end. With a keep-alive timeout the server closes
+    // them at its own, while fetch's keep-alive clock counts timer ticks, not time: on a loaded machine it
+    // still sends on a connection the server has just closed, and the request fails with ECONNRESET or
+    // "other side closed". Closing the server still ends idle connections.
+    (s as Server).keepAliveTimeout = 0;
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
