@@ -5,7 +5,7 @@ export interface Settings {
   /** Price of a call minute; calls are billed per second, rounded up to a whole cent. */
   callRateCentsPerMinute: number;
   webhooks: {
-    /** Whether endpoints may be on loopback, private or link-local addresses (development and tests only). */
+    /** Whether endpoints may be on addresses that are not globally routable: loopback, private, ... (development and tests only). */
     allowPrivateUrls: boolean;
   };
 }
