@@ -1,8 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../services/auth.js';
-import type { ServiceEnv } from '../services/context.js';
-import type { Principal } from '../services/context.js';
+import type { Principal, ServiceEnv } from '../services/context.js';
 import {
   IDEMPOTENCY_HEADER,
   keptForCaller,

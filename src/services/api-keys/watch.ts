@@ -19,16 +19,13 @@ export class KeyWatch {
   #timer: NodeJS.Timeout | undefined;
   #checking = false;
 
-  constructor(
-    private readonly env: { sql: Sql; clock: Clock; log: Logger },
-    private readonly everyMs = KEY_RECHECK_MS,
-  ) {}
+  constructor(private readonly env: { sql: Sql; clock: Clock; log: Logger }) {}
 
   /** Calls `ended` once the key no longer holds; returns the function that stops watching. */
   watch(keyId: string, ended: () => void): () => void {
     const watchers = this.#watchers.get(keyId) ?? new Set();
     this.#watchers.set(keyId, watchers.add(ended));
-    this.#timer ??= setInterval(() => void this.#check(), this.everyMs).unref();
+    this.#timer ??= setInterval(() => void this.#check(), KEY_RECHECK_MS).unref();
     return () => this.#forget(keyId, ended);
   }
 

@@ -79,7 +79,7 @@ function replaceAll(haystack: Buffer, needle: Buffer, replacement: Buffer): Buff
 /**
  * Runs `run` once for this user's key, or answers what its first run kept, to the credential that made
  * that run only. `run` answers the response to keep, or undefined when the response changed nothing and
- * the key is let go. The caller is authenticated and authorized for the request before this is called.
+ * the key is let go. Only for a caller `keptForCaller` allows: a read-only key never reaches a kept answer.
  */
 export async function runOnce(
   env: ServiceEnv,
