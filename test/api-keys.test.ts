@@ -167,6 +167,39 @@ describe('a key that no longer holds', () => {
     expect((await app.gql(REVOKE, { id: apiKey.id }, alice.token)).data.revokeApiKey.revokedAt).toBe(revoked.data.revokeApiKey.revokedAt);
   });
 
+  it('ends the subscriptions it opened, on every instance, with a last UNAUTHENTICATED event', async () => {
+    const [revoked, expired] = await Promise.all([createKey(alice.token, { scope: 'read' }), createKey(alice.token)]);
+    const campaign = await createCampaign(app, alice, ALWAYS_OPEN);
+    // Opened on the other instance: nothing tells it of the revocation but the key's own row.
+    const byRevoked = await subscribe(other.url, CAMPAIGN_UPDATED, { id: campaign.id }, revoked.secret);
+    const byExpired = await subscribe(app.url, CAMPAIGN_UPDATED, { id: campaign.id }, expired.secret);
+    const byToken = await subscribe(app.url, CAMPAIGN_UPDATED, { id: campaign.id }, alice.token);
+    try {
+      for (const live of [byRevoked, byExpired, byToken]) await live.until((results) => results.length >= 1);
+      expect((await app.gql(REVOKE, { id: revoked.apiKey.id }, alice.token)).errors).toBeUndefined();
+      await app.prisma.apiKey.update({ where: { id: expired.apiKey.id }, data: { expiresAt: new Date(Date.now() - 1_000) } });
+
+      for (const live of [byRevoked, byExpired]) {
+        await live.until((results) => results.some((result) => result.errors));
+        await live.ended;
+        expect(live.completed).toBe(true);
+        expect(live.results.at(-1)).toMatchObject({ errors: [{ extensions: { code: 'UNAUTHENTICATED' } }] });
+        expect(live.results.at(-1)!.data).toBeUndefined();
+      }
+      // A token's stream goes on, and still hears of changes.
+      expect(byToken.completed).toBe(false);
+      const edited = await app.gql(
+        'mutation ($id: UUID!) { updateCampaign(id: $id, input: { name: "Renamed" }) { id } }',
+        { id: campaign.id },
+        alice.token,
+      );
+      expect(edited.errors).toBeUndefined();
+      await byToken.until((results) => results.length >= 2);
+    } finally {
+      for (const live of [byRevoked, byExpired, byToken]) live.close();
+    }
+  });
+
   it('is refused once expired, and when its secret is wrong or it is malformed', async () => {
     const { secret, apiKey } = await createKey(alice.token, { expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
     expect((await app.request('GET', '/api/v1/agents/active/', { token: secret })).status).toBe(200);

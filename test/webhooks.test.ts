@@ -651,6 +651,63 @@ describe('webhook endpoints in production', () => {
     }
   });
 
+  it('accepts only globally routable unicast, judging the IPv4 address an IPv6 one carries', async () => {
+    const userId = randomUUID();
+    const token = await app.token(userId);
+    const refused = [
+      // NAT64: the well-known prefix carrying metadata, loopback or private addresses; the local-use /48 always.
+      'http://[64:ff9b::a9fe:a9fe]/hook',
+      'http://[64:ff9b::127.0.0.1]/hook',
+      'http://[64:ff9b::c0a8:101]/hook',
+      'http://[64:ff9b:1::808:808]/hook',
+      // 6to4 of the metadata address, loopback and a private one.
+      'http://[2002:a9fe:a9fe::1]/hook',
+      'http://[2002:7f00:1::1]/hook',
+      'http://[2002:a00:1::1]/hook',
+      // Teredo: a client (stored inverted) on loopback, a server on a private network.
+      'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook',
+      'http://[2001:0:a00:1::f7f7:f7f7]/hook',
+      // IPv4-compatible and IPv4-translated forms.
+      'http://[::127.0.0.1]/hook',
+      'http://[::a9fe:a9fe]/hook',
+      'http://[::ffff:0:7f00:1]/hook',
+      'http://[::ffff:10.0.0.1]/hook',
+      // Documentation and benchmarking ranges.
+      'http://192.0.2.10/hook',
+      'http://198.51.100.7/hook',
+      'http://203.0.113.9/hook',
+      'http://[2001:db8::1]/hook',
+      'http://[3fff::1]/hook',
+      'http://198.18.0.1/hook',
+      'http://[2001:2::1]/hook',
+      // Carrier-grade NAT, reserved, broadcast, unique local, multicast, discard, unallocated IPv6.
+      'http://100.64.0.1/hook',
+      'http://240.0.0.1/hook',
+      'http://255.255.255.255/hook',
+      'http://[fd00::1]/hook',
+      'http://[ff02::1]/hook',
+      'http://[100::1]/hook',
+      'http://[4000::1]/hook',
+    ];
+    for (const url of refused) {
+      const result = await app.gql(CREATE, { input: { url } }, token);
+      expect(result.errors?.[0]?.extensions?.fieldErrors, url).toEqual({ url: [expect.stringMatching(/not globally routable/)] });
+    }
+    expect(await app.prisma.webhookEndpoint.count({ where: { userId } })).toBe(0);
+
+    // Saved, never called: nothing in this file emits an event for this user.
+    for (const url of [
+      'https://93.184.215.14/hook',
+      'https://[2606:4700:4700::1111]/hook',
+      'https://[64:ff9b::808:808]/hook',
+      'https://[2002:808:808::1]/hook',
+      'https://[::ffff:8.8.8.8]/hook',
+    ]) {
+      const result = await app.gql(CREATE, { input: { url } }, token);
+      expect(result.errors, url).toBeUndefined();
+    }
+  });
+
   it('will not connect to such an address at delivery, even when a name resolves to one later', async () => {
     const r = await startReceiver();
     try {
@@ -658,6 +715,12 @@ describe('webhook endpoints in production', () => {
         const outcome = await send(url, {}, '{}', { timeoutMs: 2_000, allowPrivateAddresses: false });
         expect(outcome).toMatchObject({ statusCode: null, error: 'the host resolves to a loopback, private or link-local address' });
       }
+      // The receiver's own loopback address, through NAT64's well-known prefix.
+      const nat64 = r.url.replace('127.0.0.1', '[64:ff9b::7f00:1]');
+      expect(await send(nat64, {}, '{}', { timeoutMs: 2_000, allowPrivateAddresses: false })).toMatchObject({
+        statusCode: null,
+        error: 'the host resolves to a loopback, private or link-local address',
+      });
       expect(r.received).toEqual([]);
       expect((await send(r.url, {}, '{}', { timeoutMs: 2_000, allowPrivateAddresses: true })).statusCode).toBe(200);
     } finally {

@@ -84,6 +84,7 @@ export const CONFLICT_REASONS = {
   concurrent_change: 'Another request changed the same data at the same time; try again.',
   api_key_limit: 'The user holds as many active API keys as there may be; revoke one first.',
   idempotency_key_in_use: 'A request with the same Idempotency-Key is still running.',
+  idempotency_key_other_credential: 'The Idempotency-Key was used by another credential; its answer is for that one only.',
   webhook_endpoint_limit: 'The user has as many webhook endpoints as there may be; delete one first.',
   webhook_endpoint_disabled: 'The webhook endpoint is disabled or deleted; enable it first.',
 } as const;

@@ -10,7 +10,7 @@ export interface Settings {
    */
   callHoldMinutes: number;
   webhooks: {
-    /** Whether endpoints may be on loopback, private or link-local addresses (development and tests only). */
+    /** Whether endpoints may be on addresses that are not globally routable: loopback, private, ... (development and tests only). */
     allowPrivateUrls: boolean;
   };
 }

@@ -97,6 +97,14 @@ export async function principalOfKey(sql: Sql, token: string, now: Date): Promis
   return { id: key.userId, isAdmin: false, apiKey: { id: key.id, scope: key.scope } };
 }
 
+/**
+ * Those of the keys `ids` that still authenticate (neither revoked nor expired). What a key started that
+ * outlives its request (a subscription, an export link) asks this again, so that it ends with the key.
+ */
+export function keysStillHolding(sql: Sql, ids: string[], now: Date): Promise<Set<string>> {
+  return store.findHoldingKeys(sql, ids, now);
+}
+
 /** A read-only key may not change anything: `writes` is whether the request would. */
 export function refuseWritesWithReadKey(user: Principal, writes: boolean): void {
   if (writes && user.apiKey?.scope === 'read') {

@@ -78,3 +78,13 @@ const touchStatement = statement(
 export async function touchApiKey(sql: Sql, id: string, everySeconds: number): Promise<void> {
   await sql.run(touchStatement, [id, everySeconds]);
 }
+
+const holdingStatement = statement<{ id: string }>(
+  'apiKeys.holding',
+  `SELECT id FROM api_keys WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`,
+);
+
+/** Those of the keys `ids` that are neither revoked nor expired at `now`. */
+export async function findHoldingKeys(sql: Sql, ids: string[], now: Date): Promise<Set<string>> {
+  return new Set((await sql.run(holdingStatement, [ids, now])).map((row) => row.id));
+}
