@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_ACTIVE_KEYS } from '../src/services/api-keys/api-keys.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createCampaign, customer, type Customer } from './support/campaigns.js';
 import { ALWAYS_OPEN, CAMPAIGN_UPDATED } from './support/live.js';
@@ -76,6 +77,31 @@ describe('creating a key', () => {
     }
     expect(await app.prisma.apiKey.count({ where: { userId: alice.id } })).toBe(before);
   });
+
+  it(`stops at ${MAX_ACTIVE_KEYS} active keys, however many requests arrive at once`, async () => {
+    // Eight creates at once, four places left, on each of three fresh customers: only the database can keep
+    // them apart (each request has its own connection on PostgreSQL), as it must between API processes.
+    for (let round = 0; round < 3; round++) {
+      const holder = { id: randomUUID(), token: '' };
+      holder.token = await app.token(holder.id);
+      await app.gql(LIST, {}, holder.token); // the user's row, made on first sight
+      await app.prisma.apiKey.createMany({
+        data: Array.from({ length: MAX_ACTIVE_KEYS - 4 }, (_, i) => ({
+          userId: holder.id,
+          name: `Existing ${i}`,
+          publicId: `${round}${i}`.padEnd(16, 'f'),
+          secretHash: new Uint8Array(32),
+          scope: 'read' as const,
+        })),
+      });
+      const results = await Promise.all(Array.from({ length: 8 }, () => app.gql(CREATE, { input: { name: 'Raced' } }, holder.token)));
+      expect(results.filter((r) => !r.errors)).toHaveLength(4);
+      expect(results.filter((r) => r.errors).map((r) => r.errors![0]!.extensions)).toEqual(
+        Array.from({ length: 4 }, () => expect.objectContaining({ code: 'CONFLICT', reason: 'api_key_limit' })),
+      );
+      expect(await app.prisma.apiKey.count({ where: { userId: holder.id } })).toBe(MAX_ACTIVE_KEYS);
+    }
+  }, 120_000);
 
   it('cannot be done with a key, not even a full one', async () => {
     const { secret, apiKey } = await createKey(alice.token);

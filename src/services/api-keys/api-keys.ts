@@ -4,6 +4,7 @@ import type { Sql } from '../../db/sql.js';
 import type { Principal, ServiceContext } from '../context.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { ownedOrNotFound } from '../owned.js';
+import { lockUser } from '../users/store.js';
 import { uuid, parseInput, type RawInput } from '../validation.js';
 import * as store from './store.js';
 
@@ -46,20 +47,25 @@ export async function createApiKey(ctx: ServiceContext, raw: RawInput<typeof cre
   const input = parseInput(createInput, raw);
   const now = ctx.clock.now();
   if (input.expires_at && input.expires_at <= now) throw ValidationError.field('expires_at', 'Must lie in the future.');
-  if ((await store.countActiveApiKeys(ctx.db, ctx.user.id, now)) >= MAX_ACTIVE_KEYS) {
-    throw new ConflictError(`You hold ${MAX_ACTIVE_KEYS} active API keys, the most there may be: revoke one first.`, 'api_key_limit');
-  }
   const publicId = randomBytes(8).toString('hex');
   const secret = randomBytes(32).toString('base64url');
-  const row = await store.insertApiKey(ctx.db, {
-    userId: ctx.user.id,
-    name: input.name,
-    publicId,
-    secretHash: hashOf(secret),
-    scope: input.scope,
-    expiresAt: input.expires_at ?? null,
+  // Counted and added under the user's row lock, so that requests at once, from any process, take turns
+  // and none counts before another's key is added.
+  const id = await ctx.sql.transaction(async (tx) => {
+    await lockUser(tx, ctx.user.id);
+    if ((await store.countActiveApiKeys(tx, ctx.user.id, now)) >= MAX_ACTIVE_KEYS) {
+      throw new ConflictError(`You hold ${MAX_ACTIVE_KEYS} active API keys, the most there may be: revoke one first.`, 'api_key_limit');
+    }
+    return store.insertApiKey(tx, {
+      userId: ctx.user.id,
+      name: input.name,
+      publicId,
+      secretHash: hashOf(secret),
+      scope: input.scope,
+      expiresAt: input.expires_at ?? null,
+    });
   });
-  return { apiKey: row, secret: `${keyPrefix(publicId)}_${secret}` };
+  return { apiKey: { id }, secret: `${keyPrefix(publicId)}_${secret}` };
 }
 
 export function listApiKeys<Q extends store.ApiKeyQuery = {}>(ctx: ServiceContext, query: Q = {} as Q) {
