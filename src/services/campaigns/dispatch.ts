@@ -1,10 +1,10 @@
-import { DateTime } from 'luxon';
 import { z } from 'zod';
 import type { SqlSession } from '../../db/sql.js';
 import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
 import { callCostCents, spendableCents } from '../billing/calls.js';
 import type { ServiceContext } from '../context.js';
 import { ConflictError } from '../errors.js';
+import { localTime } from '../time-zones.js';
 import { parseInput, type RawInput } from '../validation.js';
 import { actFor } from './actor.js';
 import { callingBeginsAt } from './calling-begins.js';
@@ -65,7 +65,7 @@ function dispatchDetail(campaign: Campaign, scheduled: boolean, beginsAt: Date |
   const first = scheduled ? 'The campaign will start at its started_at.' : 'The campaign is running.';
   const start = scheduled ? campaign.startedAt : now;
   if (!beginsAt || !start || beginsAt.getTime() - start.getTime() < NOW_MS) return first;
-  const local = DateTime.fromJSDate(beginsAt, { zone: campaign.timezone }).toFormat('ccc d LLL yyyy HH:mm');
+  const local = localTime(beginsAt, campaign.timezone).toFormat('ccc d LLL yyyy HH:mm');
   return `${first} Calling begins at ${local} ${campaign.timezone} (${beginsAt.toISOString()}): its calling hours and the callees' local calling rules allow no call before then.`;
 }
 
