@@ -99,6 +99,13 @@ describe('inputs that take a zone', () => {
     const res = await importRows('Bad zones', rows);
     expect(res.status).toBe(400);
     expect(res.json).toEqual({ 'csvData.1.TZ': [UNKNOWN], 'csvData.3.TZ': [UNKNOWN] });
+    // The first ten such rows are named, as with rows of other shapes.
+    const many = await importRows(
+      'Many bad zones',
+      Array.from({ length: 12 }, (_, i) => ({ Phone: `+1415555${2000 + i}`, TZ: `Nowhere/${i}` })),
+    );
+    expect(many.status).toBe(400);
+    expect(Object.keys(many.json)).toEqual(Array.from({ length: 10 }, (_, i) => `csvData.${i}.TZ`));
     const file = ['Phone,Time Zone', '+14155550105,Europe/Kyiv', '+14155550106,Nowhere/Town'].join('\n');
     const form = new FormData();
     form.set('groupName', 'Bad file');

@@ -293,7 +293,7 @@ class DraftBook {
 class RowErrors {
   private readonly errors: FieldErrors = {};
   private count = 0;
-  /** Rows read before the current chunk. */
+  /** Rows read before those being built. */
   private offset = 0;
 
   constructor(private readonly source: string) {}
