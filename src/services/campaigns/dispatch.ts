@@ -1,10 +1,10 @@
-import { DateTime } from 'luxon';
 import { z } from 'zod';
 import type { SqlSession } from '../../db/sql.js';
 import type { Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
 import { callHoldCents, callsAffordable, spendableCents } from '../billing/calls.js';
 import type { ServiceContext } from '../context.js';
 import { ConflictError } from '../errors.js';
+import { localTime } from '../time-zones.js';
 import { parseInput, type RawInput } from '../validation.js';
 import { actFor } from './actor.js';
 import { describeDays } from './schedule.js';
@@ -80,7 +80,7 @@ function dispatchDetail(
   const start = scheduled ? campaign.startedAt : now;
   if (!first || !start || first.at.getTime() - start.getTime() < NOW_MS) return state;
   const local = (at: Date) =>
-    `${DateTime.fromJSDate(at, { zone: campaign.timezone }).toFormat('ccc d LLL yyyy HH:mm')} ${campaign.timezone}`;
+    `${localTime(at, campaign.timezone).toFormat('ccc d LLL yyyy HH:mm')} ${campaign.timezone}`;
   const why = first.waits.map((wait) => describeWait(wait, local)).join('; then ');
   // No reason only when the contact that waited was called or edited meanwhile: the time still stands.
   return `${state} Calling begins at ${local(first.at)} (${first.at.toISOString()})${why ? `: ${why}` : ''}.`;

@@ -26,7 +26,7 @@ import {
   type DraftCall,
   type TickCampaign,
 } from './store/placing.js';
-import { lockPool, restNumber } from './store/caller-id.js';
+import { endCooldowns, lockPool, restNumber } from './store/caller-id.js';
 import { needsRest, type PoolNumber } from './caller-id.js';
 import { emitEvents } from '../webhooks/emit.js';
 import type { SqlTransaction } from '../../db/sql.js';
@@ -167,6 +167,13 @@ export async function claim(
           voicemailMessage: voicemailMessageOf(voicemail, variables),
         };
       });
+      // Under the numbers' locks, with the calls that start their new runs.
+      if (pool)
+        await endCooldowns(
+          tx,
+          pool.filter((n) => n.cooldownEnded).map((n) => n.id),
+          now,
+        );
       const leaseUntil = new Date(now.getTime() + options.leaseSeconds * 1000);
       const taken = await claimCalls(tx, { campaignId, userId: campaign.userId, leaseUntil, now }, calls);
       const claim = {
