@@ -226,6 +226,7 @@ describe('creating a call', () => {
     from: '+14155550100',
     to,
     providerAgentId: null,
+    providerAgentVersion: null,
     variables: {},
     voicemailMessage: null,
   });
