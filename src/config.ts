@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { CorsOrigins } from './http/cors.js';
 import type { DialerRuntimeOptions } from './jobs/dialer.js';
+import type { ProvisioningRuntimeOptions } from './jobs/provisioning.js';
 import type { WebhookRuntimeOptions } from './jobs/webhooks.js';
 import { DEFAULT_DELIVERY_OPTIONS } from './services/webhooks/delivery.js';
 import { DEFAULT_DIALER_OPTIONS } from './services/dialer/options.js';
@@ -174,6 +175,8 @@ const envSchema = z
     RETELL_TIMEOUT_SECONDS: integer(1, 120).default(10),
     RETELL_WEBHOOK_TOLERANCE_SECONDS: integer(1, 3_600).default(300),
     RETELL_ANALYSIS_WAIT_SECONDS: integer(0, 3_600).default(300),
+    AGENT_PROVISIONING_RETRIES: integer(0, 50).default(8),
+    AGENT_DRIFT_SWEEP_SECONDS: integer(10, 86_400).default(600),
     TWILIO_ACCOUNT_SID: z
       .string()
       .regex(/^AC[0-9a-fA-F]{32}$/, { error: 'must be a Twilio account SID (AC followed by 32 hex digits)' })
@@ -299,6 +302,8 @@ export interface Config {
   dialer: DialerRuntimeOptions;
   /** How the processes that dial also deliver webhooks. */
   webhooks: WebhookRuntimeOptions;
+  /** How the processes that dial also provision agents at the voice provider. */
+  provisioning: ProvisioningRuntimeOptions;
   /** Bearer token /metrics requires; unset, /metrics is open (serve it on an internal network). */
   metricsToken: string | undefined;
   /** Shared between processes: rate limit budgets and live updates; unset, each process keeps its own. */
@@ -394,6 +399,24 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       jobExpireSeconds: env.WEBHOOK_TIMEOUT_SECONDS + 15,
       superviseSeconds: 10,
       concurrency: 20,
+    },
+    provisioning: {
+      voice:
+        env.TELEPHONY_PROVIDER === 'retell'
+          ? {
+              provider: 'retell',
+              baseUrl: env.RETELL_BASE_URL,
+              apiKey: env.RETELL_API_KEY!,
+              timeoutSeconds: env.RETELL_TIMEOUT_SECONDS,
+              publicBaseUrl: env.PUBLIC_BASE_URL,
+            }
+          : { provider: 'simulated' },
+      relayMs: 1_000,
+      retryLimit: env.AGENT_PROVISIONING_RETRIES,
+      retryDelaySeconds: 2,
+      // A job makes a few requests, each bounded by the timeout.
+      jobExpireSeconds: env.RETELL_TIMEOUT_SECONDS * 20 + 30,
+      driftSweepSeconds: env.AGENT_DRIFT_SWEEP_SECONDS,
     },
     metricsToken: env.METRICS_TOKEN,
     redisUrl: env.REDIS_URL,

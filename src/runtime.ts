@@ -10,6 +10,7 @@ import { seedAgentTemplates } from './db/seed.js';
 import { DEMO_USER_ID, seedDemo } from './demo/seed.js';
 import { createApp } from './app.js';
 import { startDialer } from './jobs/dialer.js';
+import { startProvisioning } from './jobs/provisioning.js';
 import { notifyingDialer } from './jobs/wake-notifications.js';
 import { startWebhookDelivery } from './jobs/webhooks.js';
 import { drainable } from './http/drain.js';
@@ -23,6 +24,7 @@ import { shutdownTracing } from './ops/tracing.js';
 import { createAuthenticator, signToken, UserRegistry } from './services/auth.js';
 import { systemClock, type Clock, type ServiceEnv } from './services/context.js';
 import { idleDialer } from './services/dialer/control.js';
+import { idleVoice } from './services/voice/control.js';
 
 export interface Runtime {
   url: string;
@@ -61,7 +63,16 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
     const applied = await db.migrate();
     if (applied.length) log.info({ migrations: applied }, 'applied migrations');
     await seedAgentTemplates(db.prisma);
-    const env: ServiceEnv = { db: db.prisma, sql: db.sql, clock, log, settings: config.settings, dialer: idleDialer, events };
+    const env: ServiceEnv = {
+      db: db.prisma,
+      sql: db.sql,
+      clock,
+      log,
+      settings: config.settings,
+      dialer: idleDialer,
+      events,
+      voice: idleVoice,
+    };
     const demoSeeded = config.seedDemo ? await seedDemo(env) : false;
     if (config.runDialer) {
       const dialer = await startDialer(env, db, config.dialer);
@@ -73,6 +84,9 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       });
       const webhooks = await startWebhookDelivery(env, db, config.webhooks);
       shutdownHooks.add('webhooks', () => webhooks.stop());
+      const provisioning = await startProvisioning(env, db, config.provisioning);
+      env.voice = provisioning.control;
+      shutdownHooks.add('provisioning', () => provisioning.stop());
     } else if (config.databaseUrl) {
       env.dialer = notifyingDialer(db.sql, log);
     }

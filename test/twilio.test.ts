@@ -226,6 +226,7 @@ describe('creating a call', () => {
     from: '+14155550100',
     to,
     providerAgentId: null,
+    providerAgentVersion: null,
     variables: {},
     voicemailMessage: null,
   });
@@ -652,8 +653,13 @@ describe('Twilio webhooks, one request at a time', { timeout: 120_000 }, () => {
   });
 
   it('hangs up on a machine when the campaign leaves no message: the call is a voicemail, billed nothing', async () => {
-    const { call, campaignId } = await dialOne({ scheduleConfig: { max_attempts: 1, voicemail: { action: 'hang_up' } } });
-    expect(Object.fromEntries(new URL(String(call.params.Url)).searchParams)).toEqual({ attempt_id: expect.any(String) });
+    const { call, campaignId, agent } = await dialOne({ scheduleConfig: { max_attempts: 1, voicemail: { action: 'hang_up' } } });
+    // The agent's id at the provider (the simulator's, with which agents are provisioned here), and no message.
+    const { providerAgentId } = await app.prisma.agent.findUniqueOrThrow({ where: { id: agent.id } });
+    expect(Object.fromEntries(new URL(String(call.params.Url)).searchParams)).toEqual({
+      attempt_id: expect.any(String),
+      agent_id: providerAgentId,
+    });
     expect(new URL(String(call.params.StatusCallback)).searchParams.has('leave_voicemail')).toBe(false);
     const voice = await fetchTwiml(call, 'machine_end_beep');
     expect(readTwiml(voice)).toEqual({ hangup: true });

@@ -76,6 +76,8 @@ export const CONFLICT_REASONS = {
   campaign_changed: 'The campaign was edited while it was starting; try again.',
   agent_inactive: "The campaign's agent is archived.",
   agent_has_no_phone_number: "The campaign's agent has no phone number to call from.",
+  agent_not_ready: "The campaign's agent is not provisioned at the voice provider yet, or its provisioning failed.",
+  provisioning_not_failed: "The agent's provisioning has not failed; only a failed one is retried.",
   no_callable_contacts: 'No contact of the group is left to call.',
   insufficient_credits: 'The credit balance cannot pay for the calls.',
   contact_group_in_use: 'A campaign that may still dial uses the contact group.',

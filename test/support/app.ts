@@ -14,11 +14,14 @@ import { Readiness } from '../../src/ops/readiness.js';
 import type { RouteDefinition } from '../../src/rest/route.js';
 import type { TrustedDocuments } from '../../src/schema/server/trusted-documents.js';
 import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from '../../src/services/auth.js';
-import { systemClock, type Clock } from '../../src/services/context.js';
+import { systemClock, type Clock, type ServiceEnv } from '../../src/services/context.js';
 import { idleDialer, type DialerControl } from '../../src/services/dialer/control.js';
 import type { RetellWebhookSettings } from '../../src/services/dialer/retell-webhooks.js';
 import type { TwilioWebhookSettings } from '../../src/services/dialer/twilio-webhooks.js';
 import { inProcessEventBus, type EventBus } from '../../src/services/events.js';
+import type { VoiceControl } from '../../src/services/voice/control.js';
+import { SimulatedVoiceProvider } from '../../src/services/voice/providers/simulated.js';
+import { provisionAgent } from '../../src/services/voice/provisioning.js';
 import { defaultSettings, type Settings } from '../../src/services/settings.js';
 import { openTestDatabase } from './database.js';
 
@@ -49,6 +52,11 @@ export interface TestAppOptions {
   metricsToken?: string;
   /** A database to serve instead of a fresh one of this file's own; the app closes it. */
   database?: Database;
+  /**
+   * Agents' provisioning: unless given, each change is provisioned by the simulator's provider at once,
+   * in the request (the job's own code, without its queue), so that agents are ready as they are made.
+   */
+  voice?: VoiceControl;
   /** Where live updates travel; this app's own in-process bus unless given. The app closes it. */
   events?: EventBus;
   /** Per-user budgets; none unless given, so that suites may send many requests as one user. */
@@ -80,16 +88,18 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const { redisUrl, keyPrefix, ...rules } = options.rateLimits ?? {};
   const rateLimiter = createRateLimiter({ requests: null, import: null, dispatch: null, ...rules }, { redisUrl, keyPrefix, log });
   const events = options.events ?? inProcessEventBus(log);
+  const env: ServiceEnv = {
+    db: db.prisma,
+    sql: db.sql,
+    clock: options.clock ?? systemClock,
+    log,
+    settings: { ...defaultSettings, ...options.settings },
+    dialer: options.dialer ?? idleDialer,
+    events,
+    voice: options.voice ?? { queued: (agentId) => provisionAgent(env, new SimulatedVoiceProvider(), agentId, true) },
+  };
   const app = createApp({
-    env: {
-      db: db.prisma,
-      sql: db.sql,
-      clock: options.clock ?? systemClock,
-      log,
-      settings: { ...defaultSettings, ...options.settings },
-      dialer: options.dialer ?? idleDialer,
-      events,
-    },
+    env,
     authenticator: createAuthenticator(auth, new UserRegistry(db.prisma), db.sql),
     limits: {
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,

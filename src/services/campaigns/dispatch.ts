@@ -41,7 +41,7 @@ export interface DispatchResult {
  * Starts or resumes a draft, scheduled or paused campaign; a draft (or scheduled campaign) whose
  * `started_at` is still ahead becomes (stays) `scheduled` instead. A running campaign is a success that
  * changes nothing. Refusals are ConflictErrors: `campaign_completed`, `campaign_cancelled`,
- * `insufficient_credits`, `agent_inactive`, `agent_has_no_phone_number`, `no_callable_contacts`.
+ * `insufficient_credits`, `agent_inactive`, `agent_has_no_phone_number`, `agent_not_ready`, `no_callable_contacts`.
  */
 export async function dispatchCampaign(ctx: ServiceContext, id: string, raw: DispatchInput): Promise<DispatchResult> {
   await getCampaign(ctx, id, { select: { id: true } });

@@ -1,7 +1,7 @@
 import { isoText } from '../../db/json-rows.js';
 import { named } from '../../db/prisma-names.js';
 import { dynamicStatement, statement, type SqlSession } from '../../db/sql.js';
-import type { CallOutcome, Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
+import type { CallOutcome, Campaign, CampaignStatus, Prisma, ProvisioningState } from '../../generated/prisma/client.js';
 import { camelCase } from '../../key-case.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
 import type { CampaignWithRelations } from './with-relations.js';
@@ -137,9 +137,16 @@ export async function lockGroupOf(tx: SqlSession, campaignId: string): Promise<s
   return current.groupId;
 }
 
-const agentForStartStatement = statement<{ name: string; isActive: boolean; numbers: number }>(
+const agentForStartStatement = statement<{
+  name: string;
+  isActive: boolean;
+  numbers: number;
+  provisioningState: ProvisioningState;
+  provisioningError: string | null;
+}>(
   'campaigns.agent_for_start',
-  `SELECT a.name, a.is_active AS "isActive", (SELECT count(*)::int FROM phone_numbers p WHERE p.agent_id = a.id) AS numbers
+  `SELECT a.name, a.is_active AS "isActive", (SELECT count(*)::int FROM phone_numbers p WHERE p.agent_id = a.id) AS numbers,
+          a.provisioning_state AS "provisioningState", a.provisioning_error AS "provisioningError"
    FROM agents a WHERE a.id = $1::uuid`,
 );
 

@@ -131,6 +131,7 @@ export class Dialer {
       from: c.from,
       to: c.to,
       providerAgentId: c.providerAgentId,
+      providerAgentVersion: c.providerAgentVersion,
       variables: c.variables,
       voicemailMessage: c.voicemailMessage,
     }));

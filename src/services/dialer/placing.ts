@@ -162,7 +162,10 @@ export async function claim(
           attemptNumber: c.attempts + 1,
           to: c.phoneNumber!,
           from: c.from,
-          providerAgentId: c.variantAgentId ?? agent.providerAgentId,
+          ...(c.variant
+            ? { agentId: c.variant.agentId, agentVersion: c.variant.agentVersion, providerAgentId: c.variant.providerAgentId }
+            : { agentId: agent.agentId, agentVersion: agent.agentVersion, providerAgentId: agent.providerAgentId }),
+          providerAgentVersion: c.variant ? c.variant.providerVersion : agent.providerVersion,
           variables,
           voicemailMessage: voicemailMessageOf(voicemail, variables),
         };
