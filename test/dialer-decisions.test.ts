@@ -203,6 +203,8 @@ describe('a finished call', () => {
     maxRetryDays: 3,
     attemptTimes: [new Date('2026-11-02T09:00:00Z')],
     earlierOutcomes: [],
+    callbackAt: null,
+    optedOutAt: null,
     ...over,
   });
   const result = (over: Partial<CallResult> = {}): CallResult => ({ attemptId: 'a1', outcome: 'no_answer', durationSeconds: 0, ...over });
