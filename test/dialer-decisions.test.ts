@@ -33,6 +33,7 @@ const campaign = (over: Partial<TickCampaign> = {}): TickCampaign => ({
   requiredConsent: [],
   regionalRules: false,
   spendCapCents: null,
+  transferNumber: null,
   ...over,
 });
 

@@ -5,8 +5,9 @@ import { LocalFake, reply } from './local-fake.js';
 // A local stand-in for Retell's API, speaking its protocol: POST /v2/create-phone-call with a bearer API
 // key answers with a call object, and the call's webhooks (call_started, call_ended, call_analyzed) are
 // then POSTed to our app, signed as Retell signs them: X-Retell-Signature `v=<unix ms>,d=<hex
-// HMAC-SHA256(key, body + timestamp)>`. Written from Retell's documentation, independently of the code
-// under test.
+// HMAC-SHA256(key, body + timestamp)>`. During a call, the agent's custom functions are POSTed to their
+// URLs as `{ name, call, args }`, signed the same way. Written from Retell's documentation,
+// independently of the code under test.
 
 export interface Analysis {
   call_summary?: string;
@@ -47,11 +48,21 @@ export interface Delivery {
   body: any;
 }
 
+/** How a request to the app is signed: the webhook key unless told otherwise, or not at all. */
+export interface SignOptions {
+  key?: string;
+  timestampMs?: number;
+  signature?: string | null;
+  tamper?: (body: string) => string;
+}
+
 export interface FakeRetellOptions {
   apiKey: string;
   webhookKey: string;
   /** Where webhooks go; settable after start, once the app's URL is known. */
   webhookUrl?: string;
+  /** Where the agent's custom functions are, `<toolsUrl>/<name>`; settable after start. */
+  toolsUrl?: string;
   script: (toNumber: string) => Script;
   /** The clock webhooks are signed with (unix ms). */
   now?: () => number;
@@ -62,11 +73,13 @@ export class FakeRetell extends LocalFake {
   readonly requests: { to: string; status: number }[] = [];
   readonly deliveries: Delivery[] = [];
   webhookUrl: string | undefined;
+  toolsUrl: string | undefined;
   private readonly refusedOnce = new Set<string>();
 
   constructor(private readonly options: FakeRetellOptions) {
     super();
     this.webhookUrl = options.webhookUrl;
+    this.toolsUrl = options.toolsUrl;
   }
 
   private now(): number {
@@ -192,13 +205,34 @@ export class FakeRetell extends LocalFake {
    * POSTs one webhook to the app, signed with the webhook key (or as told: another key, another
    * timestamp, a header of the test's own, or none, or the body changed after signing).
    */
-  async send(
-    event: string,
-    call: Record<string, unknown>,
-    options: { key?: string; timestampMs?: number; signature?: string | null; tamper?: (body: string) => string } = {},
-  ): Promise<Delivery> {
+  async send(event: string, call: Record<string, unknown>, options: SignOptions = {}): Promise<Delivery> {
     if (!this.webhookUrl) throw new Error('no webhook URL');
-    const body = JSON.stringify({ event, call });
+    const { status, body } = await this.post(this.webhookUrl, JSON.stringify({ event, call }), options);
+    const delivery = { callId: String(call.call_id), event, status, body };
+    this.deliveries.push(delivery);
+    return delivery;
+  }
+
+  /**
+   * The agent calls one of its custom functions while the call is under way: Retell POSTs the function's
+   * name, the call object as it stands and the LLM's arguments to the function's URL, signed as webhooks are.
+   */
+  async callTool(
+    call: CreatedCall,
+    name: string,
+    args: Record<string, unknown>,
+    options: SignOptions & { callObject?: Record<string, unknown> } = {},
+  ): Promise<{ status: number; body: any }> {
+    if (!this.toolsUrl) throw new Error('no tools URL');
+    const callObject = options.callObject ?? {
+      ...this.callObject(call, 'registered'),
+      call_status: 'ongoing',
+      start_timestamp: call.createdAt + 3_000,
+    };
+    return this.post(`${this.toolsUrl}/${name}`, JSON.stringify({ name, call: callObject, args }), options);
+  }
+
+  private async post(url: string, body: string, options: SignOptions): Promise<{ status: number; body: any }> {
     const timestamp = options.timestampMs ?? this.now();
     const signature =
       options.signature === undefined
@@ -206,14 +240,12 @@ export class FakeRetell extends LocalFake {
             .update(body + timestamp)
             .digest('hex')}`
         : options.signature;
-    const response = await fetch(this.webhookUrl, {
+    const response = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(signature === null ? {} : { 'x-retell-signature': signature }) },
       body: options.tamper ? options.tamper(body) : body,
     });
     const text = await response.text();
-    const delivery = { callId: String(call.call_id), event, status: response.status, body: text ? JSON.parse(text) : undefined };
-    this.deliveries.push(delivery);
-    return delivery;
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
   }
 }

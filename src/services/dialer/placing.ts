@@ -163,7 +163,8 @@ export async function claim(
           to: c.phoneNumber!,
           from: c.from,
           providerAgentId: c.variantAgentId ?? agent.providerAgentId,
-          variables,
+          // The agent's transfer_call dials {{transfer_number}}: the campaign names it, per call.
+          variables: campaign.transferNumber ? { ...variables, transfer_number: campaign.transferNumber } : variables,
           voicemailMessage: voicemailMessageOf(voicemail, variables),
         };
       });
