@@ -6,7 +6,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import { ProviderError, type AgentSpec, type VoiceProvider } from './provider.js';
 import { provisioningQueued } from './control.js';
 import * as store from './store.js';
-import { toolsFor } from './tools/definitions.js';
+import { SERVED_TOOLS } from './tools/definitions.js';
 
 // Provisioning: the agent a customer builds here lives at the voice provider too, in step with ours
 // (docs/agents.md). Every change here (create, edit, archive, retry) leaves the agent `pending` at a
@@ -53,7 +53,7 @@ export function specOf(agent: store.AgentToProvision): AgentSpec {
     engine:
       agent.responseEngineType === 'custom-llm' && agent.llmWebsocketUrl
         ? { type: 'custom-llm', websocketUrl: agent.llmWebsocketUrl }
-        : { type: 'retell-llm', tools: toolsFor(transferNumber !== null) },
+        : { type: 'retell-llm', tools: SERVED_TOOLS },
     voiceId: text(profile.voice_id) ?? text(profile.voice),
     language: text(profile.language),
     voiceSpeed: number(profile.speaking_rate),
