@@ -23,6 +23,7 @@ import { graphqlMetrics } from './metrics.js';
 import { graphqlRateLimits } from './rate-limits.js';
 import { readOnlyKeys } from './read-only-keys.js';
 import { graphqlTracing } from './tracing.js';
+import { variableCoercion } from './variables.js';
 import { tracingOn } from '../../ops/tracing.js';
 import { trustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 import { currentRequestScope, type RequestScope } from '../../http/request-scope.js';
@@ -112,6 +113,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
       readOnlyKeys,
       graphqlRateLimits(deps.rateLimiter),
       graphqlMetrics,
+      variableCoercion,
       costLimit,
       ...(deps.compiledReads ? [compiledReads] : []),
     ],
