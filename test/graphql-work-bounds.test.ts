@@ -1,4 +1,7 @@
+import { Kind, parse, type DocumentNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSchema } from '../src/schema/index.js';
+import { MAX_COST, operationCost } from '../src/schema/server/cost.js';
 import { MAX_VARIABLE_ERRORS } from '../src/schema/server/variables.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createCampaign, customer, type Customer } from './support/campaigns.js';
@@ -99,5 +102,74 @@ describe('variables with thousands of problems', () => {
   it('a value of the right shape still runs', async () => {
     const res = await app.gql(ADD_DO_NOT_CALL, { i: { phoneNumber: '+1 415 555 0199' } }, alice.token);
     expect(res.errors).toBeUndefined();
+  });
+});
+
+/** `levels` levels of fragments on Query, each spreading the next `width` times; the last selects `leaf`. */
+function fanOut(levels: number, width: number, leaf = 'creditBalance { heldCents }'): string {
+  const spreads = (level: number) => Array.from({ length: width }, () => `...F${level}`).join(' ');
+  const parts = [`query { ${spreads(1)} }`];
+  for (let level = 1; level < levels; level += 1) parts.push(`fragment F${level} on Query { ${spreads(level + 1)} }`);
+  parts.push(`fragment F${levels} on Query { ${leaf} }`);
+  return parts.join('\n');
+}
+
+describe('fragments spread hundreds of times on several levels', () => {
+  const tooCostly = (res: Awaited<ReturnType<typeof refused>>) => {
+    expect(res.status).toBe(400);
+    expect(res.json.errors).toHaveLength(1);
+    expect(res.json.errors[0]!.extensions.code).toBe('QUERY_TOO_COSTLY');
+    return res.json.errors[0]!.message;
+  };
+
+  it('3 levels of 300 spreads are refused as too costly', async () => {
+    expect(tooCostly(await refused(JSON.stringify({ query: fanOut(3, 300) })))).toMatch(
+      new RegExp(`^This operation could answer at least \\d+ values, above the limit of ${MAX_COST}: `),
+    );
+  });
+
+  it('and so are wider and nested variants: 4 levels of 220 (2.3 billion paths), 300 x 300 x 300 inside a page', async () => {
+    const spreads = (name: string) => Array.from({ length: 300 }, () => `...${name}`).join(' ');
+    const nested = [
+      `query { campaigns(first: 100) { edges { node { ${spreads('C1')} } } } }`,
+      `fragment C1 on Campaign { ${spreads('C2')} }`,
+      `fragment C2 on Campaign { ${spreads('C3')} }`,
+      'fragment C3 on Campaign { id }',
+    ].join('\n');
+    for (const query of [fanOut(4, 220), nested]) tooCostly(await refused(JSON.stringify({ query })));
+  });
+
+  it('costs each fragment once, however often it is spread, and counts what path by path counted', () => {
+    const schema = buildSchema();
+    let reads = 0;
+    /** The document with each fragment's selections counted as they are read. */
+    const counting = (document: DocumentNode): DocumentNode => ({
+      ...document,
+      definitions: document.definitions.map((definition) =>
+        definition.kind === Kind.FRAGMENT_DEFINITION
+          ? Object.defineProperty({ ...definition }, 'selectionSet', {
+              get: () => {
+                reads += 1;
+                return definition.selectionSet;
+              },
+            })
+          : definition,
+      ),
+    });
+    // 27,000 paths of 2 values each: path by path, the last fragment's selections were read 27,000 times.
+    const over = operationCost(schema, counting(parse(fanOut(3, 30))), undefined, {});
+    expect(reads).toBe(3);
+    expect(over!.values).toBeGreaterThan(MAX_COST);
+    expect(over!.whole).toBe(false);
+
+    reads = 0;
+    expect(operationCost(schema, counting(parse(fanOut(3, 5))), undefined, {})).toEqual({ values: 5 ** 3 * 2, whole: true });
+    expect(reads).toBe(3);
+  });
+
+  it('a few spreads under the limit still run', async () => {
+    const res = await app.gql(fanOut(3, 5), {}, alice.token);
+    expect(res.errors).toBeUndefined();
+    expect(res.data.creditBalance.heldCents).toBe(0);
   });
 });
