@@ -117,11 +117,9 @@ export const timeZone = z
   .string()
   .trim()
   .max(64)
-  .transform((zone, ctx) => {
-    const name = timeZoneName(zone);
-    if (name === null) ctx.addIssue({ code: 'custom', message: UNKNOWN_TIME_ZONE });
-    return name ?? z.NEVER;
-  });
+  // A refinement, not a failing transform, so that checks of the object around it still report theirs.
+  .refine((zone) => zone.length > 64 || timeZoneName(zone) !== null, { error: UNKNOWN_TIME_ZONE })
+  .transform((zone) => timeZoneName(zone)!);
 
 /** Any RFC 4122-shaped id; PostgreSQL's uuid type accepts every version, so we do too. */
 export const uuid = z.guid();
