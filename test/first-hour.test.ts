@@ -94,7 +94,7 @@ describe('dispatch says when calling begins', () => {
       campaign: { callingBeginsAt: '2026-03-10T15:00:00.000Z' },
     });
     expect(result.data.dispatchCampaign.detail).toContain(
-      'Calling begins at Tue 10 Mar 2026 08:00 America/Los_Angeles (2026-03-10T15:00:00.000Z): the regional calling rules of US-CA (the legal calling hours) allow no call before then.',
+      'Calling begins at Tue 10 Mar 2026 08:00 America/Los_Angeles (2026-03-10T15:00:00.000Z): the regional calling rules of US (the legal calling hours) allow no call before then.',
     );
   });
 

@@ -18,9 +18,10 @@ export const agentRelations = {
   campaigns: { select: { id: true, name: true, status: true }, orderBy: [{ createdAt: 'desc' as const }, { id: 'desc' as const }] },
 } satisfies Prisma.AgentInclude;
 
-/** What v1 never shows of an agent, left unread: the prompt filled in from its template, its version and provisioning. */
+/** What v1 never shows of an agent, left unread: the prompt filled in from its template, its version and provisioning, its booking calendar. */
 export const agentHidden = {
   systemPrompt: true,
+  bookingCalendar: true,
   providerAgentId: true,
   version: true,
   provisioningState: true,

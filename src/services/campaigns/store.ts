@@ -92,6 +92,8 @@ const CAMPAIGN_FIELDS = [
   'regional_rules',
   'redial_of',
   'redial_outcomes',
+  'booking_calendar',
+  'transfer_number',
   'started_at',
   'completed_at',
   'created_at',
