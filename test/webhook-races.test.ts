@@ -133,6 +133,30 @@ describe('webhook endpoints changed at the same moment', () => {
   );
 
   it(
+    'pings at once: each request answers the delivery it made',
+    async () => {
+      const r = await receiver();
+      const token = await app.token();
+      const endpoint = await createEndpoint(token, r.url);
+      for (let round = 0; round < ROUNDS; round++) {
+        const pings = await Promise.all(
+          Array.from(
+            { length: 8 },
+            async () => (await gqlData(PING, { id: endpoint.id }, token)).pingWebhookEndpoint as { id: string; eventId: string },
+          ),
+        );
+        expect(new Set(pings.map((p) => p.id)).size).toBe(pings.length);
+        const rows = await app.prisma.webhookMessage.findMany({
+          where: { id: { in: pings.map((p) => p.id) } },
+          select: { id: true, eventId: true },
+        });
+        expect(new Map(rows.map((row) => [row.id, row.eventId]))).toEqual(new Map(pings.map((p) => [p.id, p.eventId])));
+      }
+    },
+    RACE_TIMEOUT_MS,
+  );
+
+  it(
     'replaying failed deliveries from several requests at once sends each exactly once',
     async () => {
       const r = await receiver();

@@ -144,12 +144,16 @@ export async function replayFailed(sql: SqlTransaction, userId: string, endpoint
   return (await sql.run(replayStatement, [userId, null, endpointId, since])).length;
 }
 
+// Only a row this transaction wrote (its xmin): a ping made at the same moment by another request,
+// committed meanwhile, is that request's, though read committed would show it here too.
 const latestPingStatement = statement<{ id: string }>(
   'webhooks.latest_ping',
   `SELECT m.id FROM webhook_messages m JOIN webhook_events e ON e.id = m.event_id
-   WHERE m.endpoint_id = $1::uuid AND e.type = 'webhook.ping' ORDER BY m.id DESC LIMIT 1`,
+   WHERE m.endpoint_id = $1::uuid AND e.type = 'webhook.ping' AND m.xmin = pg_current_xact_id()::xid
+   ORDER BY m.id DESC LIMIT 1`,
 );
 
+/** The ping delivery to the endpoint that this transaction made. */
 export async function latestPing(tx: SqlSession, endpointId: string): Promise<string | undefined> {
   return (await tx.run(latestPingStatement, [endpointId]))[0]?.id;
 }
