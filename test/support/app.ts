@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
 import type { Database } from '../../src/db/database.js';
 import { seedAgentTemplates } from '../../src/db/seed.js';
 import { createApp } from '../../src/app.js';
+import { serveBrainSockets } from '../../src/http/retell-llm-socket.js';
+import type { BrainDeps } from '../../src/services/voice/brain/conversation.js';
 import type { CorsOrigins } from '../../src/http/cors.js';
 import { createLogger } from '../../src/logger.js';
 import { registerDatabaseChecks } from '../../src/ops/database-checks.js';
@@ -13,7 +16,7 @@ import { Readiness } from '../../src/ops/readiness.js';
 import type { RouteDefinition } from '../../src/rest/route.js';
 import type { TrustedDocuments } from '../../src/schema/server/trusted-documents.js';
 import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from '../../src/services/auth.js';
-import { systemClock, type Clock } from '../../src/services/context.js';
+import { systemClock, type Clock, type ServiceEnv } from '../../src/services/context.js';
 import { idleDialer, type DialerControl } from '../../src/services/dialer/control.js';
 import type { RetellWebhookSettings } from '../../src/services/dialer/retell-webhooks.js';
 import type { TwilioWebhookSettings } from '../../src/services/dialer/twilio-webhooks.js';
@@ -50,6 +53,8 @@ export interface TestAppOptions {
   database?: Database;
   /** Where live updates travel; this app's own in-process bus unless given. The app closes it. */
   events?: EventBus;
+  /** The built-in agent's LLM and tools; its sockets answer 503 unless given. */
+  brain?: Omit<BrainDeps, keyof ServiceEnv>;
   /** Per-user budgets; none unless given, so that suites may send many requests as one user. */
   rateLimits?: Partial<RateLimitRules> & Pick<RateLimiterOptions, 'redisUrl' | 'keyPrefix'>;
 }
@@ -79,16 +84,17 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const { redisUrl, keyPrefix, ...rules } = options.rateLimits ?? {};
   const rateLimiter = createRateLimiter({ requests: null, import: null, dispatch: null, ...rules }, { redisUrl, keyPrefix, log });
   const events = options.events ?? inProcessEventBus(log);
+  const env: ServiceEnv = {
+    db: db.prisma,
+    sql: db.sql,
+    clock: options.clock ?? systemClock,
+    log,
+    settings: { ...defaultSettings, ...options.settings },
+    dialer: options.dialer ?? idleDialer,
+    events,
+  };
   const app = createApp({
-    env: {
-      db: db.prisma,
-      sql: db.sql,
-      clock: options.clock ?? systemClock,
-      log,
-      settings: { ...defaultSettings, ...options.settings },
-      dialer: options.dialer ?? idleDialer,
-      events,
-    },
+    env,
     authenticator: createAuthenticator(auth, new UserRegistry(db.prisma), db.sql),
     limits: {
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
@@ -112,6 +118,11 @@ export async function startTestApp(options: TestAppOptions = {}) {
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+  });
+  const brainSockets = serveBrainSockets(server as Server, {
+    ...env,
+    brain: options.brain,
+    maxFrameBytes: options.maxImportBodyBytes ?? 64 * 1024 * 1024,
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -156,6 +167,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     request,
     gql,
     async close() {
+      brainSockets.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.all([rateLimiter.close(), events.close()]);
       await db.close();
