@@ -14,8 +14,8 @@ export interface ChatRequest {
 }
 
 export type LlmReply =
-  /** Text streamed a word (and its space) per chunk, `tokenMs` apart; then tool calls, if any. */
-  | { text?: string; tokenMs?: number; toolCalls?: { name: string; arguments: string }[] }
+  /** Text streamed a word (and its space) per chunk, the first after `firstTokenMs`, the others `tokenMs` apart; then tool calls, if any. */
+  | { text?: string; firstTokenMs?: number; tokenMs?: number; toolCalls?: { name: string; arguments: string }[] }
   /** An HTTP error in OpenAI's error shape. */
   | { status: number }
   /** Headers, then nothing: the LLM went quiet. */
@@ -63,6 +63,7 @@ export class FakeLlm extends LocalFake {
       );
     send({ role: 'assistant', content: '' });
     const words = answer.text ? (answer.text.match(/\S+\s*/g) ?? []) : [];
+    if (answer.firstTokenMs) await new Promise((resolve) => setTimeout(resolve, answer.firstTokenMs));
     for (const [i, word] of words.entries()) {
       if (i > 0 && answer.tokenMs) await new Promise((resolve) => setTimeout(resolve, answer.tokenMs));
       if (res.destroyed) return;
