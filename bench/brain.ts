@@ -9,6 +9,7 @@ import { idleDialer } from '../src/services/dialer/control.js';
 import { inProcessEventBus } from '../src/services/events.js';
 import { defaultSettings } from '../src/services/settings.js';
 import { BRAIN_ENGINE } from '../src/services/voice/brain/conversation.js';
+import { idleVoice } from '../src/services/voice/control.js';
 import { loadSocketSecret, socketToken } from '../src/services/voice/brain/socket-url.js';
 import { FakeLlm, lastUserText } from '../test/support/fake-llm.js';
 import { RetellLlmClient } from '../test/support/retell-llm-client.js';
@@ -99,6 +100,7 @@ async function callsInFlight(url: string) {
       settings: defaultSettings,
       dialer: idleDialer,
       events: inProcessEventBus(log),
+      voice: idleVoice,
     };
     const userId = randomUUID();
     await db.prisma.user.create({ data: { id: userId } });

@@ -9,6 +9,7 @@ import { createAgent } from '../src/services/agents/agents.js';
 import { grantCredits } from '../src/services/billing/grants.js';
 import { importContacts } from '../src/services/contacts/import.js';
 import { serviceContext, systemClock, type ServiceEnv } from '../src/services/context.js';
+import { idleVoice } from '../src/services/voice/control.js';
 import { idleDialer } from '../src/services/dialer/control.js';
 import { enrollContacts } from '../src/services/campaigns/store.js';
 import { inProcessEventBus } from '../src/services/events.js';
@@ -203,6 +204,7 @@ async function target(url: string): Promise<Target> {
       log,
       settings: defaultSettings,
       dialer: idleDialer,
+      voice: idleVoice,
       events: inProcessEventBus(log),
     },
   };

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { CorsOrigins } from './http/cors.js';
 import type { DialerRuntimeOptions } from './jobs/dialer.js';
+import type { ProvisioningRuntimeOptions } from './jobs/provisioning.js';
 import type { WebhookRuntimeOptions } from './jobs/webhooks.js';
 import { DEFAULT_DELIVERY_OPTIONS } from './services/webhooks/delivery.js';
 import { DEFAULT_DIALER_OPTIONS } from './services/dialer/options.js';
@@ -122,6 +123,7 @@ const envSchema = z
       .string()
       .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// connection string' })
       .optional(),
+    DATABASE_CONNECT_TIMEOUT_SECONDS: integer(0, 3_600).default(30),
     DATA_DIR: z.string().min(1).default('./.data'),
     JWT_SECRET: z.string().min(32, { error: 'must be at least 32 characters long' }).optional(),
     JWT_JWKS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
@@ -180,6 +182,8 @@ const envSchema = z
     LLM_API_KEY: z.string().regex(/^\S+$/, { error: 'must be an API key without spaces' }).optional(),
     LLM_MODEL: z.string().trim().min(1).max(200).optional(),
     LLM_TIMEOUT_SECONDS: integer(1, 120).default(8),
+    AGENT_PROVISIONING_RETRIES: integer(0, 50).default(8),
+    AGENT_DRIFT_SWEEP_SECONDS: integer(10, 86_400).default(600),
     TWILIO_ACCOUNT_SID: z
       .string()
       .regex(/^AC[0-9a-fA-F]{32}$/, { error: 'must be a Twilio account SID (AC followed by 32 hex digits)' })
@@ -278,6 +282,8 @@ export interface Config {
   host: string;
   port: number;
   databaseUrl: string | undefined;
+  /** How long the first connection waits for a PostgreSQL server that is still starting (src/db/connect.ts). */
+  databaseConnectTimeoutSeconds: number;
   dataDir: string;
   jwt: {
     /** HS256 secret; in development without configuration, one is generated and kept in the data folder. */
@@ -312,6 +318,8 @@ export interface Config {
   dialer: DialerRuntimeOptions;
   /** How the processes that dial also deliver webhooks. */
   webhooks: WebhookRuntimeOptions;
+  /** How the processes that dial also provision agents at the voice provider. */
+  provisioning: ProvisioningRuntimeOptions;
   /** Bearer token /metrics requires; unset, /metrics is open (serve it on an internal network). */
   metricsToken: string | undefined;
   /** Shared between processes: rate limit budgets and live updates; unset, each process keeps its own. */
@@ -352,6 +360,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     host: env.HOST,
     port: env.PORT,
     databaseUrl: env.DATABASE_URL,
+    databaseConnectTimeoutSeconds: env.DATABASE_CONNECT_TIMEOUT_SECONDS,
     dataDir: env.DATA_DIR,
     jwt: { secret: env.JWT_SECRET, jwksUrl: env.JWT_JWKS_URL, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE },
     graphql: {
@@ -367,6 +376,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     settings: {
       importMaxRows: env.IMPORT_MAX_ROWS,
       callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE,
+      callHoldMinutes: env.DIALER_HOLD_MINUTES,
       webhooks: { allowPrivateUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS ?? !production },
     },
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
@@ -393,7 +403,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
         // A real call may last up to an hour (Retell's default longest call, the time limit we give
         // Twilio's calls), plus ringing.
         leaseSeconds: env.DIALER_LEASE_SECONDS ?? (env.TELEPHONY_PROVIDER === 'simulated' ? 300 : 3_900),
-        holdMinutes: env.DIALER_HOLD_MINUTES,
         ticksAtOnce: env.DIALER_TICKS_AT_ONCE,
       },
       sweepSeconds: env.DIALER_SWEEP_SECONDS,
@@ -410,6 +419,24 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       jobExpireSeconds: env.WEBHOOK_TIMEOUT_SECONDS + 15,
       superviseSeconds: 10,
       concurrency: 20,
+    },
+    provisioning: {
+      voice:
+        env.TELEPHONY_PROVIDER === 'retell'
+          ? {
+              provider: 'retell',
+              baseUrl: env.RETELL_BASE_URL,
+              apiKey: env.RETELL_API_KEY!,
+              timeoutSeconds: env.RETELL_TIMEOUT_SECONDS,
+              publicBaseUrl: env.PUBLIC_BASE_URL,
+            }
+          : { provider: 'simulated' },
+      relayMs: 1_000,
+      retryLimit: env.AGENT_PROVISIONING_RETRIES,
+      retryDelaySeconds: 2,
+      // A job makes a few requests, each bounded by the timeout.
+      jobExpireSeconds: env.RETELL_TIMEOUT_SECONDS * 20 + 30,
+      driftSweepSeconds: env.AGENT_DRIFT_SWEEP_SECONDS,
     },
     metricsToken: env.METRICS_TOKEN,
     redisUrl: env.REDIS_URL,

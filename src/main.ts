@@ -1,5 +1,6 @@
 import { loadConfigOrExit } from './config.js';
 import { DataDirInUseError } from './db/data-dir-lock.js';
+import { DatabaseUnreachableError } from './db/unreachable.js';
 import { checkPortFree, PortInUseError } from './http/port.js';
 import { DEMO_USER_ID } from './demo/seed.js';
 import { createLogger } from './logger.js';
@@ -9,9 +10,10 @@ import { createLogger } from './logger.js';
 
 const config = loadConfigOrExit();
 
-// Refusals a person can act on get one line, before the database is opened, and no stack trace.
+// Refusals a person can act on get one line and no stack trace: a port or data folder in use, a database
+// that cannot be reached.
 const refuse = (error: unknown) => {
-  if (error instanceof DataDirInUseError || error instanceof PortInUseError) {
+  if (error instanceof DataDirInUseError || error instanceof PortInUseError || error instanceof DatabaseUnreachableError) {
     console.error(error.message);
     process.exit(1);
   }

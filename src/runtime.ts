@@ -3,12 +3,14 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { waitForDatabase } from './db/connect.js';
 import { openDatabase, type Database } from './db/database.js';
 import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates } from './db/seed.js';
 import { DEMO_USER_ID, seedDemo } from './demo/seed.js';
 import { createApp } from './app.js';
 import { startDialer } from './jobs/dialer.js';
+import { startProvisioning } from './jobs/provisioning.js';
 import { notifyingDialer } from './jobs/wake-notifications.js';
 import { startWebhookDelivery } from './jobs/webhooks.js';
 import { drainable } from './http/drain.js';
@@ -25,6 +27,7 @@ import { systemClock, type Clock, type ServiceEnv } from './services/context.js'
 import { idleDialer } from './services/dialer/control.js';
 import { openLlm } from './services/voice/brain/llm.js';
 import { brainTools } from './services/voice/brain/tools.js';
+import { idleVoice } from './services/voice/control.js';
 
 export interface Runtime {
   url: string;
@@ -46,6 +49,9 @@ export interface Runtime {
 
 /** Opens the database, applies migrations, seeds, and serves HTTP until closed. */
 export async function startRuntime(config: Config, log: Logger, clock: Clock = systemClock): Promise<Runtime> {
+  if (config.databaseUrl) {
+    await waitForDatabase(config.databaseUrl, { timeoutMs: config.databaseConnectTimeoutSeconds * 1000, log });
+  }
   const db = await openDatabase(
     config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir },
   );
@@ -60,7 +66,16 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
     const applied = await db.migrate();
     if (applied.length) log.info({ migrations: applied }, 'applied migrations');
     await seedAgentTemplates(db.prisma);
-    const env: ServiceEnv = { db: db.prisma, sql: db.sql, clock, log, settings: config.settings, dialer: idleDialer, events };
+    const env: ServiceEnv = {
+      db: db.prisma,
+      sql: db.sql,
+      clock,
+      log,
+      settings: config.settings,
+      dialer: idleDialer,
+      events,
+      voice: idleVoice,
+    };
     const demoSeeded = config.seedDemo ? await seedDemo(env) : false;
     if (config.runDialer) {
       const dialer = await startDialer(env, db, config.dialer);
@@ -72,6 +87,9 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       });
       const webhooks = await startWebhookDelivery(env, db, config.webhooks);
       shutdownHooks.add('webhooks', () => webhooks.stop());
+      const provisioning = await startProvisioning(env, db, config.provisioning);
+      env.voice = provisioning.control;
+      shutdownHooks.add('provisioning', () => provisioning.stop());
     } else if (config.databaseUrl) {
       env.dialer = notifyingDialer(db.sql, log);
     }

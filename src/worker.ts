@@ -1,12 +1,16 @@
 import { loadConfigOrExit } from './config.js';
+import { waitForDatabase } from './db/connect.js';
 import { openDatabase } from './db/database.js';
+import { DatabaseUnreachableError } from './db/unreachable.js';
 import { startDialer } from './jobs/dialer.js';
+import { startProvisioning } from './jobs/provisioning.js';
 import { startWebhookDelivery } from './jobs/webhooks.js';
 import { createLogger } from './logger.js';
 import { createEventBus } from './ops/event-bus.js';
 import { ShutdownHooks } from './ops/shutdown-hooks.js';
 import { shutdownTracing, startTracing } from './ops/tracing.js';
 import { idleDialer } from './services/dialer/control.js';
+import { idleVoice } from './services/voice/control.js';
 import { systemClock } from './services/context.js';
 
 // `npm run worker`: a dialer process with no HTTP, which also delivers webhooks. Any number of them share the campaigns of one
@@ -21,13 +25,30 @@ if (!config.databaseUrl) {
 }
 
 const log = createLogger(config.logLevel);
+// A database that cannot be reached is one line, as a bad setting is.
+await waitForDatabase(config.databaseUrl, { timeoutMs: config.databaseConnectTimeoutSeconds * 1000, log }).catch((error: unknown) => {
+  if (!(error instanceof DatabaseUnreachableError)) throw error;
+  console.error(error.message);
+  process.exit(1);
+});
 const db = await openDatabase({ kind: 'postgres', url: config.databaseUrl });
 await db.migrate();
 // Without REDIS_URL its live updates reach no subscriber: they live in other processes.
 const events = createEventBus({ redisUrl: config.redisUrl, prefix: config.redisPrefix, log });
-const env = { db: db.prisma, sql: db.sql, clock: systemClock, log, settings: config.settings, dialer: idleDialer, events };
+const env = {
+  db: db.prisma,
+  sql: db.sql,
+  clock: systemClock,
+  log,
+  settings: config.settings,
+  dialer: idleDialer,
+  events,
+  voice: idleVoice,
+};
 const runtime = await startDialer(env, db, config.dialer);
 const webhooks = await startWebhookDelivery(env, db, config.webhooks);
+const provisioning = await startProvisioning(env, db, config.provisioning);
+env.voice = provisioning.control;
 log.info({ pid: process.pid }, 'dialer worker started');
 
 // SIGTERM: the dialer stops and hands its campaigns back to the queue, then the event bus and the
@@ -39,6 +60,7 @@ hooks.add('database', () => db.close());
 hooks.add('events', () => events.close());
 hooks.add('dialer', () => runtime.stop());
 hooks.add('webhooks', () => webhooks.stop());
+hooks.add('provisioning', () => provisioning.stop());
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {

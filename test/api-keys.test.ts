@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_ACTIVE_KEYS } from '../src/services/api-keys/api-keys.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createCampaign, customer, type Customer } from './support/campaigns.js';
 import { ALWAYS_OPEN, CAMPAIGN_UPDATED } from './support/live.js';
@@ -76,6 +77,31 @@ describe('creating a key', () => {
     }
     expect(await app.prisma.apiKey.count({ where: { userId: alice.id } })).toBe(before);
   });
+
+  it(`stops at ${MAX_ACTIVE_KEYS} active keys, however many requests arrive at once`, async () => {
+    // Eight creates at once, four places left, on each of three fresh customers: only the database can keep
+    // them apart (each request has its own connection on PostgreSQL), as it must between API processes.
+    for (let round = 0; round < 3; round++) {
+      const holder = { id: randomUUID(), token: '' };
+      holder.token = await app.token(holder.id);
+      await app.gql(LIST, {}, holder.token); // the user's row, made on first sight
+      await app.prisma.apiKey.createMany({
+        data: Array.from({ length: MAX_ACTIVE_KEYS - 4 }, (_, i) => ({
+          userId: holder.id,
+          name: `Existing ${i}`,
+          publicId: `${round}${i}`.padEnd(16, 'f'),
+          secretHash: new Uint8Array(32),
+          scope: 'read' as const,
+        })),
+      });
+      const results = await Promise.all(Array.from({ length: 8 }, () => app.gql(CREATE, { input: { name: 'Raced' } }, holder.token)));
+      expect(results.filter((r) => !r.errors)).toHaveLength(4);
+      expect(results.filter((r) => r.errors).map((r) => r.errors![0]!.extensions)).toEqual(
+        Array.from({ length: 4 }, () => expect.objectContaining({ code: 'CONFLICT', reason: 'api_key_limit' })),
+      );
+      expect(await app.prisma.apiKey.count({ where: { userId: holder.id } })).toBe(MAX_ACTIVE_KEYS);
+    }
+  }, 120_000);
 
   it('cannot be done with a key, not even a full one', async () => {
     const { secret, apiKey } = await createKey(alice.token);
@@ -165,6 +191,39 @@ describe('a key that no longer holds', () => {
     expect(live.status).toBe(401);
     // Revoking again keeps the first time.
     expect((await app.gql(REVOKE, { id: apiKey.id }, alice.token)).data.revokeApiKey.revokedAt).toBe(revoked.data.revokeApiKey.revokedAt);
+  });
+
+  it('ends the subscriptions it opened, on every instance, with a last UNAUTHENTICATED event', async () => {
+    const [revoked, expired] = await Promise.all([createKey(alice.token, { scope: 'read' }), createKey(alice.token)]);
+    const campaign = await createCampaign(app, alice, ALWAYS_OPEN);
+    // Opened on the other instance: nothing tells it of the revocation but the key's own row.
+    const byRevoked = await subscribe(other.url, CAMPAIGN_UPDATED, { id: campaign.id }, revoked.secret);
+    const byExpired = await subscribe(app.url, CAMPAIGN_UPDATED, { id: campaign.id }, expired.secret);
+    const byToken = await subscribe(app.url, CAMPAIGN_UPDATED, { id: campaign.id }, alice.token);
+    try {
+      for (const live of [byRevoked, byExpired, byToken]) await live.until((results) => results.length >= 1);
+      expect((await app.gql(REVOKE, { id: revoked.apiKey.id }, alice.token)).errors).toBeUndefined();
+      await app.prisma.apiKey.update({ where: { id: expired.apiKey.id }, data: { expiresAt: new Date(Date.now() - 1_000) } });
+
+      for (const live of [byRevoked, byExpired]) {
+        await live.until((results) => results.some((result) => result.errors));
+        await live.ended;
+        expect(live.completed).toBe(true);
+        expect(live.results.at(-1)).toMatchObject({ errors: [{ extensions: { code: 'UNAUTHENTICATED' } }] });
+        expect(live.results.at(-1)!.data).toBeUndefined();
+      }
+      // A token's stream goes on, and still hears of changes.
+      expect(byToken.completed).toBe(false);
+      const edited = await app.gql(
+        'mutation ($id: UUID!) { updateCampaign(id: $id, input: { name: "Renamed" }) { id } }',
+        { id: campaign.id },
+        alice.token,
+      );
+      expect(edited.errors).toBeUndefined();
+      await byToken.until((results) => results.length >= 2);
+    } finally {
+      for (const live of [byRevoked, byExpired, byToken]) live.close();
+    }
   });
 
   it('is refused once expired, and when its secret is wrong or it is malformed', async () => {

@@ -90,6 +90,7 @@ describe('the simulator', () => {
       from: '+14155550100',
       to: `+1415555${String(i).padStart(4, '0')}`,
       providerAgentId: null,
+      providerAgentVersion: null,
       variables: {},
       voicemailMessage: null,
     });
@@ -116,6 +117,7 @@ describe('the simulator', () => {
       from: '+14155550100',
       to: `+1415555${String(i).padStart(4, '0')}`,
       providerAgentId: null,
+      providerAgentVersion: null,
       variables: {},
       voicemailMessage,
     });

@@ -37,6 +37,7 @@ describe('where callbacks come from', () => {
         from: '+14155550100',
         to: `+1212555${String(i).padStart(4, '0')}`,
         providerAgentId: null,
+        providerAgentVersion: null,
         variables: {},
         voicemailMessage: null,
       });

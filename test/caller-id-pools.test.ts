@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { availableAt, needsRest, pickCallerId, type PoolNumber } from '../src/services/dialer/caller-id.js';
+import { enrollContacts } from '../src/services/campaigns/store.js';
+import { importContacts } from '../src/services/contacts/import.js';
+import { availableAt, countCall, needsRest, pickCallerId, poolOpensAt, type PoolNumber } from '../src/services/dialer/caller-id.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ManualClock, recordingDialer, runningCampaign } from './support/dialer.js';
 
@@ -25,6 +27,7 @@ const number = (id: string, e164: string, over: Partial<PoolNumber> = {}): PoolN
   dayCalls: [],
   latestOutcomes: [],
   lastEndedAt: null,
+  inFlight: 0,
   windowOutcomes: [],
   ...over,
 });
@@ -56,6 +59,46 @@ describe('picking a caller ID', () => {
     const resting = number('c', '+12125550102', { restedUntil: new Date(now.getTime() + 3_600_000) });
     expect(pickCallerId([capped, cooling, resting], '+12125550199', now)).toBeNull();
     expect(pickCallerId([capped, cooling, resting, number('d', '+14155550100')], '+12125550199', now)?.id).toBe('d');
+  });
+
+  it('counts calls in flight toward a run of unanswered calls, so that a burst cannot run past the cool-down', () => {
+    const rule = { cooldownAfterUnanswered: 3, cooldownMinutes: 5 };
+    // s unanswered in a row, k in flight: it may call while s + k < 3.
+    expect(availableAt(number('a', '+12125550100', { ...rule, inFlight: 2 }), now)).toEqual(now);
+    expect(availableAt(number('a', '+12125550100', { ...rule, inFlight: 3 }), now)).toBeNull();
+    const oneUnanswered = { ...rule, latestOutcomes: ['no_answer'] as PoolNumber['latestOutcomes'], lastEndedAt: minutesAgo(1) };
+    expect(availableAt(number('a', '+12125550100', { ...oneUnanswered, inFlight: 1 }), now)).toEqual(now);
+    expect(availableAt(number('a', '+12125550100', { ...oneUnanswered, inFlight: 2 }), now)).toBeNull();
+    // An answer ends the run: only the calls after it count.
+    const answered = {
+      ...rule,
+      latestOutcomes: ['busy', 'human', 'no_answer'] as PoolNumber['latestOutcomes'],
+      lastEndedAt: minutesAgo(1),
+    };
+    expect(availableAt(number('a', '+12125550100', { ...answered, inFlight: 1 }), now)).toEqual(now);
+
+    // A tick picking the same number again and again stops at the third call.
+    const burst = number('b', '+12125550101', rule);
+    const picked = Array.from({ length: 20 }, () => {
+      const n = pickCallerId([burst], '+12125550199', now);
+      if (n) countCall(n, now);
+      return n?.id;
+    });
+    expect(picked.filter(Boolean)).toHaveLength(3);
+    expect(poolOpensAt([burst], now)).toBeNull(); // its results, not the clock, free it
+
+    // Three unanswered results: five minutes from the last; then the next call starts a new run.
+    const cooled = number('c', '+12125550102', {
+      ...rule,
+      latestOutcomes: ['no_answer', 'failed', 'call_screening'],
+      lastEndedAt: minutesAgo(2),
+    });
+    expect(availableAt(cooled, now)).toEqual(new Date(minutesAgo(2).getTime() + 5 * 60_000));
+    const later = new Date(minutesAgo(2).getTime() + 5 * 60_000);
+    expect(pickCallerId([cooled], '+12125550199', later)?.id).toBe('c');
+    countCall(cooled, later);
+    expect(cooled).toMatchObject({ latestOutcomes: [], inFlight: 1, cooldownEnded: true });
+    expect(availableAt(cooled, later)).toEqual(later);
   });
 
   it('rests a number whose last window of calls reached too few people', () => {
@@ -155,6 +198,88 @@ describe('a campaign dialing from a pool', () => {
     // Two more unanswered calls make the next run of two.
     expect(run.telephony.placed).toHaveLength(4);
     expect((await app.gql(POOL, { id: setup.agent.id }, setup.token)).data.agent.phoneNumbers[0].usage.state).toBe('cooling_down');
+  });
+
+  it('never lets calls in flight run past a cool-down, however many calls the campaign may have at once', async () => {
+    const clock = new ManualClock(now);
+    const env = dialerEnv(app, clock);
+    const setup = await runningCampaign(app, env, {
+      rows: Array.from({ length: 40 }, (_, i) => ({ Phone: `+1212555${String(1000 + i)}` })),
+      campaign: { concurrentCalls: 25, scheduleConfig: { max_attempts: 1 } },
+    });
+    const primary = setup.agent.phoneNumbers[0]!;
+    await app.gql(
+      `mutation ($id: UUID!, $input: CallerIdLimitsInput!) { setCallerIdLimits(id: $id, input: $input) { id } }`,
+      { id: primary.id, input: { cooldownAfterUnanswered: 3, cooldownMinutes: 5 } },
+      setup.token,
+    );
+    // The fourth call is answered, every other one is not.
+    const run = recordingDialer(env, (_call, index) => ({
+      outcome: index === 3 ? 'human' : 'no_answer',
+      durationSeconds: index === 3 ? 30 : 0,
+    }));
+    run.telephony.auto = false;
+    await run.run(setup.campaignId);
+    // Three in flight could make the run: the fourth waits for their results.
+    expect(run.telephony.placed).toHaveLength(3);
+    const usage = async () => (await app.gql(POOL, { id: setup.agent.id }, setup.token)).data.agent.phoneNumbers[0].usage;
+    expect(await usage()).toMatchObject({ state: 'awaiting_results' });
+
+    run.telephony.deliver();
+    await run.run(setup.campaignId);
+    expect(run.telephony.placed).toHaveLength(3);
+    expect(await usage()).toMatchObject({ state: 'cooling_down', availableAt: later(5 * 60_000).toISOString() });
+
+    clock.advance(5 * 60_000 - 1);
+    await run.run(setup.campaignId);
+    expect(run.telephony.placed).toHaveLength(3);
+    clock.advance(1);
+    await run.run(setup.campaignId);
+    expect(run.telephony.placed).toHaveLength(6);
+    // The first of the new run was answered: the two after it leave room for one call more.
+    run.telephony.deliver();
+    await run.run(setup.campaignId);
+    expect(run.telephony.placed).toHaveLength(7);
+    expect(await usage()).toMatchObject({ state: 'awaiting_results' });
+    expect(run.telephony.placed.every((c) => c.from === primary.number)).toBe(true);
+  });
+
+  it('holds across workers: ticks of campaigns sharing a number place no more than its run allows between them', async () => {
+    const clock = new ManualClock(now);
+    const env = dialerEnv(app, clock);
+    const rows = (prefix: string) => Array.from({ length: 20 }, (_, i) => ({ Phone: `+1${prefix}555${String(1000 + i)}` }));
+    const setup = await runningCampaign(app, env, {
+      rows: rows('646'),
+      campaign: { concurrentCalls: 20, scheduleConfig: { max_attempts: 1 } },
+    });
+    const template = await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } });
+    const campaignIds = [setup.campaignId];
+    for (const prefix of ['718', '917', '347']) {
+      const group = await importContacts(setup.ctx, { group_name: prefix, csv_data: rows(prefix) });
+      const { id: _id, createdAt: _c, updatedAt: _u, ...copy } = template;
+      const campaign = await app.prisma.campaign.create({
+        data: { ...copy, contactGroupId: group.groupId, name: prefix } as Parameters<typeof app.prisma.campaign.create>[0]['data'],
+      });
+      await enrollContacts(app.sql, campaign.id, now);
+      campaignIds.push(campaign.id);
+    }
+    const primary = setup.agent.phoneNumbers[0]!;
+    await app.prisma.phoneNumber.update({ where: { id: primary.id }, data: { cooldownAfterUnanswered: 4, cooldownMinutes: 5 } });
+    // A worker per campaign, all ticking at once, their calls held in flight.
+    const workers = campaignIds.map(() => recordingDialer(env, () => ({ outcome: 'busy', durationSeconds: 0 })));
+    for (const w of workers) w.telephony.auto = false;
+    const placed = () => workers.reduce((sum, w) => sum + w.telephony.placed.length, 0);
+    for (let round = 0; round < 3; round += 1) await Promise.all(workers.map((w, i) => w.run(campaignIds[i]!)));
+    expect(placed()).toBe(4);
+
+    for (const w of workers) w.telephony.deliver();
+    for (let round = 0; round < 3; round += 1) await Promise.all(workers.map((w, i) => w.run(campaignIds[i]!)));
+    expect(placed()).toBe(4);
+    clock.advance(5 * 60_000);
+    for (let round = 0; round < 3; round += 1) await Promise.all(workers.map((w, i) => w.run(campaignIds[i]!)));
+    expect(placed()).toBe(8);
+    const attempts = await app.prisma.callAttempt.count({ where: { campaignId: { in: campaignIds } } });
+    expect(attempts).toBe(8);
   });
 
   it('rests a number whose answer rate fell, tells the customer, and calls from it again once the rest is over', async () => {

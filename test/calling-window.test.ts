@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decide, policyOf } from '../src/services/dialer/policy.js';
 import { isOpen, nextOpening, windowOf } from '../src/services/dialer/window.js';
-import { startTestApp } from './support/app.js';
+import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ManualClock, recordingDialer, runningCampaign } from './support/dialer.js';
 
 const weekdays9to5 = windowOf({ start: '09:00', end: '17:00' }, ['mon', 'tue', 'wed', 'thu', 'fri']);
@@ -78,44 +78,47 @@ describe('retry policy', () => {
   });
 });
 
-describe('a campaign outside its window', () => {
-  it('waits overnight instead of failing, and calls each contact in its own morning', async () => {
-    const app = await startTestApp();
-    try {
-      // Tuesday 2026-11-03, 02:00 UTC: evening in Los Angeles and New York, night in London.
-      const clock = new ManualClock(new Date('2026-11-03T02:00:00Z'));
-      const env = dialerEnv(app, clock);
-      const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 5 }));
-      const { telephony } = dialer;
-      const setup = await runningCampaign(app, env, {
-        rows: [
-          { Phone: '+14155550123', 'Time Zone': 'America/Los_Angeles' },
-          { Phone: '+442079460958', 'Time Zone': 'Europe/London' },
-          { Phone: '+12125550199' },
-        ],
-        campaign: {
-          timezone: 'America/New_York',
-          callingHours: { start: '09:00', end: '17:00' },
-          activeDays: ['mon', 'tue', 'wed', 'thu', 'fri'],
-        },
-      });
-      await dialer.run(setup.campaignId);
-      expect(telephony.placed).toEqual([]);
-      expect((await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).status).toBe('running');
+// The app (a database of its own) is set up under the hook's time limit, and the test runs the dialer
+// four times over: on a loaded machine either alone can take most of the default limit.
+describe('a campaign outside its window', { timeout: 120_000 }, () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
 
-      for (const hour of ['2026-11-03T09:00:00Z', '2026-11-03T14:00:00Z', '2026-11-03T17:00:00Z']) {
-        clock.set(hour);
-        await dialer.run(setup.campaignId);
-      }
-      const at = Object.fromEntries(telephony.placed.map((c) => [c.to, c.at.toISOString()]));
-      expect(at).toEqual({
-        '+442079460958': '2026-11-03T09:00:00.000Z', // 09:00 in London
-        '+12125550199': '2026-11-03T14:00:00.000Z', // 09:00 in New York, the campaign's zone
-        '+14155550123': '2026-11-03T17:00:00.000Z', // 09:00 in Los Angeles
-      });
-      expect((await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).status).toBe('completed');
-    } finally {
-      await app.close();
+  it('waits overnight instead of failing, and calls each contact in its own morning', async () => {
+    // Tuesday 2026-11-03, 02:00 UTC: evening in Los Angeles and New York, night in London.
+    const clock = new ManualClock(new Date('2026-11-03T02:00:00Z'));
+    const env = dialerEnv(app, clock);
+    const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 5 }));
+    const { telephony } = dialer;
+    const setup = await runningCampaign(app, env, {
+      rows: [
+        { Phone: '+14155550123', 'Time Zone': 'America/Los_Angeles' },
+        { Phone: '+442079460958', 'Time Zone': 'Europe/London' },
+        { Phone: '+12125550199' },
+      ],
+      campaign: {
+        timezone: 'America/New_York',
+        callingHours: { start: '09:00', end: '17:00' },
+        activeDays: ['mon', 'tue', 'wed', 'thu', 'fri'],
+      },
+    });
+    await dialer.run(setup.campaignId);
+    expect(telephony.placed).toEqual([]);
+    expect((await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).status).toBe('running');
+
+    for (const hour of ['2026-11-03T09:00:00Z', '2026-11-03T14:00:00Z', '2026-11-03T17:00:00Z']) {
+      clock.set(hour);
+      await dialer.run(setup.campaignId);
     }
+    const at = Object.fromEntries(telephony.placed.map((c) => [c.to, c.at.toISOString()]));
+    expect(at).toEqual({
+      '+442079460958': '2026-11-03T09:00:00.000Z', // 09:00 in London
+      '+12125550199': '2026-11-03T14:00:00.000Z', // 09:00 in New York, the campaign's zone
+      '+14155550123': '2026-11-03T17:00:00.000Z', // 09:00 in Los Angeles
+    });
+    expect((await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).status).toBe('completed');
   });
 });

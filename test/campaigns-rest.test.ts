@@ -601,6 +601,7 @@ describe('POST /api/v1/campaigns/{id}/dispatch/', () => {
     const res = await dispatch(app, who.token, campaign.id);
     expect(res.status).toBe(202);
     expect(res.json).toMatchObject({ success: true, status: 'running', scheduled: false });
+    expect(res.json.detail).toMatch(/^The campaign was already running; this dispatch changed nothing\./);
     expect(await status(campaign.id)).toEqual(before);
     expect(woken.length).toBe(wakes);
   });
@@ -708,10 +709,13 @@ describe('POST /api/v1/campaigns/{id}/dispatch/', () => {
     await expectRefusal(who, campaign.id, 'no_callable_contacts');
   });
 
-  it('refuses when the balance cannot pay one minute, and resumes once credits are back', async () => {
-    const who = await customer(app, { credits: 9 }); // one minute costs 10 cents at the default rate
+  it('refuses when the balance cannot hold one call, and resumes once credits are back', async () => {
+    // A call holds five minutes at 10 cents a minute: 50 cents. One minute's worth is not enough.
+    const who = await customer(app, { credits: 49 });
     const campaign = await createCampaign(app, who);
-    expect(await expectRefusal(who, campaign.id, 'insufficient_credits')).toContain('10 cents');
+    expect(await expectRefusal(who, campaign.id, 'insufficient_credits')).toBe(
+      'Insufficient credits: dispatch needs 50 cents, what one call holds while it is in flight (5 minutes at 10 cents/min), and 49 cents are available.',
+    );
 
     const broke = await customer(app, { credits: 0 });
     const scheduled = await createCampaign(app, broke, { started_at: future() });

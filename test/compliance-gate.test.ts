@@ -51,6 +51,14 @@ describe('the gate', () => {
     expect(gate(at, campaign({ regionalRules: false }), callee('+13055550102'))).toEqual({ kind: 'call' });
   });
 
+  it('names the region whose rule held the call: the country’s for a callee whose state has no rule of its own', () => {
+    // 22:00 in New York and Miami on a Tuesday: only the federal rule speaks for New York.
+    const at = new Date('2026-11-04T03:00:00Z');
+    expect(gate(at, campaign(), callee('+12125550101'))).toMatchObject({ kind: 'later', reason: 'regional_hours', detail: 'US' });
+    expect(gate(at, campaign(), callee('+13055550102'))).toMatchObject({ kind: 'later', reason: 'regional_hours', detail: 'US-FL' });
+    expect(gate(at, campaign(), callee('+13055550102', { region: 'US-NY' }))).toMatchObject({ detail: 'US' });
+  });
+
   it('bars the days and holidays a state bars, and finds the next moment both the campaign and the law allow', () => {
     // Thanksgiving, 10:00 in Salt Lake City: Utah bars legal holidays; Friday 08:00 is the next moment.
     const thanksgiving = new Date('2026-11-26T17:00:00Z');
@@ -195,6 +203,42 @@ describe('a campaign behind the gate', () => {
     const v1 = await app.request('GET', `/api/v1/campaigns/${setup.campaignId}/report/`, { token: setup.token });
     expect(v1.status).toBe(200);
     expect(v1.json.metrics.blocked).toEqual(data.campaign.report.metrics.blocked);
+  });
+
+  it('gives each contact the region whose rules apply: its own, else its number’s; a block names the rule’s', async () => {
+    // Tuesday 2026-11-03 02:30Z: Monday 21:30 in New York, 20:30 in Austin.
+    const clock = new ManualClock(new Date('2026-11-03T02:30:00Z'));
+    const env = dialerEnv(app, clock);
+    const people = { newYork: '+12125550201', austin: '+15125550202', london: '+442079460958', bad: '12345', tollFree: '+18005550203' };
+    const setup = await runningCampaign(app, env, {
+      rows: [...Object.values(people).map((Phone) => ({ Phone })), { Phone: '+13055550204', Region: 'us-ny' }],
+      campaign: { regionalRules: true },
+    });
+    const REGIONS = `query ($group: UUID!) { contactGroup(id: $group) { contacts(first: 10) { edges { node { phoneNumber region } } } } }`;
+    const { data, errors } = await app.gql(REGIONS, { group: setup.groupId }, setup.token);
+    expect(errors).toBeUndefined();
+    const regions = Object.fromEntries(
+      data.contactGroup.contacts.edges.map((e: { node: { phoneNumber: string; region: string } }) => [e.node.phoneNumber, e.node.region]),
+    );
+    expect(regions).toEqual({
+      [people.newYork]: 'US-NY',
+      [people.austin]: 'US-TX',
+      [people.london]: 'GB',
+      [people.bad]: null,
+      [people.tollFree]: null,
+      '+13055550204': 'US-NY',
+    });
+    const one = await app.prisma.contact.findFirstOrThrow({ where: { userId: setup.userId, phoneNumber: people.newYork } });
+    const single = await app.gql(`query ($id: UUID!) { contact(id: $id) { region } }`, { id: one.id }, setup.token);
+    expect(single.data).toEqual({ contact: { region: 'US-NY' } });
+
+    const run = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 30 }));
+    await run.run(setup.campaignId);
+    const blocks = await app.prisma.dialBlock.findMany({ where: { campaignId: setup.campaignId }, include: { contact: true } });
+    expect(Object.fromEntries(blocks.map((b) => [b.contact.phoneNumber, [b.reason, b.detail]]))).toEqual({
+      [people.newYork]: ['regional_hours', 'US'],
+      '+13055550204': ['regional_hours', 'US'],
+    });
   });
 
   it('counts a revoked consent as none, and keeps consents to their owner', async () => {

@@ -19,6 +19,14 @@ describe('configuration', () => {
     });
   });
 
+  it('waits 30 s for a PostgreSQL server that is still starting unless told otherwise', () => {
+    expect(loadConfig({}).databaseConnectTimeoutSeconds).toBe(30);
+    expect(loadConfig({ DATABASE_CONNECT_TIMEOUT_SECONDS: '0' }).databaseConnectTimeoutSeconds).toBe(0);
+    expect(configProblems({ DATABASE_CONNECT_TIMEOUT_SECONDS: 'soon' })).toEqual([
+      'DATABASE_CONNECT_TIMEOUT_SECONDS must be a whole number from 0 to 3600 (got "soon")',
+    ]);
+  });
+
   it('reports one clear message per bad value, all at once', () => {
     const found = configProblems({ PORT: 'eighty', DATABASE_URL: 'mysql://x', JWT_SECRET: 'short', LOG_LEVEL: 'loud' });
     expect(found).toHaveLength(4);

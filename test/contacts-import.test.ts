@@ -29,7 +29,7 @@ const MESSY_CSV =
   'Nobody;Blank;blank@example.com;;;;;No number at all\r\n' +
   'Bad;Number;bad@example.com;12345;;;;\r\n' +
   'Dee;Ncee;dee@example.com;212-555-0143;;;;On the do-not-call list\r\n' +
-  'Grace;Hopper;grace@example.com;(650) 253-0000;;Mars/Olympus;Compilers Inc;"Line one\r\nline two, with a comma"\r\n' +
+  'Grace;Hopper;grace@example.com;(650) 253-0000;;asia/kolkata;Compilers Inc;"Line one\r\nline two, with a comma"\r\n' +
   'Alan;;;+442079460958;;;;Same number again\r\n';
 
 let app: TestApp;
@@ -133,7 +133,8 @@ describe('a messy CSV file', () => {
     expect(Object.fromEntries(zones.map((z) => [z.name, z.timezone]))).toMatchObject({
       'Ada Lovelace': 'America/Los_Angeles',
       'Alan Turing': 'Europe/London',
-      'Grace Hopper': null,
+      // A link Node's own list of zones lacks, written in another case (an unknown zone refuses the import: time-zones.test.ts).
+      'Grace Hopper': 'Asia/Kolkata',
     });
   });
 });

@@ -46,7 +46,7 @@ const candidate = (i: number, over: Partial<Candidate> = {}): Candidate => ({
   region: null,
   consents: [],
   data: { first_name: `Person ${i}` },
-  variantAgentId: null,
+  variant: null,
   ...over,
 });
 

@@ -191,7 +191,8 @@ describe('a new calling window', () => {
 describe('pausing for credits', () => {
   it('does not pause when calls ended between the tick’s read of the balance and its claim', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
-    const base = dialerEnv(app, clock);
+    const env = dialerEnv(app, clock);
+    const base = { ...env, settings: { ...env.settings, callHoldMinutes: 1 } };
     // Two workers on one campaign: the first holds every credit for its calls, whose results it has
     // heard but not written yet.
     let first: ReturnType<typeof manualDialer>;
@@ -200,7 +201,7 @@ describe('pausing for credits', () => {
       () => ({ outcome: 'human', durationSeconds: 5 }),
       () => (r) => first.dialer.report(r),
     );
-    first = manualDialer(base, calls, { holdMinutes: 1 });
+    first = manualDialer(base, calls);
     const write = holdWrites(first.dialer);
     // 60 cents a minute, one minute held per call: 4 calls' worth.
     const setup = await runningCampaign(app, base, {
@@ -237,7 +238,7 @@ describe('pausing for credits', () => {
       () => ({ outcome: 'human', durationSeconds: 5 }),
       () => (r) => second.dialer.report(r),
     );
-    second = manualDialer({ ...base, sql }, more, { holdMinutes: 1 });
+    second = manualDialer({ ...base, sql }, more);
     await second.run(setup.campaignId);
 
     expect(landed).toBe(true);

@@ -15,6 +15,9 @@ import {
   runningCampaign,
 } from './support/dialer.js';
 import { testSql } from './support/sql.js';
+import { createCampaign, customer, dispatch, grant } from './support/campaigns.js';
+import { systemClock } from '../src/services/context.js';
+import { defaultSettings } from '../src/services/settings.js';
 
 // The dialer against a real database, driven by a clock the test moves, with a telephony fake that
 // watches from the outside what the dialer may never do.
@@ -167,7 +170,8 @@ describe('credits running out mid-campaign', () => {
   it('pauses with insufficient_credits, places no call the balance cannot hold, and resumes after a top-up', async () => {
     const clock = new ManualClock(new Date('2026-11-02T10:00:00Z'));
     const env = dialerEnv(app, clock);
-    const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 120, sentiment: 'neutral' }), { holdMinutes: 5 });
+    env.settings = { ...env.settings, callHoldMinutes: 5 };
+    const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 120, sentiment: 'neutral' }));
     const { telephony } = dialer;
     // 60 cents a minute: a hold is 300 cents; 1,000 cents hold three calls at once, and pay for eight.
     const setup = await runningCampaign(app, env, {
@@ -192,6 +196,35 @@ describe('credits running out mid-campaign', () => {
     await dialer.run(setup.campaignId);
     expect((await app.prisma.campaign.findUniqueOrThrow({ where: { id: setup.campaignId } })).status).toBe('completed');
     expect(new Set(telephony.placed.map((c) => c.to)).size).toBe(20);
+  });
+});
+
+describe('dispatch and the dialer on one credit rule', () => {
+  it('refuses a balance that cannot hold one call, and places calls once it can', async () => {
+    // The app's settings (10 cents a minute, five minutes held per call) for the dialer too: one call holds 50 cents.
+    const env = { ...dialerEnv(app, systemClock), settings: defaultSettings };
+    const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 0 }));
+    const who = await customer(app, { credits: 32 });
+    const campaign = await createCampaign(app, who, {
+      calling_hours: { start: '00:00', end: '24:00' },
+      active_days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+      regional_rules: false,
+    });
+
+    const refused = await dispatch(app, who.token, campaign.id);
+    expect(refused.status).toBe(409);
+    expect(refused.json).toMatchObject({ reason: 'insufficient_credits', detail: expect.stringContaining('needs 50 cents') });
+    expect(refused.json.detail).toContain('32 cents are available');
+    expect((await app.prisma.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).status).toBe('draft');
+
+    await grant(app, who.id, 18);
+    expect((await dispatch(app, who.token, campaign.id)).status).toBe(202);
+    await dialer.run(campaign.id);
+    expect(dialer.telephony.placed).toHaveLength(2);
+    expect(await app.prisma.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).toMatchObject({
+      status: 'completed',
+      pausedReason: null,
+    });
   });
 });
 

@@ -154,6 +154,49 @@ describe('a GraphQL export link', () => {
     }
   });
 
+  it('is kept by no cache, nor is the v1 download', async () => {
+    const { path } = (await app.gql(EXPORT_LINK, { input: { kind: 'call_history' } }, setup.token)).data.exportLink;
+    for (const [url, token] of [
+      [path, null],
+      ['/api/v1/campaigns/recordings/?format=csv', setup.token],
+      [`/api/v1/campaigns/${setup.campaignId}/report/?format=csv`, setup.token],
+    ] as const) {
+      const res = await app.request('GET', url, { token });
+      expect(res.status, url).toBe(200);
+      expect(res.headers.get('cache-control'), url).toBe('no-store');
+    }
+  });
+
+  it('made with an API key, stops working once the key is revoked or expires', async () => {
+    const CREATE_KEY = 'mutation ($input: CreateApiKeyInput!) { createApiKey(input: $input) { secret apiKey { id } } }';
+    const keys = await Promise.all(
+      ['Revoked', 'Expired', 'Kept'].map(async (name) => {
+        const created = await app.gql(CREATE_KEY, { input: { name, scope: 'read' } }, setup.token);
+        return created.data.createApiKey as { secret: string; apiKey: { id: string } };
+      }),
+    );
+    const links = await Promise.all(
+      keys.map(async ({ secret }) => {
+        const link = await app.gql(EXPORT_LINK, { input: { kind: 'contact_outcomes', campaignId: setup.campaignId } }, secret);
+        expect(link.errors).toBeUndefined();
+        return link.data.exportLink.path as string;
+      }),
+    );
+    for (const path of links) expect((await app.request('GET', path)).status).toBe(200);
+
+    const [revoked, expired] = keys;
+    const revoking = await app.gql('mutation ($id: UUID!) { revokeApiKey(id: $id) { id } }', { id: revoked!.apiKey.id }, setup.token);
+    expect(revoking.errors).toBeUndefined();
+    await app.prisma.apiKey.update({ where: { id: expired!.apiKey.id }, data: { expiresAt: new Date(Date.now() - 1_000) } });
+
+    for (const path of links.slice(0, 2)) {
+      const res = await app.request('GET', path);
+      expect(res.status).toBe(404);
+      expect(res.json).toEqual({ detail: 'Not found.' });
+    }
+    expect((await app.request('GET', links[2]!)).status).toBe(200);
+  });
+
   it("refuses another customer's campaign and a missing campaign id, making no link", async () => {
     const stranger = await app.token();
     const theirs = await app.gql(EXPORT_LINK, { input: { kind: 'contact_outcomes', campaignId: setup.campaignId } }, stranger);

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createCampaign, customer, dispatch } from './support/campaigns.js';
-import { ManualClock } from './support/dialer.js';
+import { dialerEnv, ManualClock, recordingDialer } from './support/dialer.js';
+import { defaultSettings } from '../src/services/settings.js';
 import { openApiChecker, type OpenApiChecker } from './support/openapi.js';
 
 // What a newcomer meets in the first hour: the API root the start banner links to, and a dispatch that
@@ -12,6 +13,7 @@ let openapi: OpenApiChecker;
 // Tuesday 10 March 2026, 05:00 UTC: 22:00 on Monday in California (PDT since 8 March), where the
 // fixtures' +1 415 numbers are.
 const clock = new ManualClock(new Date('2026-03-10T05:00:00Z'));
+const ALL_DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 beforeAll(async () => {
   app = await startTestApp({ clock });
@@ -69,7 +71,7 @@ describe('dispatch says when calling begins', () => {
     // 09:00 PDT on Tuesday.
     expect(res.json).toMatchObject({ status: 'running', calling_begins_at: '2026-03-10T16:00:00.000Z' });
     expect(res.json.detail).toBe(
-      "The campaign is running. Calling begins at Tue 10 Mar 2026 09:00 America/Los_Angeles (2026-03-10T16:00:00.000Z): its calling hours and the callees' local calling rules allow no call before then.",
+      "The campaign is running. Calling begins at Tue 10 Mar 2026 09:00 America/Los_Angeles (2026-03-10T16:00:00.000Z): the campaign's calling hours (09:00-17:00, Monday to Friday, America/Los_Angeles time) allow no call before then.",
     );
     openapi.expectMatches('/api/v1/campaigns/{id}/dispatch/', 'post', 202, res.json);
     const read = await app.gql('query($id: UUID!) { campaign(id: $id) { callingBeginsAt } }', { id: campaign.id }, who.token);
@@ -91,7 +93,9 @@ describe('dispatch says when calling begins', () => {
       callingBeginsAt: '2026-03-10T15:00:00.000Z',
       campaign: { callingBeginsAt: '2026-03-10T15:00:00.000Z' },
     });
-    expect(result.data.dispatchCampaign.detail).toContain('Calling begins at Tue 10 Mar 2026 08:00 America/Los_Angeles');
+    expect(result.data.dispatchCampaign.detail).toContain(
+      'Calling begins at Tue 10 Mar 2026 08:00 America/Los_Angeles (2026-03-10T15:00:00.000Z): the regional calling rules of US-CA (the legal calling hours) allow no call before then.',
+    );
   });
 
   it('inside the hours: now, and the detail says no more than that it runs', async () => {
@@ -125,6 +129,75 @@ describe('dispatch says when calling begins', () => {
     const late = await dispatch(app, who.token, atNight.id);
     expect(late.json).toMatchObject({ status: 'scheduled', calling_begins_at: '2026-03-12T16:00:00.000Z' });
     expect(late.json.detail).toMatch(/^The campaign will start at its started_at\. Calling begins at Thu 12 Mar 2026 09:00/);
+  });
+
+  it('a retry: names the contact and its retry policy, on a campaign that calls at any hour', async () => {
+    clock.set('2026-03-10T18:00:00Z');
+    const who = await customer(app, { contacts: 2 });
+    const campaign = await createCampaign(app, who, { calling_hours: { start: '00:00', end: '24:00' }, active_days: ALL_DAYS });
+    expect((await dispatch(app, who.token, campaign.id)).json.detail).toBe('The campaign is running.');
+    // The dialer calls both; nobody answers, so each is due again after the 60-minute retry interval.
+    const env = { ...dialerEnv(app, clock), settings: defaultSettings };
+    const dialer = recordingDialer(env, () => ({ outcome: 'no_answer', durationSeconds: 0 }));
+    await dialer.run(campaign.id);
+    expect(dialer.telephony.placed).toHaveLength(2);
+    clock.set('2026-03-10T18:05:00Z');
+    await app.gql('mutation($id: UUID!) { pauseCampaign(id: $id) { id } }', { id: campaign.id }, who.token);
+    const [first] = await app.prisma.campaignContact.findMany({
+      where: { campaignId: campaign.id },
+      include: { contact: true },
+      orderBy: { contactId: 'asc' },
+    });
+
+    const resumed = await dispatch(app, who.token, campaign.id);
+    expect(resumed.json).toMatchObject({ status: 'running', calling_begins_at: '2026-03-10T19:00:00.000Z' });
+    expect(resumed.json.detail).toBe(
+      'The campaign is running. Calling begins at Tue 10 Mar 2026 19:00 UTC (2026-03-10T19:00:00.000Z): ' +
+        `the campaign's retry policy holds contact ${first!.contactId} (${first!.contact.phoneNumber}) until Tue 10 Mar 2026 19:00 UTC, ` +
+        'after its attempt 1 (at Tue 10 Mar 2026 18:00 UTC).',
+    );
+
+    // Dispatched again: a success that says it changed nothing, and still why the calls wait.
+    const again = await dispatch(app, who.token, campaign.id);
+    expect(again.json).toMatchObject({ success: true, status: 'running', calling_begins_at: '2026-03-10T19:00:00.000Z' });
+    expect(again.json.detail).toMatch(
+      /^The campaign was already running; this dispatch changed nothing\. Calling begins at Tue 10 Mar 2026 19:00 UTC \(2026-03-10T19:00:00\.000Z\): the campaign's retry policy holds contact /,
+    );
+    openapi.expectMatches('/api/v1/campaigns/{id}/dispatch/', 'post', 202, again.json);
+    const graphql = await app.gql(
+      'mutation($id: UUID!) { dispatchCampaign(id: $id) { success status alreadyRunning detail } }',
+      { id: campaign.id },
+      who.token,
+    );
+    expect(graphql.data.dispatchCampaign).toMatchObject({
+      success: true,
+      status: 'running',
+      alreadyRunning: true,
+      detail: again.json.detail,
+    });
+  });
+
+  it('a callback the callee asked for: names the contact and the time asked', async () => {
+    clock.set('2026-03-10T18:00:00Z');
+    const who = await customer(app, { contacts: 1 });
+    const campaign = await createCampaign(app, who, { calling_hours: { start: '00:00', end: '24:00' }, active_days: ALL_DAYS });
+    const started = await app.gql(
+      'mutation($id: UUID!) { dispatchCampaign(id: $id) { alreadyRunning detail } }',
+      { id: campaign.id },
+      who.token,
+    );
+    expect(started.data.dispatchCampaign).toEqual({ alreadyRunning: false, detail: 'The campaign is running.' });
+    const callbackAt = new Date('2026-03-10T21:30:00Z');
+    const env = { ...dialerEnv(app, clock), settings: defaultSettings };
+    const dialer = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 30, callbackAt }));
+    await dialer.run(campaign.id);
+    const [contact] = await app.prisma.contact.findMany({ where: { groupId: who.groupId } });
+
+    const res = await dispatch(app, who.token, campaign.id);
+    expect(res.json.detail).toBe(
+      'The campaign was already running; this dispatch changed nothing. Calling begins at Tue 10 Mar 2026 21:30 UTC (2026-03-10T21:30:00.000Z): ' +
+        `contact ${contact!.id} (${contact!.phoneNumber}) asked to be called back at Tue 10 Mar 2026 21:30 UTC.`,
+    );
   });
 
   it('nothing at all for a campaign that is not under way', async () => {

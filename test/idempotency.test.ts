@@ -10,7 +10,8 @@ let app: TestApp;
 let alice: Customer;
 let bob: Customer;
 beforeAll(async () => {
-  app = await startTestApp({ maxImportBodyBytes: 64 * 1024 });
+  // Webhook endpoints on this machine, so that saving one asks no DNS (nothing is delivered here).
+  app = await startTestApp({ maxImportBodyBytes: 64 * 1024, settings: { webhooks: { allowPrivateUrls: true } } });
   [alice, bob] = await Promise.all([customer(app, { contacts: 2 }), customer(app, { contacts: 2 })]);
 });
 afterAll(() => app.close());
@@ -18,9 +19,9 @@ afterAll(() => app.close());
 let keys = 0;
 const newKey = () => `key-${Date.now()}-${(keys += 1)}`;
 
-function createCampaign(who: Customer, key: string | undefined, name = 'Spring recall') {
+function createCampaign(who: Customer, key: string | undefined, name = 'Spring recall', token = who.token) {
   return app.request('POST', '/api/v1/contacts/contacts/', {
-    token: who.token,
+    token,
     headers: key === undefined ? {} : { 'idempotency-key': key },
     body: { name, agent_id: who.agent.id, contact_group_id: who.groupId },
   });
@@ -194,6 +195,101 @@ describe('a GraphQL mutation with an Idempotency-Key', () => {
     expect(reused.json.errors[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
     expect(reused.json.errors[0].message).toMatch(/used with another request/);
     expect(await agentsNamed('Another agent')).toBe(0);
+  });
+});
+
+describe('a repeat by another credential of the same customer', () => {
+  const CREATE_KEY = 'mutation ($input: CreateApiKeyInput!) { createApiKey(input: $input) { secret apiKey { id } } }';
+  const keyOf = async (who: Customer, scope: 'read' | 'full') => {
+    const created = await app.gql(CREATE_KEY, { input: { name: `A ${scope} key`, scope } }, who.token);
+    return created.data.createApiKey.secret as string;
+  };
+  const graphql = (token: string, key: string, query: string, variables: Record<string, unknown>) =>
+    app.request('POST', '/graphql', { token, headers: { 'idempotency-key': key }, body: { query, variables } });
+
+  it('on v1: a read key is refused its write (403) before any replay; another key gets 409; each keeps its own', async () => {
+    const [readKey, fullKey, otherFullKey] = await Promise.all([keyOf(alice, 'read'), keyOf(alice, 'full'), keyOf(alice, 'full')]);
+    const key = newKey();
+    const first = await createCampaign(alice, key, 'By the token');
+    expect(first.status).toBe(201);
+
+    const byReadKey = await createCampaign(alice, key, 'By the token', readKey);
+    expect(byReadKey.status).toBe(403);
+    expect(byReadKey.json.detail).toMatch(/may only read/);
+    expect(byReadKey.headers.get('idempotent-replayed')).toBeNull();
+
+    const byFullKey = await createCampaign(alice, key, 'By the token', fullKey);
+    expect(byFullKey.status).toBe(409);
+    expect(byFullKey.json).toMatchObject({ reason: 'idempotency_key_other_credential' });
+    expect(byFullKey.text).not.toContain(first.json.id);
+    expect(await campaignsNamed(alice, 'By the token')).toBe(1);
+
+    // The refusals took nothing from the token's answer.
+    const again = await createCampaign(alice, key, 'By the token');
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.text).toBe(first.text);
+
+    // A key's answer is its own too: neither a token nor another key gets it.
+    const keysKey = newKey();
+    const byKey = await createCampaign(alice, keysKey, 'By a key', fullKey);
+    expect(byKey.status).toBe(201);
+    for (const token of [alice.token, otherFullKey]) {
+      const other = await createCampaign(alice, keysKey, 'By a key', token);
+      expect(other.status).toBe(409);
+      expect(other.json.reason).toBe('idempotency_key_other_credential');
+    }
+    const repeat = await createCampaign(alice, keysKey, 'By a key', fullKey);
+    expect(repeat.headers.get('idempotent-replayed')).toBe('true');
+    expect(repeat.text).toBe(byKey.text);
+    expect(await campaignsNamed(alice, 'By a key')).toBe(1);
+  });
+
+  it("on GraphQL: no key is given the secret of a key a token made, nor a webhook's signing secret", async () => {
+    const [readKey, fullKey] = await Promise.all([keyOf(bob, 'read'), keyOf(bob, 'full')]);
+    const key = newKey();
+    const variables = { input: { name: 'Made by the token', scope: 'full' } };
+    const first = await graphql(bob.token, key, CREATE_KEY, variables);
+    const secret = first.json.data.createApiKey.secret as string;
+    const keysBefore = await app.prisma.apiKey.count({ where: { userId: bob.id } });
+
+    const byReadKey = await graphql(readKey, key, CREATE_KEY, variables);
+    expect(byReadKey.json.errors[0].extensions.code).toBe('FORBIDDEN');
+    expect(byReadKey.headers.get('idempotent-replayed')).toBeNull();
+    expect(byReadKey.text).not.toContain(secret);
+
+    const byFullKey = await graphql(fullKey, key, CREATE_KEY, variables);
+    expect(byFullKey.status).toBe(409);
+    expect(byFullKey.json.errors[0].extensions).toMatchObject({ code: 'CONFLICT', reason: 'idempotency_key_other_credential' });
+    expect(byFullKey.text).not.toContain(secret);
+    expect(await app.prisma.apiKey.count({ where: { userId: bob.id } })).toBe(keysBefore);
+    expect((await graphql(bob.token, key, CREATE_KEY, variables)).text).toBe(first.text);
+
+    const webhookKey = newKey();
+    const CREATE_ENDPOINT = 'mutation ($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { secret } }';
+    const endpoint = { input: { url: 'http://127.0.0.1:9/callflow' } };
+    const made = await graphql(bob.token, webhookKey, CREATE_ENDPOINT, endpoint);
+    const signingSecret = made.json.data.createWebhookEndpoint.secret as string;
+    for (const token of [readKey, fullKey]) {
+      const other = await graphql(token, webhookKey, CREATE_ENDPOINT, endpoint);
+      expect(other.text).not.toContain(signingSecret);
+      expect(other.json.errors[0].extensions.code).toBe(token === readKey ? 'FORBIDDEN' : 'CONFLICT');
+    }
+  });
+
+  it("does not replay an admin token's answer to the same user's other tokens", async () => {
+    const admin = await app.token(alice.id, 'admin');
+    const key = newKey();
+    const GRANT = 'mutation ($input: GrantCreditsInput!) { grantCredits(input: $input) { id } }';
+    const variables = { input: { userId: bob.id, kind: 'top_up', amountCents: 100 } };
+    const granted = await graphql(admin, key, GRANT, variables);
+    expect(granted.json.data.grantCredits.id).toBeDefined();
+    const byUser = await graphql(alice.token, key, GRANT, variables);
+    expect(byUser.status).toBe(409);
+    expect(byUser.json.errors[0].extensions.reason).toBe('idempotency_key_other_credential');
+    // Another admin token of the same user is the same credential: it gets the answer again.
+    const byAdmin = await graphql(await app.token(alice.id, 'admin'), key, GRANT, variables);
+    expect(byAdmin.headers.get('idempotent-replayed')).toBe('true');
+    expect(byAdmin.text).toBe(granted.text);
   });
 });
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDialer, type DialerRuntime } from '../src/jobs/dialer.js';
 import { createLogger } from '../src/logger.js';
 import { systemClock } from '../src/services/context.js';
+import { idleVoice } from '../src/services/voice/control.js';
 import { idleDialer } from '../src/services/dialer/control.js';
 import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/options.js';
 import { inProcessEventBus, type EventBus } from '../src/services/events.js';
@@ -44,7 +45,16 @@ beforeAll(async () => {
   const counting = countingListeners(inProcessEventBus(log));
   const events = counting.events;
   listeners = counting.listeners;
-  const env = { db: db.prisma, sql: db.sql, clock: systemClock, log, settings: defaultSettings, dialer: idleDialer, events };
+  const env = {
+    db: db.prisma,
+    sql: db.sql,
+    clock: systemClock,
+    log,
+    settings: defaultSettings,
+    dialer: idleDialer,
+    events,
+    voice: idleVoice,
+  };
   dialer = await startDialer(env, db, {
     telephony: { provider: 'simulated', seed: 'live-updates', timeScale: 0 },
     dialer: DEFAULT_DIALER_OPTIONS,

@@ -11,7 +11,7 @@ import { templateFor, writeEmbeddedTemplate } from '../src/db/embedded-template.
 import { FailedMigrationError, migrationChecksum } from '../src/db/migrations.js';
 import { shippedMigrations } from '../src/db/migration-status.js';
 import { draftMigration, readMigrationList, withSchemaEngine } from '../src/db/schema-engine.js';
-import { databaseUrl } from './support/database.js';
+import { databaseUrl, emptyCluster } from './support/database.js';
 
 // Migrations apply offline on both kinds of database, with the same `_prisma_migrations` bookkeeping
 // that `prisma migrate deploy` keeps: Prisma's own schema engine (its WebAssembly build) is the referee.
@@ -58,9 +58,12 @@ async function withEmptyPostgres(work: (url: string) => Promise<void>): Promise<
   }
 }
 
-describe('migrations', () => {
+// Each test migrates whole databases from scratch, some through Prisma's WebAssembly engine as well:
+// seconds of work each on a quiet machine, many times that on a loaded one. The empty clusters they
+// start from are copies of one kept initdb (support/database.ts), so that part is not repeated.
+describe('migrations', { timeout: 180_000 }, () => {
   it('apply to an empty embedded database', async () => {
-    const db = await openDatabase({ kind: 'pglite', instance: new PGlite() });
+    const db = await openDatabase({ kind: 'pglite', instance: await emptyCluster() });
     try {
       await expectMigratesFromScratch(db);
     } finally {
@@ -80,8 +83,8 @@ describe('migrations', () => {
   );
 
   it('keep the records prisma migrate deploy keeps: each tool takes the other’s database as up to date', async () => {
-    const ours = new PGlite();
-    const prismas = new PGlite();
+    const ours = await emptyCluster();
+    const prismas = await emptyCluster();
     const db = await openDatabase({ kind: 'pglite', instance: ours });
     try {
       const applied = await db.migrate();
@@ -105,7 +108,7 @@ describe('migrations', () => {
   });
 
   it('refuse to go on past a migration recorded as failed, and apply nothing', async () => {
-    const pglite = new PGlite();
+    const pglite = await emptyCluster();
     const db = await openDatabase({ kind: 'pglite', instance: pglite });
     try {
       const [first] = await shippedMigrations();
@@ -158,7 +161,7 @@ describe('migrations', () => {
   });
 
   it('match prisma/schema.prisma exactly (run npm run db:migration after a schema change)', async () => {
-    const scratch = new PGlite();
+    const scratch = await emptyCluster();
     try {
       expect(await draftMigration(new PrismaPGlite(scratch))).toBeNull();
     } finally {

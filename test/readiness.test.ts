@@ -1,8 +1,7 @@
-import { createServer, connect, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { openTestDatabase } from './support/database.js';
+import { startProxy } from './support/tcp-proxy.js';
 
 // /healthz says the process is up; /readyz says it can serve: the database answers, every shipped
 // migration is applied, and whatever else registered a check (the dialer's job engine) is running.
@@ -95,32 +94,6 @@ describe.skipIf(Boolean(process.env.TEST_DATABASE_URL))('/readyz on a closed emb
     }
   });
 });
-
-/** A TCP proxy on loopback in front of the PostgreSQL server: stopping it is the database going away. */
-async function startProxy(target: { host: string; port: number }, port = 0) {
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(target.port, target.host);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      }),
-  };
-}
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)('/readyz when PostgreSQL goes away', () => {
   it('answers 503 while the server is unreachable and 200 again once it is back', async () => {

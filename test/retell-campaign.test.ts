@@ -105,7 +105,7 @@ beforeAll(async () => {
     // One attempt each: every contact's outcome is final after its one call.
     campaign: { concurrentCalls: 4, scheduleConfig: { max_attempts: 1 } },
   });
-  await app.prisma.agent.update({ where: { id: setup.agent.id }, data: { providerAgentId: 'agent_4f2b1c' } });
+  await app.prisma.agent.update({ where: { id: setup.agent.id }, data: { providerAgentId: 'agent_4f2b1c', providerVersion: 3 } });
   await runtime.control.wake(setup.campaignId);
   await waitFor(
     async () =>
@@ -139,6 +139,7 @@ describe('a campaign dialed through the Retell adapter', () => {
         from_number: agentNumber,
         to_number: attempt.toNumber,
         override_agent_id: 'agent_4f2b1c',
+        override_agent_version: 3,
         retell_llm_dynamic_variables: { first_name: expect.stringMatching(/^Person \d+$/), Plan: expect.stringMatching(/^(gold|basic)$/) },
         metadata: { attempt_id: attempt.id },
       });

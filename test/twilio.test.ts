@@ -226,6 +226,7 @@ describe('creating a call', () => {
     from: '+14155550100',
     to,
     providerAgentId: null,
+    providerAgentVersion: null,
     variables: {},
     voicemailMessage: null,
   });
@@ -503,7 +504,9 @@ describe('a campaign dialed through Twilio', () => {
   });
 });
 
-describe('Twilio webhooks, one request at a time', () => {
+// Each test first dials a call through the dialer and waits for it to ring: on a loaded machine that
+// alone can take most of the default limit.
+describe('Twilio webhooks, one request at a time', { timeout: 120_000 }, () => {
   let seq = 0;
 
   /** A running campaign of one contact whose call the fake creates and leaves for the test to play. */
@@ -650,8 +653,13 @@ describe('Twilio webhooks, one request at a time', () => {
   });
 
   it('hangs up on a machine when the campaign leaves no message: the call is a voicemail, billed nothing', async () => {
-    const { call, campaignId } = await dialOne({ scheduleConfig: { max_attempts: 1, voicemail: { action: 'hang_up' } } });
-    expect(Object.fromEntries(new URL(String(call.params.Url)).searchParams)).toEqual({ attempt_id: expect.any(String) });
+    const { call, campaignId, agent } = await dialOne({ scheduleConfig: { max_attempts: 1, voicemail: { action: 'hang_up' } } });
+    // The agent's id at the provider (the simulator's, with which agents are provisioned here), and no message.
+    const { providerAgentId } = await app.prisma.agent.findUniqueOrThrow({ where: { id: agent.id } });
+    expect(Object.fromEntries(new URL(String(call.params.Url)).searchParams)).toEqual({
+      attempt_id: expect.any(String),
+      agent_id: providerAgentId,
+    });
     expect(new URL(String(call.params.StatusCallback)).searchParams.has('leave_voicemail')).toBe(false);
     const voice = await fetchTwiml(call, 'machine_end_beep');
     expect(readTwiml(voice)).toEqual({ hangup: true });

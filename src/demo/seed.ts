@@ -7,6 +7,8 @@ import { createCampaign } from '../services/campaigns/campaigns.js';
 import { dispatchCampaign } from '../services/campaigns/dispatch.js';
 import { importContacts } from '../services/contacts/import.js';
 import { serviceContext, type ServiceEnv } from '../services/context.js';
+import { SimulatedVoiceProvider } from '../services/voice/providers/simulated.js';
+import { provisionAgent } from '../services/voice/provisioning.js';
 import { WEEKDAYS } from '../services/campaigns/schedule.js';
 import type { CallResult } from '../services/dialer/telephony.js';
 import { insertUserIfMissing } from '../services/users/store.js';
@@ -130,6 +132,9 @@ export async function seedDemo(env: ServiceEnv): Promise<boolean> {
     phone_number_label: 'Main line',
     variables: { agent_name: 'Sam', company_name: 'Acme Dental', meeting_type: 'check-up' },
   });
+  // The demo calls through the simulator, so its agent is the simulator's, provisioned before its
+  // campaign of yesterday is dispatched (at a real provider, the drift sweep would make it there).
+  await provisionAgent(env, new SimulatedVoiceProvider(), agent.id, true);
   const { groupId } = await importContacts(ctx, {
     group_name: 'Demo leads',
     description: 'A few sample contacts',

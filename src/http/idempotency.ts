@@ -1,9 +1,10 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../services/auth.js';
-import type { ServiceEnv } from '../services/context.js';
+import type { Principal, ServiceEnv } from '../services/context.js';
 import {
   IDEMPOTENCY_HEADER,
+  keptForCaller,
   readKey,
   REPLAYED_HEADER,
   requestFingerprint,
@@ -14,7 +15,9 @@ import { readRawBody } from './body.js';
 import { scopeOf } from './request-scope.js';
 
 // The HTTP side of idempotency keys (services/idempotency): a POST with the header is authenticated here
-// (keys are per customer), its body read whole to be compared, and its response kept or replayed.
+// (keys are per customer, answers per credential), its body read whole to be compared, and its response
+// kept or replayed. A caller whose requests are never kept (a read-only key) goes straight to the
+// handler, which authorizes it as any request: no replay is looked up for it.
 
 /** What a surface says about its own answers. */
 export interface IdempotentSurface {
@@ -33,13 +36,14 @@ export function idempotentRequests(
   return async (c, next) => {
     const raw = c.req.header(IDEMPOTENCY_HEADER);
     if (c.req.method !== 'POST' || raw === undefined) return next();
-    let userId: string;
+    let user: Principal;
     try {
-      userId = (await deps.authenticator.authenticate(c.req.header('authorization'))).id;
+      user = await deps.authenticator.authenticate(c.req.header('authorization'));
     } catch {
       // Its handler answers it, as any request without valid credentials.
       return next();
     }
+    if (!keptForCaller(user)) return next();
     const { log } = scopeOf(c);
     try {
       const key = readKey(raw);
@@ -49,7 +53,7 @@ export function idempotentRequests(
       c.req.raw = new Request(c.req.url, { method: 'POST', headers: c.req.raw.headers, body });
       const url = new URL(c.req.url);
       const fingerprint = requestFingerprint({ method: 'POST', path: url.pathname + url.search, contentType, body });
-      const outcome = await runOnce(deps.env, userId, key, fingerprint, async () => {
+      const outcome = await runOnce(deps.env, user, key, fingerprint, async () => {
         await next();
         return kept(c.res, surface, (response) => (c.res = response));
       });

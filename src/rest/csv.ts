@@ -68,6 +68,11 @@ export async function csvResponse(
   const first = await rows.next();
   return new Response(csvStream(csv.columns, first, rows, ctx.log), {
     status: 200,
-    headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${csv.filename}"` },
+    headers: {
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="${csv.filename}"`,
+      // A customer's data, fetched with a token or a link that is itself the credential: no cache keeps it.
+      'cache-control': 'no-store',
+    },
   });
 }

@@ -35,7 +35,7 @@ const IDEMPOTENCY_PARAMETER = {
   in: 'header',
   required: false,
   description:
-    'Runs the request once per customer and key: a repeat of the same request within 24 hours gets the first response again (with `Idempotent-Replayed: true`); the key with another request is a 400, and a repeat while the first still runs waits for it (409 `idempotency_key_in_use` after 10 s). A refused request (4xx) is not kept.',
+    'Runs the request once per customer and key: a repeat of the same request within 24 hours, with the same credential, gets the first response again (with `Idempotent-Replayed: true`); the key with another request is a 400, with another credential (a token or another API key) a 409 `idempotency_key_other_credential`, and a repeat while the first still runs waits for it (409 `idempotency_key_in_use` after 10 s). A refused request (4xx) is not kept. A read-only API key is never answered from a kept response.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
 };
 
@@ -166,7 +166,9 @@ function routeErrors(route: RouteDefinition): Record<string, { description: stri
   const conflicts = [
     errors[409]?.description,
     'Another request changed the same data at the same time (reason `concurrent_change`): try again.',
-    route.method === 'POST' ? 'A request with the same Idempotency-Key is still running (reason `idempotency_key_in_use`).' : '',
+    route.method === 'POST'
+      ? 'A request with the same Idempotency-Key is still running (reason `idempotency_key_in_use`), or was sent with another credential (reason `idempotency_key_other_credential`).'
+      : '',
   ];
   return { ...errors, 409: { ...errors[409], description: conflicts.filter(Boolean).join(' ') } };
 }

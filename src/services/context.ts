@@ -4,6 +4,7 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import type { DialerControl } from './dialer/control.js';
 import type { EventBus } from './events.js';
 import type { Settings } from './settings.js';
+import type { VoiceControl } from './voice/control.js';
 
 export interface Principal {
   /** The token's `sub`: the customer's user id. */
@@ -30,6 +31,8 @@ export interface ServiceEnv {
   dialer: DialerControl;
   /** Where changes are announced for live updates (GraphQL subscriptions). */
   events: EventBus;
+  /** Agents' provisioning at the voice provider, where this process runs it. */
+  voice: VoiceControl;
 }
 
 /** What every service call receives; it knows nothing of HTTP or GraphQL. */
@@ -60,6 +63,7 @@ class CallerContext implements ServiceContext {
   readonly settings: Settings;
   readonly dialer: DialerControl;
   readonly events: EventBus;
+  readonly voice: VoiceControl;
   #log: Logger | undefined;
 
   constructor(
@@ -68,7 +72,15 @@ class CallerContext implements ServiceContext {
     readonly requestId: string | undefined,
     private readonly logs: { readonly log: Logger },
   ) {
-    ({ db: this.db, sql: this.sql, clock: this.clock, settings: this.settings, dialer: this.dialer, events: this.events } = env);
+    ({
+      db: this.db,
+      sql: this.sql,
+      clock: this.clock,
+      settings: this.settings,
+      dialer: this.dialer,
+      events: this.events,
+      voice: this.voice,
+    } = env);
   }
 
   /** Made on first use: few calls log, and a child of the request's child logger costs more than a small v1 read's routing. */

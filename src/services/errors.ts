@@ -76,6 +76,8 @@ export const CONFLICT_REASONS = {
   campaign_changed: 'The campaign was edited while it was starting; try again.',
   agent_inactive: "The campaign's agent is archived.",
   agent_has_no_phone_number: "The campaign's agent has no phone number to call from.",
+  agent_not_ready: "The campaign's agent is not provisioned at the voice provider yet, or its provisioning failed.",
+  provisioning_not_failed: "The agent's provisioning has not failed; only a failed one is retried.",
   no_callable_contacts: 'No contact of the group is left to call.',
   insufficient_credits: 'The credit balance cannot pay for the calls.',
   contact_group_in_use: 'A campaign that may still dial uses the contact group.',
@@ -84,6 +86,7 @@ export const CONFLICT_REASONS = {
   concurrent_change: 'Another request changed the same data at the same time; try again.',
   api_key_limit: 'The user holds as many active API keys as there may be; revoke one first.',
   idempotency_key_in_use: 'A request with the same Idempotency-Key is still running.',
+  idempotency_key_other_credential: 'The Idempotency-Key was used by another credential; its answer is for that one only.',
   webhook_endpoint_limit: 'The user has as many webhook endpoints as there may be; delete one first.',
   webhook_endpoint_disabled: 'The webhook endpoint is disabled or deleted; enable it first.',
 } as const;

@@ -4,8 +4,13 @@ export interface Settings {
   importMaxRows: number;
   /** Price of a call minute; calls are billed per second, rounded up to a whole cent. */
   callRateCentsPerMinute: number;
+  /**
+   * Call minutes held from the balance for each call in flight: what the next call needs (callHoldCents),
+   * for dispatch and the dialer alike.
+   */
+  callHoldMinutes: number;
   webhooks: {
-    /** Whether endpoints may be on loopback, private or link-local addresses (development and tests only). */
+    /** Whether endpoints may be on addresses that are not globally routable: loopback, private, ... (development and tests only). */
     allowPrivateUrls: boolean;
   };
 }
@@ -13,5 +18,6 @@ export interface Settings {
 export const defaultSettings: Settings = {
   importMaxRows: 100_000,
   callRateCentsPerMinute: 10,
+  callHoldMinutes: 5,
   webhooks: { allowPrivateUrls: false },
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NON_FIELD, ValidationError, type FieldErrors } from './errors.js';
+import { timeZoneName, UNKNOWN_TIME_ZONE } from './time-zones.js';
 
 // Input validation for both surfaces. Messages follow Django REST Framework's wording, which v1 clients
 // display to people; GraphQL carries the same messages in `extensions.fieldErrors`.
@@ -110,6 +111,17 @@ export const listInPlace = z.custom<unknown[]>().superRefine((value, ctx) => {
  * would exceed PostgreSQL's bind parameters, and a list of enum values is never longer than the enum.
  */
 export const distinct = <T>(values: readonly T[]): T[] => [...new Set(values)];
+
+/** A zone or link of the IANA tz database (services/time-zones.ts), in any case; read as the database spells it. */
+export const timeZone = z
+  .string()
+  .trim()
+  .max(64)
+  .transform((zone, ctx) => {
+    const name = timeZoneName(zone);
+    if (name === null) ctx.addIssue({ code: 'custom', message: UNKNOWN_TIME_ZONE });
+    return name ?? z.NEVER;
+  });
 
 /** Any RFC 4122-shaped id; PostgreSQL's uuid type accepts every version, so we do too. */
 export const uuid = z.guid();

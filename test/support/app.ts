@@ -21,6 +21,9 @@ import { idleDialer, type DialerControl } from '../../src/services/dialer/contro
 import type { RetellWebhookSettings } from '../../src/services/dialer/retell-webhooks.js';
 import type { TwilioWebhookSettings } from '../../src/services/dialer/twilio-webhooks.js';
 import { inProcessEventBus, type EventBus } from '../../src/services/events.js';
+import type { VoiceControl } from '../../src/services/voice/control.js';
+import { SimulatedVoiceProvider } from '../../src/services/voice/providers/simulated.js';
+import { provisionAgent } from '../../src/services/voice/provisioning.js';
 import { defaultSettings, type Settings } from '../../src/services/settings.js';
 import { openTestDatabase } from './database.js';
 
@@ -51,6 +54,11 @@ export interface TestAppOptions {
   metricsToken?: string;
   /** A database to serve instead of a fresh one of this file's own; the app closes it. */
   database?: Database;
+  /**
+   * Agents' provisioning: unless given, each change is provisioned by the simulator's provider at once,
+   * in the request (the job's own code, without its queue), so that agents are ready as they are made.
+   */
+  voice?: VoiceControl;
   /** Where live updates travel; this app's own in-process bus unless given. The app closes it. */
   events?: EventBus;
   /** The built-in agent's LLM and tools; its sockets answer 503 unless given. */
@@ -92,6 +100,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     settings: { ...defaultSettings, ...options.settings },
     dialer: options.dialer ?? idleDialer,
     events,
+    voice: options.voice ?? { queued: (agentId) => provisionAgent(env, new SimulatedVoiceProvider(), agentId, true) },
   };
   const app = createApp({
     env,
@@ -118,6 +127,11 @@ export async function startTestApp(options: TestAppOptions = {}) {
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+    // Idle connections are left for the tests' client to end. With a keep-alive timeout the server closes
+    // them at its own, while fetch's keep-alive clock counts timer ticks, not time: on a loaded machine it
+    // still sends on a connection the server has just closed, and the request fails with ECONNRESET or
+    // "other side closed". Closing the server still ends idle connections.
+    (s as Server).keepAliveTimeout = 0;
   });
   const brainSockets = serveBrainSockets(server as Server, {
     ...env,

@@ -5,6 +5,7 @@ import { endCalls, holdCalls } from '../../src/services/billing/calls.js';
 import { lockAccounts } from '../../src/services/billing/ledger.js';
 import { effectiveCents, MAX_CREDIT_CENTS, type LedgerContext } from '../../src/services/billing/ledger.js';
 import { systemClock } from '../../src/services/context.js';
+import { idleVoice } from '../../src/services/voice/control.js';
 import { idleDialer } from '../../src/services/dialer/control.js';
 import { ConflictError, NotFoundError } from '../../src/services/errors.js';
 import { inProcessEventBus } from '../../src/services/events.js';
@@ -24,6 +25,7 @@ export function ledgerContext(app: TestApp, settings: Partial<Settings> = {}): L
     log,
     settings: { ...defaultSettings, ...settings },
     dialer: idleDialer,
+    voice: idleVoice,
     events: inProcessEventBus(log),
   };
 }

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { inject } from 'vitest';
@@ -9,6 +12,36 @@ export type TestDatabaseSource = { kind: 'postgres'; serverUrl: string; template
 
 // Each dump is read once per worker: files that share a worker load their databases from the same copy.
 const pgliteDumps = new Map<string, Promise<Blob>>();
+
+const modules = fileURLToPath(new URL('../../node_modules/', import.meta.url));
+const pgliteVersion = (JSON.parse(readFileSync(join(modules, '@electric-sql/pglite/package.json'), 'utf8')) as { version: string }).version;
+const initdbPath = join(modules, '.cache/callflow-test', `initdb-pglite-${pgliteVersion}.tar`);
+let initdb: Promise<Blob> | undefined;
+
+/**
+ * A new, empty embedded cluster, not migrated. PGlite's initdb takes several seconds (far more on a
+ * loaded machine) and its result depends only on the PGlite version, so it is kept (whole or not at
+ * all) and each caller gets a copy of it.
+ */
+export async function emptyCluster(): Promise<PGlite> {
+  initdb ??= existsSync(initdbPath) ? readFile(initdbPath).then((bytes) => new Blob([bytes])) : makeInitdb();
+  return new PGlite({ loadDataDir: await initdb });
+}
+
+async function makeInitdb(): Promise<Blob> {
+  const pglite = new PGlite();
+  try {
+    await pglite.waitReady;
+    const dump = await pglite.dumpDataDir('none');
+    await mkdir(dirname(initdbPath), { recursive: true });
+    const partial = `${initdbPath}.${process.pid}.partial`;
+    await writeFile(partial, Buffer.from(await dump.arrayBuffer()));
+    await rename(partial, initdbPath);
+    return dump;
+  } finally {
+    await pglite.close();
+  }
+}
 
 export function databaseUrl(serverUrl: string, database: string): string {
   const url = new URL(serverUrl);

@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { grantCredits } from '../../src/services/billing/grants.js';
 import { importContacts } from '../../src/services/contacts/import.js';
 import { serviceContext, type Clock, type ServiceEnv } from '../../src/services/context.js';
+import { idleVoice } from '../../src/services/voice/control.js';
 import { idleDialer } from '../../src/services/dialer/control.js';
 import { Dialer } from '../../src/services/dialer/engine.js';
 import { DEFAULT_DIALER_OPTIONS, type DialerOptions } from '../../src/services/dialer/options.js';
@@ -89,6 +90,7 @@ export function dialerEnv(app: TestApp, clock: Clock): ServiceEnv {
     log,
     settings: { ...defaultSettings, callRateCentsPerMinute: 60 },
     dialer: idleDialer,
+    voice: idleVoice,
     events: inProcessEventBus(log),
   };
 }

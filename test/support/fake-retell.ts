@@ -5,8 +5,11 @@ import { LocalFake, reply } from './local-fake.js';
 // A local stand-in for Retell's API, speaking its protocol: POST /v2/create-phone-call with a bearer API
 // key answers with a call object, and the call's webhooks (call_started, call_ended, call_analyzed) are
 // then POSTed to our app, signed as Retell signs them: X-Retell-Signature `v=<unix ms>,d=<hex
-// HMAC-SHA256(key, body + timestamp)>`. Written from Retell's documentation, independently of the code
-// under test.
+// HMAC-SHA256(key, body + timestamp)>`. It also keeps Retell LLMs, agents with their versions (the latest
+// is the draft; publishing it freezes it and starts the next draft) and phone numbers, and answers a
+// request as the test injects: 429, 5xx, a timeout, or an error after it has acted (a cut-off answer).
+// Written from Retell's documentation and the paths and shapes of retell-sdk's types, independently of
+// the code under test.
 
 export interface Analysis {
   call_summary?: string;
@@ -47,6 +50,22 @@ export interface Delivery {
   body: any;
 }
 
+/** What the next request of one operation meets, instead of (or after) being served. */
+export type Fault =
+  | { kind: 'status'; status: number; message?: string }
+  /** Served, then answered with `status`, as when the answer is lost after Retell acted. */
+  | { kind: 'after'; status: number }
+  /** Not answered before `ms`, then served late. */
+  | { kind: 'timeout'; ms: number };
+
+export interface FakeAgentVersion {
+  agent_id: string;
+  version: number;
+  is_published: boolean;
+  last_modification_timestamp: number;
+  [field: string]: unknown;
+}
+
 export interface FakeRetellOptions {
   apiKey: string;
   webhookKey: string;
@@ -62,7 +81,15 @@ export class FakeRetell extends LocalFake {
   readonly requests: { to: string; status: number }[] = [];
   readonly deliveries: Delivery[] = [];
   webhookUrl: string | undefined;
+  readonly llms = new Map<string, Record<string, any>>();
+  /** Each agent's versions, oldest first; the last is its draft. */
+  readonly agents = new Map<string, FakeAgentVersion[]>();
+  readonly phoneNumbers = new Map<string, { phone_number: string; outbound_agents: unknown[] | null }>();
+  /** Every API request but create-phone-call, as `operation` or `operation <id>`, with its answer's status. */
+  readonly log: { operation: string; status: number }[] = [];
+  private readonly faults = new Map<string, Fault[]>();
   private readonly refusedOnce = new Set<string>();
+  private clock = 0;
 
   constructor(private readonly options: FakeRetellOptions) {
     super();
@@ -77,18 +104,164 @@ export class FakeRetell extends LocalFake {
     return { status: 'error', message: String(error) };
   }
 
+  /** Numbers the account has; create-phone-call takes any, update-phone-number only these (all unless set). */
+  knownNumber: (number: string) => boolean = () => true;
+
+  /** The next `times` requests of `operation` (create-agent, publish-agent-version, ...) meet `fault`. */
+  inject(operation: string, fault: Fault, times = 1): void {
+    this.faults.set(operation, [...(this.faults.get(operation) ?? []), ...Array<Fault>(times).fill(fault)]);
+  }
+
+  /** The agent's draft, as Retell's dashboard shows it. */
+  latest(agentId: string): FakeAgentVersion | undefined {
+    return this.agents.get(agentId)?.at(-1);
+  }
+
+  /** A person edits the agent's draft in Retell's dashboard. */
+  editInDashboard(agentId: string, change: Record<string, unknown>): void {
+    Object.assign(this.latest(agentId)!, change, { last_modification_timestamp: this.tick() });
+  }
+
+  /** A person deletes the agent in Retell's dashboard. */
+  deleteInDashboard(agentId: string): void {
+    this.agents.delete(agentId);
+  }
+
+  /** Strictly increasing modification times, as Retell's are. */
+  private tick(): number {
+    this.clock = Math.max(this.clock + 1, this.now());
+    return this.clock;
+  }
+
   protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method !== 'POST' || req.url !== '/v2/create-phone-call') return reply(res, 404, { status: 'error', message: 'Not found.' });
     if (req.headers.authorization !== `Bearer ${this.options.apiKey}`)
       return reply(res, 401, { status: 'error', message: 'API key is missing or invalid.' });
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     let body: Record<string, any>;
     try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const text = Buffer.concat(chunks).toString('utf8');
+      body = text ? JSON.parse(text) : {};
     } catch {
       return reply(res, 400, { status: 'error', message: 'Invalid request format, please check API reference.' });
     }
+    const url = new URL(req.url ?? '/', 'http://fake');
+    if (req.method === 'POST' && url.pathname === '/v2/create-phone-call')
+      return this.createPhoneCall(res, body, req.headers.authorization);
+    const [, operation = '', id] = url.pathname.slice(1).match(/^(v2\/[a-z-]+|[a-z-]+)(?:\/(.+))?$/) ?? [];
+    const target = id === undefined ? undefined : decodeURIComponent(id);
+    const fault = this.faults.get(operation)?.shift();
+    const answer = (status: number, value?: unknown) => {
+      this.log.push({ operation: target ? `${operation} ${target}` : operation, status });
+      if (status === 204) {
+        res.writeHead(204).end();
+        return;
+      }
+      reply(res, status, value ?? {});
+    };
+    if (fault?.kind === 'status') {
+      return answer(fault.status, { status: 'error', message: fault.message ?? `Injected ${fault.status}.` });
+    }
+    if (fault?.kind === 'timeout') await new Promise((resolve) => setTimeout(resolve, fault.ms));
+    const served = this.serve(req.method ?? 'GET', operation, target, body, url.searchParams);
+    if (fault?.kind === 'after') return answer(fault.status, { status: 'error', message: `Injected ${fault.status} after acting.` });
+    if (!res.destroyed) answer(served.status, served.body);
+  }
+
+  /** One API request other than create-phone-call, as Retell answers it. */
+  private serve(method: string, operation: string, id: string | undefined, body: Record<string, any>, query: URLSearchParams) {
+    const notFound = { status: 404, body: { status: 'error', message: 'Not found.' } };
+    const key = `${method} ${operation}`;
+    if (key === 'POST create-retell-llm') {
+      const llm = {
+        ...body,
+        llm_id: `llm_${randomBytes(12).toString('hex')}`,
+        version: 0,
+        is_published: false,
+        last_modification_timestamp: this.tick(),
+      };
+      this.llms.set(llm.llm_id, llm);
+      return { status: 201, body: llm };
+    }
+    if (key === 'GET v2/list-retell-llms') return { status: 200, body: { items: [...this.llms.values()], has_more: false } };
+    if (key === 'PATCH update-retell-llm' || key === 'GET get-retell-llm' || key === 'DELETE delete-retell-llm') {
+      const llm = this.llms.get(id!);
+      if (!llm) return notFound;
+      if (method === 'DELETE') {
+        this.llms.delete(id!);
+        return { status: 204, body: undefined };
+      }
+      if (method === 'PATCH') Object.assign(llm, body, { last_modification_timestamp: this.tick() });
+      return { status: 200, body: llm };
+    }
+    if (key === 'POST create-agent') {
+      const engine = body.response_engine;
+      if (!engine || (engine.type === 'retell-llm' && !this.llms.has(engine.llm_id))) {
+        return { status: 400, body: { status: 'error', message: 'response_engine names no Retell LLM of this account.' } };
+      }
+      const agent: FakeAgentVersion = {
+        ...body,
+        agent_id: `agent_${randomBytes(12).toString('hex')}`,
+        version: 0,
+        is_published: false,
+        last_modification_timestamp: this.tick(),
+      };
+      this.agents.set(agent.agent_id, [agent]);
+      return { status: 201, body: agent };
+    }
+    if (key === 'POST v2/list-agents') {
+      const q = String(body.filter_criteria?.query ?? '').toLowerCase();
+      const items = [...this.agents.values()]
+        .map((versions) => versions.at(-1)!)
+        .filter(
+          (a) =>
+            !q ||
+            String(a.agent_name ?? '')
+              .toLowerCase()
+              .includes(q) ||
+            a.agent_id.includes(q),
+        )
+        .map((a) => ({ agent_id: a.agent_id, agent_name: a.agent_name ?? '', channel: 'voice' }));
+      return { status: 200, body: { items, has_more: false } };
+    }
+    const versions = id === undefined ? undefined : this.agents.get(id);
+    if (key === 'GET get-agent') {
+      if (!versions) return notFound;
+      const wanted = query.get('version');
+      const found = wanted === null ? versions.at(-1) : versions.find((v) => v.version === Number(wanted));
+      return found ? { status: 200, body: found } : notFound;
+    }
+    if (key === 'PATCH update-agent') {
+      if (!versions) return notFound;
+      Object.assign(versions.at(-1)!, body, { last_modification_timestamp: this.tick() });
+      return { status: 200, body: versions.at(-1) };
+    }
+    if (key === 'POST publish-agent-version') {
+      if (!versions) return notFound;
+      const draft = versions.at(-1)!;
+      if (body.version !== draft.version || draft.is_published) {
+        return { status: 400, body: { status: 'error', message: `Version ${body.version} is not the agent's draft.` } };
+      }
+      draft.is_published = true;
+      versions.push({ ...draft, version: draft.version + 1, is_published: false, last_modification_timestamp: this.tick() });
+      return { status: 200, body: undefined };
+    }
+    if (key === 'DELETE delete-agent') {
+      if (!versions) return notFound;
+      this.agents.delete(id!);
+      return { status: 204, body: undefined };
+    }
+    if (key === 'PATCH update-phone-number') {
+      if (!this.knownNumber(id!)) return notFound;
+      const number = this.phoneNumbers.get(id!) ?? { phone_number: id!, outbound_agents: null };
+      number.outbound_agents = body.outbound_agents ?? null;
+      this.phoneNumbers.set(id!, number);
+      return { status: 200, body: number };
+    }
+    return notFound;
+  }
+
+  private createPhoneCall(res: ServerResponse, body: Record<string, any>, authorization: string | undefined): void {
     const to = String(body.to_number ?? '');
     if (!/^\+[1-9]\d{6,14}$/.test(String(body.from_number ?? '')) || !/^\+[1-9]\d{6,14}$/.test(to)) {
       this.requests.push({ to, status: 400 });
@@ -115,7 +288,7 @@ export class FakeRetell extends LocalFake {
     const call: CreatedCall = {
       callId: `call_${randomBytes(14).toString('hex')}`,
       body,
-      authorization: req.headers.authorization,
+      authorization,
       createdAt: this.now(),
     };
     this.calls.push(call);

@@ -1,13 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/db/database.js';
-import { databaseUrl, type TestDatabaseSource } from './database.js';
+import { databaseUrl, emptyCluster, type TestDatabaseSource } from './database.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -46,22 +43,4 @@ export default async function setup(project: TestProject) {
   await writeFile(dumpPath, Buffer.from(await dump.arrayBuffer()));
   project.provide('testDatabase', { kind: 'pglite', dumpPath });
   return () => rm(dir, { recursive: true, force: true });
-}
-
-const modules = fileURLToPath(new URL('../../node_modules/', import.meta.url));
-const pgliteVersion = (JSON.parse(readFileSync(join(modules, '@electric-sql/pglite/package.json'), 'utf8')) as { version: string }).version;
-const initdbPath = join(modules, '.cache/callflow-test', `initdb-pglite-${pgliteVersion}.tar`);
-
-// PGlite's initdb takes several seconds and its result depends only on the PGlite version, so it is kept
-// (whole or not at all) and each run migrates a fresh copy of it from scratch.
-async function emptyCluster(): Promise<PGlite> {
-  if (existsSync(initdbPath)) return new PGlite({ loadDataDir: new Blob([await readFile(initdbPath)]) });
-  const pglite = new PGlite();
-  await pglite.waitReady;
-  const dump = await pglite.dumpDataDir('none');
-  await mkdir(dirname(initdbPath), { recursive: true });
-  const partial = `${initdbPath}.${process.pid}.partial`;
-  await writeFile(partial, Buffer.from(await dump.arrayBuffer()));
-  await rename(partial, initdbPath);
-  return pglite;
 }

@@ -14,6 +14,8 @@ export abstract class LocalFake {
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => reply(res, 500, this.failure(error)));
     });
+    // Idle connections are left for the client to end, as support/app.ts explains.
+    this.server.keepAliveTimeout = 0;
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;

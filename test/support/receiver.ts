@@ -41,6 +41,8 @@ export async function startReceiver(answer: (request: Received, index: number) =
       }, reply.delayMs ?? 0);
     });
   });
+  // Idle connections are left for the sender to end, as support/app.ts explains.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

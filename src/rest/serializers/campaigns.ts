@@ -140,8 +140,12 @@ export const v1DispatchResult = z
     scheduled: z.boolean().describe('True when the campaign waits for its started_at instead of calling now.'),
     calling_begins_at: datetime
       .nullable()
-      .describe("When its first call is due (its calling hours and the callees' local calling rules); null when nobody is left to call."),
-    detail: z.string(),
+      .describe(
+        "When its first call is due (its start, the contacts' retries and callbacks, its calling hours and the callees' local calling rules); null when nobody is left to call.",
+      ),
+    detail: z
+      .string()
+      .describe('What happens next: the state (or that the campaign was already running) and, when the first call waits, why.'),
   })
   .meta({ id: 'DispatchResult' });
 

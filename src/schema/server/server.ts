@@ -22,6 +22,8 @@ import { costLimit } from './cost.js';
 import { graphqlMetrics } from './metrics.js';
 import { graphqlRateLimits } from './rate-limits.js';
 import { readOnlyKeys } from './read-only-keys.js';
+import { revokedKeysEndSubscriptions } from './revoked-keys.js';
+import { KeyWatch } from '../../services/api-keys/watch.js';
 import { graphqlTracing } from './tracing.js';
 import { tracingOn } from '../../ops/tracing.js';
 import { trustedDocuments, type TrustedDocuments } from './trusted-documents.js';
@@ -110,6 +112,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
       deferStream(),
       graphqlInput,
       readOnlyKeys,
+      revokedKeysEndSubscriptions(new KeyWatch(deps.env)),
       graphqlRateLimits(deps.rateLimiter),
       graphqlMetrics,
       costLimit,

@@ -1,9 +1,60 @@
 import * as agents from '../../services/agents/agents.js';
+import { retryProvisioning } from '../../services/voice/provisioning.js';
 import { builder } from '../builder.js';
 import { compiledConnection, compiledItem } from '../compiled-reads/declare.js';
 import { withServiceInput } from '../service-input.js';
 
 export const AgentStatus = builder.enumType('AgentStatus', { values: ['active', 'archived'] as const });
+
+const ProvisioningState = builder.enumType('ProvisioningState', {
+  description: 'Whether the voice provider holds the agent as it is here (docs/agents.md).',
+  values: {
+    pending: { description: 'A change (create, edit, archive, retry) is on its way to the provider.' },
+    ready: { description: 'The provider holds this version; calls use it.' },
+    failed: { description: 'The provider refused it, or kept failing; `error` says why. Fix and retry.' },
+  },
+});
+
+interface ProvisioningFields {
+  provisioningState: 'pending' | 'ready' | 'failed';
+  provisioningError: string | null;
+  provisioningUpdatedAt: Date;
+  providerAgentId: string | null;
+  providerVersion: number | null;
+  provisionedVersion: number | null;
+  providerDrift: string | null;
+  providerDriftAt: Date | null;
+}
+
+const AgentProvisioning = builder.objectRef<ProvisioningFields>('AgentProvisioning').implement({
+  description: "The agent at the voice provider (Retell, or the simulator): its state, the provider's ids and versions.",
+  fields: (t) => ({
+    state: t.field({ type: ProvisioningState, resolve: (p) => p.provisioningState }),
+    error: t.string({
+      nullable: true,
+      description: "The provider's answer when provisioning failed.",
+      resolve: (p) => p.provisioningError,
+    }),
+    providerAgentId: t.string({ nullable: true, description: "The provider's id of the agent.", resolve: (p) => p.providerAgentId }),
+    providerVersion: t.int({
+      nullable: true,
+      description: "The provider's published version that calls name.",
+      resolve: (p) => p.providerVersion,
+    }),
+    version: t.int({
+      nullable: true,
+      description: "Which of this agent's versions the provider holds (the agent's `version` once ready).",
+      resolve: (p) => p.provisionedVersion,
+    }),
+    drift: t.string({
+      nullable: true,
+      description: 'What the last drift sweep found changed at the provider (its dashboard), and set back.',
+      resolve: (p) => p.providerDrift,
+    }),
+    driftAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.providerDriftAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (p) => p.provisioningUpdatedAt }),
+  }),
+});
 
 const CAMPAIGNS_PAGE = { cursor: 'id', totalCount: true } as const;
 const CAMPAIGNS_QUERY = { orderBy: [{ createdAt: 'desc' as const }, { id: 'desc' as const }] };
@@ -25,6 +76,21 @@ export const Agent = builder.prismaObject('Agent', {
     agentProfile: t.expose('agentProfile', { type: 'JSON' }),
     agentVariables: t.expose('agentVariables', { type: 'JSON' }),
     llmRuntimeOverrides: t.expose('llmRuntimeOverrides', { type: 'JSON' }),
+    version: t.exposeInt('version', { description: "The agent's version: 1 when created, one more on each edit." }),
+    provisioning: t.field({
+      type: AgentProvisioning,
+      select: {
+        provisioningState: true,
+        provisioningError: true,
+        provisioningUpdatedAt: true,
+        providerAgentId: true,
+        providerVersion: true,
+        provisionedVersion: true,
+        providerDrift: true,
+        providerDriftAt: true,
+      },
+      resolve: (agent) => agent,
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     template: t.relation('template'),
@@ -70,7 +136,43 @@ const CreateAgentInput = builder.inputType('CreateAgentInput', {
   }),
 });
 
+const UpdateAgentInput = builder.inputType('UpdateAgentInput', {
+  description: 'What to change; fields left out keep their values. Every edit is a new version, provisioned at the voice provider.',
+  fields: (t) => ({
+    name: t.string(),
+    variables: t.field({ type: 'JSON', description: "Values for the template's placeholder schema; the prompt is rendered again." }),
+    agentProfile: t.field({
+      type: 'JSON',
+      description: 'Voice (`voice_id`), `language`, `speaking_rate`, `interruption_sensitivity`, `begin_message`.',
+    }),
+    llmRuntimeOverrides: t.field({
+      type: 'JSON',
+      description: "`model` and `temperature` (0 to 2), over the template's runtime defaults.",
+    }),
+    llmWebsocketUrl: t.string({ description: "The customer's own LLM server (ws:// or wss://); null: the template's engine again." }),
+    transferNumber: t.string({
+      description: 'Where the agent may transfer a call to a person (offers the transfer_call tool); null: nowhere.',
+    }),
+  }),
+});
+
 builder.mutationFields((t) => ({
+  updateAgent: t.prismaField({
+    type: 'Agent',
+    description:
+      'Edits an active agent: a new version, provisioned at the voice provider; calls use it from their next call once it is ready there.',
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }), input: t.arg({ type: UpdateAgentInput, required: true }) },
+    resolve: (query, _root, args, ctx, info) =>
+      withServiceInput(info, 'input', args.input, (input) => agents.updateAgent(ctx.service, args.id, input, query)),
+  }),
+  retryAgentProvisioning: t.prismaField({
+    type: 'Agent',
+    description: 'Provisions an agent whose provisioning failed again (CONFLICT provisioning_not_failed otherwise).',
+    authScopes: { authenticated: true },
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (query, _root, args, ctx) => retryProvisioning(ctx.service, args.id, query),
+  }),
   createAgent: t.prismaField({
     type: 'Agent',
     authScopes: { authenticated: true },

@@ -26,6 +26,15 @@ export const CallAttempt = builder.prismaObject('CallAttempt', {
     }),
     toNumber: t.exposeString('toNumber', { nullable: true, description: 'The number dialed (E.164); null once the contact was erased.' }),
     fromNumber: t.exposeString('fromNumber', { nullable: true, description: 'The agent number it was dialed from.' }),
+    agentId: t.expose('agentId', {
+      type: 'UUID',
+      nullable: true,
+      description: "The agent that made the call: the campaign's, or its A/B variant's (null for calls made before this was kept).",
+    }),
+    agentVersion: t.exposeInt('agentVersion', {
+      nullable: true,
+      description: "The agent's version the call was made with: the one published at the voice provider when it was dialed.",
+    }),
     durationSeconds: t.exposeInt('durationSeconds', { nullable: true, description: 'Null until the call has ended.' }),
     summary: t.exposeString('summary', { nullable: true }),
     sentiment: t.expose('sentiment', { type: Sentiment }),

@@ -188,7 +188,7 @@ export const Campaign = builder.prismaObject('Campaign', {
       type: 'DateTime',
       nullable: true,
       description:
-        "When a running or scheduled campaign's next call is due: its calling hours in each callee's zone and the regional calling rules of their places allow none before. Null when it is neither, or nobody is left to call.",
+        "When a running or scheduled campaign's next call is due: no waiting contact is due before (its start, retries and callbacks), and its calling hours in each callee's zone and the regional calling rules of their places allow none before. Null when it is neither, or nobody is left to call.",
       select: {
         status: true,
         startedAt: true,
@@ -332,7 +332,13 @@ const DispatchCampaignResult = builder.objectRef<DispatchResult>('DispatchCampai
       nullable: true,
       description: 'When its first call is due; null when nobody is left to call.',
     }),
-    detail: t.exposeString('detail', { description: 'What happens next, in a sentence.' }),
+    alreadyRunning: t.exposeBoolean('alreadyRunning', {
+      description: 'The campaign was running before this dispatch, which changed nothing.',
+    }),
+    detail: t.exposeString('detail', {
+      description:
+        "What happens next and, when the first call waits a minute or more, why: a contact's retry policy or callback, the calling hours, or the regional calling rules.",
+    }),
     campaign: t.prismaField({
       type: 'Campaign',
       resolve: (query, result, _args, ctx) => campaigns.getCampaign(ctx.service, result.campaignId, query),

@@ -1,8 +1,8 @@
 import { ConsentKind, DialBlockReason } from '../../generated/prisma/enums.js';
 import * as consents from '../../services/compliance/consents.js';
+import { calleeRegion, placeOfNumber } from '../../services/compliance/places.js';
 import { readData } from '../../services/contacts/fields.js';
 import { builder } from '../builder.js';
-import { jsonTextValue } from '../compiled-reads/declare.js';
 import { withServiceInput } from '../service-input.js';
 
 // Consents, and the calls compliance rules stopped, on the contacts and campaigns they belong to.
@@ -50,9 +50,9 @@ builder.prismaObjectFields('Contact', (t) => ({
   region: t.string({
     nullable: true,
     description: 'The ISO 3166-2 region whose calling rules apply, when the contact names one (a `region` column); else the number’s.',
-    select: { data: true },
-    resolve: (c) => readData(c.data).region ?? null,
-    extensions: jsonTextValue('data', 'region'),
+    // Computed from the area-code table, which SQL does not hold: queries selecting it run through the resolvers.
+    select: { data: true, phoneNumber: true },
+    resolve: (c) => calleeRegion(readData(c.data).region, c.phoneNumber ? placeOfNumber(c.phoneNumber) : null),
   }),
   consents: t.relation('consents', { query: NEWEST_FIRST }),
   dialBlocks: t.relatedConnection('dialBlocks', {

@@ -5,15 +5,19 @@ import { withServiceInput } from '../service-input.js';
 
 const CallerIdStateEnum = builder.enumType('CallerIdState', {
   description:
-    'available; at_limit (calls per hour or day used up); cooling_down (after a run of unanswered calls); rested (its answer rate fell).',
-  values: ['available', 'at_limit', 'cooling_down', 'rested'] as const,
+    'available; at_limit (calls per hour or day used up); cooling_down (after a run of unanswered calls); awaiting_results (its unanswered calls in a row and its calls in flight reach cooldownAfterUnanswered: none until their results come); rested (its answer rate fell).',
+  values: ['available', 'at_limit', 'cooling_down', 'awaiting_results', 'rested'] as const,
 });
 
 const CallerIdUsage = builder.objectRef<CallerIdState>('CallerIdUsage').implement({
   description: 'What its limits make of the number now.',
   fields: (t) => ({
     state: t.field({ type: CallerIdStateEnum, resolve: (u) => u.state }),
-    availableAt: t.expose('availableAt', { type: 'DateTime', description: 'When it may place a call (now when it may).' }),
+    availableAt: t.expose('availableAt', {
+      type: 'DateTime',
+      description:
+        'When it may place a call (now when it may); with awaiting_results, when its other limits would let it, once those results come.',
+    }),
     callsLastHour: t.exposeInt('callsLastHour'),
     callsLastDay: t.exposeInt('callsLastDay'),
     answerRate: t.exposeFloat('answerRate', {
@@ -53,7 +57,10 @@ export const PhoneNumber = builder.prismaObject('PhoneNumber', {
 const limitFields = (t: PothosSchemaTypes.InputFieldBuilder<SchemaTypes, 'InputObject'>) => ({
   maxCallsPerHour: t.int({ description: 'Calls it may place in any hour, 1 to 100000; null: no limit.' }),
   maxCallsPerDay: t.int({ description: 'Calls it may place in any 24 hours; null: no limit.' }),
-  cooldownAfterUnanswered: t.int({ description: 'After this many unanswered calls in a row it rests cooldownMinutes; null: never.' }),
+  cooldownAfterUnanswered: t.int({
+    description:
+      'After this many unanswered calls in a row it rests cooldownMinutes; its calls in flight count as unanswered until their results come; null: never.',
+  }),
   cooldownMinutes: t.int({ description: '1 to 10080 (default 30).' }),
   restBelowAnswerRate: t.float({
     description: '0 to 1: rested restHours when fewer of its last restWindowCalls calls reached a person; null: never.',

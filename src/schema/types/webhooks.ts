@@ -97,7 +97,10 @@ const WebhookEventTypeInfo = builder
 
 const CreateWebhookEndpointInput = builder.inputType('CreateWebhookEndpointInput', {
   fields: (t) => ({
-    url: t.string({ required: true, description: 'http or https; in production not on a loopback, private or link-local address.' }),
+    url: t.string({
+      required: true,
+      description: 'http or https; in production only on a globally routable address (not loopback, private, link-local or reserved).',
+    }),
     description: t.string({ description: 'Up to 500 characters.' }),
     eventTypes: t.stringList({ description: `Event types to receive (${EVENT_TYPE_LIST}); leave out or empty for all.` }),
     enabled: t.boolean({ description: 'Default: true.' }),

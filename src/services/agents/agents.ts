@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
-import { UNIQUE_VIOLATION, ValidationError, type FieldErrors } from '../errors.js';
+import { ConflictError, UNIQUE_VIOLATION, ValidationError, type FieldErrors } from '../errors.js';
 import { validateAgainst } from '../json-schema.js';
 import { INVALID_PHONE_MESSAGE, toE164 } from '../phone.js';
 import { defaultCountryOf } from '../users/store.js';
@@ -10,6 +10,7 @@ import { pauseRunningCampaignsOfAgent } from '../campaigns/states.js';
 import { uuidv7 } from '../ids.js';
 import { ownedOrNotFound } from '../owned.js';
 import { fillPlaceholders } from '../placeholders.js';
+import { provisioningQueued } from '../voice/control.js';
 import * as store from './store.js';
 import type { AgentPage, AgentQuery, AgentStatusFilter } from './store.js';
 
@@ -125,6 +126,7 @@ export async function createAgent<Q extends AgentQuery = {}>(
     }
     throw error;
   }
+  await provisioningQueued(ctx, id);
   return getAgent(ctx, id, query);
 }
 
@@ -147,5 +149,81 @@ export async function archiveAgent<Q extends AgentQuery = {}>(
     }),
   );
   for (const campaignId of paused) ctx.events.publish({ kind: 'campaign', campaignId });
+  // Removed at the provider by its provisioning job (a second archive finds nothing left to remove).
+  await provisioningQueued(ctx, id);
+  return getAgent(ctx, id, query);
+}
+
+export const updateAgentInput = z.object({
+  name: z.string().trim().min(1).max(255).optional(),
+  /** Rendered into the template's prompt again, checked against its placeholder schema. */
+  variables: jsonObject.optional(),
+  agent_profile: jsonObject.optional(),
+  llm_runtime_overrides: z
+    .strictObject({ model: z.string().trim().min(1).max(64).optional(), temperature: z.number().min(0).max(2).optional() })
+    .optional(),
+  /** The customer's own LLM server (Retell's custom LLM protocol); null: the template's engine again. */
+  llm_websocket_url: z
+    .url({ protocol: /^wss?$/, error: 'Must be a ws:// or wss:// URL.' })
+    .max(200)
+    .nullable()
+    .optional(),
+  /** Where the agent may transfer a call to a person (offering the transfer_call tool); null: nowhere. */
+  transfer_number: z.string().trim().min(1).max(32).nullable().optional(),
+});
+export type UpdateAgentInput = RawInput<typeof updateAgentInput>;
+
+/**
+ * Edits an active agent: a new version, which its provisioning job takes to the provider. Calls go on
+ * with the provider's current version until the new one is published there, then use it from their
+ * next call on (running campaigns included).
+ */
+export async function updateAgent<Q extends AgentQuery = {}>(
+  ctx: ServiceContext,
+  id: string,
+  raw: UpdateAgentInput,
+  query: Q = {} as Q,
+): Promise<Prisma.AgentGetPayload<Q>> {
+  const agent = await getAgent(ctx, id, { include: { template: true } });
+  const input = parseInput(updateAgentInput, raw);
+  if (!agent.isActive) throw new ConflictError(`The agent "${agent.name}" is archived; it can no longer be edited.`, 'agent_inactive');
+  const errors: FieldErrors = {};
+  let prompt = agent.systemPrompt;
+  let variables = agent.agentVariables;
+  if (input.variables) {
+    const filled = structuredClone(input.variables);
+    const { template } = agent;
+    Object.assign(
+      errors,
+      validateAgainst(template.placeholderSchema as object, `${template.id}@${template.updatedAt.toISOString()}`, filled, 'variables'),
+    );
+    prompt = fillPlaceholders(template.systemPromptTemplate, filled);
+    variables = filled as Prisma.JsonObject;
+  }
+  let transferNumber: string | null | undefined = input.transfer_number;
+  if (input.transfer_number) {
+    transferNumber = toE164(input.transfer_number, await defaultCountryOf(ctx.db, ctx.user.id));
+    if (!transferNumber) errors.transfer_number = [INVALID_PHONE_MESSAGE];
+  }
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+
+  const config = { ...(agent.agentConfig as Record<string, unknown>) };
+  if (transferNumber !== undefined) {
+    if (transferNumber === null) delete config.transfer_number;
+    else config.transfer_number = transferNumber;
+  }
+  const websocketUrl = input.llm_websocket_url === undefined ? agent.llmWebsocketUrl : input.llm_websocket_url;
+  const updated = await store.updateAgentRow(ctx.sql, ctx.user.id, id, {
+    name: input.name ?? agent.name,
+    system_prompt: prompt,
+    agent_variables: variables,
+    agent_profile: input.agent_profile ?? agent.agentProfile,
+    agent_config: config,
+    llm_runtime_overrides: input.llm_runtime_overrides ?? agent.llmRuntimeOverrides,
+    llm_websocket_url: websocketUrl,
+    response_engine_type: websocketUrl ? 'custom-llm' : agent.template.responseEngineType,
+  });
+  if (!updated) throw new ConflictError(`The agent "${agent.name}" is archived; it can no longer be edited.`, 'agent_inactive');
+  await provisioningQueued(ctx, id);
   return getAgent(ctx, id, query);
 }

@@ -19,7 +19,9 @@ export const callerIdLimits = z.object({
   cooldown_after_unanswered: intInRange(1, 1_000)
     .nullable()
     .optional()
-    .describe('After this many unanswered calls in a row (no answer, busy, screened, failed), it rests cooldown_minutes; null: never.'),
+    .describe(
+      'After this many unanswered calls in a row (no answer, busy, screened, failed), it rests cooldown_minutes; its calls in flight count as unanswered until their results come, so it never has more in flight than would complete the run; null: never.',
+    ),
   cooldown_minutes: intInRange(1, 10_080).optional(),
   rest_below_answer_rate: z
     .number()

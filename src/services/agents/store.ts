@@ -165,14 +165,51 @@ export async function setPrimaryNumber(tx: SqlSession, agentId: string, numberId
   await tx.run(setPrimaryStatement, [agentId, numberId]);
 }
 
+// A first archive is a new version, which provisioning removes from the provider.
 const archiveStatement = statement<{ id: string }>(
   'agents.archive',
-  `UPDATE agents SET is_active = false, status = 'archived', updated_at = now() WHERE id = $1::uuid AND user_id = $2::uuid RETURNING id`,
+  `UPDATE agents SET is_active = false, status = 'archived', updated_at = now(),
+          version = CASE WHEN is_active THEN version + 1 ELSE version END,
+          provisioning_state = CASE WHEN is_active THEN 'pending' ELSE provisioning_state END,
+          provisioning_error = CASE WHEN is_active THEN NULL ELSE provisioning_error END,
+          provisioning_updated_at = CASE WHEN is_active THEN now() ELSE provisioning_updated_at END
+   WHERE id = $1::uuid AND user_id = $2::uuid RETURNING id`,
 );
 
 /** Archives one user's agent; false when the user has no such agent. */
 export async function archiveAgentRow(tx: SqlSession, userId: string, id: string): Promise<boolean> {
   return (await tx.run(archiveStatement, [id, userId])).length > 0;
+}
+
+/** An edited agent's columns. */
+export interface AgentEdit {
+  name: string;
+  system_prompt: string;
+  agent_variables: unknown;
+  agent_profile: unknown;
+  agent_config: unknown;
+  llm_runtime_overrides: unknown;
+  llm_websocket_url: string | null;
+  response_engine_type: string;
+}
+
+// Every edit is a new version, pending at the provider until its provisioning job has published it.
+const updateStatement = statement<{ id: string }>(
+  'agents.update',
+  `UPDATE agents SET name = $3, system_prompt = $4, agent_variables = $5::jsonb, agent_profile = $6::jsonb, agent_config = $7::jsonb,
+          llm_runtime_overrides = $8::jsonb, llm_websocket_url = $9, response_engine_type = $10, version = version + 1,
+          provisioning_state = 'pending', provisioning_error = NULL, provisioning_updated_at = now(), updated_at = now()
+   WHERE id = $1::uuid AND user_id = $2::uuid AND is_active RETURNING id`,
+);
+
+/** Writes one user's active agent's edit; false when it is archived (or not the user's). */
+export async function updateAgentRow(sql: SqlSession, userId: string, id: string, edit: AgentEdit): Promise<boolean> {
+  const json = (value: unknown) => JSON.stringify(value);
+  const rows = await sql.run(updateStatement, [
+    ...[id, userId, edit.name, edit.system_prompt, json(edit.agent_variables), json(edit.agent_profile), json(edit.agent_config)],
+    ...[json(edit.llm_runtime_overrides), edit.llm_websocket_url, edit.response_engine_type],
+  ]);
+  return rows.length > 0;
 }
 
 // Agent templates

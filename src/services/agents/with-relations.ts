@@ -18,8 +18,22 @@ export const agentRelations = {
   campaigns: { select: { id: true, name: true, status: true }, orderBy: [{ createdAt: 'desc' as const }, { id: 'desc' as const }] },
 } satisfies Prisma.AgentInclude;
 
-/** What v1 never shows of an agent, left unread: the prompt filled in from its template, the provider's id. */
-export const agentHidden = { systemPrompt: true, providerAgentId: true } satisfies Prisma.AgentOmit;
+/** What v1 never shows of an agent, left unread: the prompt filled in from its template, its version and provisioning. */
+export const agentHidden = {
+  systemPrompt: true,
+  providerAgentId: true,
+  version: true,
+  provisioningState: true,
+  provisioningError: true,
+  provisioningUpdatedAt: true,
+  provisioningQueuedVersion: true,
+  providerLlmId: true,
+  providerVersion: true,
+  provisionedVersion: true,
+  providerModifiedAt: true,
+  providerDrift: true,
+  providerDriftAt: true,
+} satisfies Prisma.AgentOmit;
 
 export type AgentWithRelations = IsoInstants<Prisma.AgentGetPayload<{ include: typeof agentRelations; omit: typeof agentHidden }>>;
 

@@ -4,6 +4,7 @@ import type { Sql } from '../../db/sql.js';
 import type { Principal, ServiceContext } from '../context.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { ownedOrNotFound } from '../owned.js';
+import { lockUser } from '../users/store.js';
 import { uuid, parseInput, type RawInput } from '../validation.js';
 import * as store from './store.js';
 
@@ -46,20 +47,25 @@ export async function createApiKey(ctx: ServiceContext, raw: RawInput<typeof cre
   const input = parseInput(createInput, raw);
   const now = ctx.clock.now();
   if (input.expires_at && input.expires_at <= now) throw ValidationError.field('expires_at', 'Must lie in the future.');
-  if ((await store.countActiveApiKeys(ctx.db, ctx.user.id, now)) >= MAX_ACTIVE_KEYS) {
-    throw new ConflictError(`You hold ${MAX_ACTIVE_KEYS} active API keys, the most there may be: revoke one first.`, 'api_key_limit');
-  }
   const publicId = randomBytes(8).toString('hex');
   const secret = randomBytes(32).toString('base64url');
-  const row = await store.insertApiKey(ctx.db, {
-    userId: ctx.user.id,
-    name: input.name,
-    publicId,
-    secretHash: hashOf(secret),
-    scope: input.scope,
-    expiresAt: input.expires_at ?? null,
+  // Counted and added under the user's row lock, so that requests at once, from any process, take turns
+  // and none counts before another's key is added.
+  const id = await ctx.sql.transaction(async (tx) => {
+    await lockUser(tx, ctx.user.id);
+    if ((await store.countActiveApiKeys(tx, ctx.user.id, now)) >= MAX_ACTIVE_KEYS) {
+      throw new ConflictError(`You hold ${MAX_ACTIVE_KEYS} active API keys, the most there may be: revoke one first.`, 'api_key_limit');
+    }
+    return store.insertApiKey(tx, {
+      userId: ctx.user.id,
+      name: input.name,
+      publicId,
+      secretHash: hashOf(secret),
+      scope: input.scope,
+      expiresAt: input.expires_at ?? null,
+    });
   });
-  return { apiKey: row, secret: `${keyPrefix(publicId)}_${secret}` };
+  return { apiKey: { id }, secret: `${keyPrefix(publicId)}_${secret}` };
 }
 
 export function listApiKeys<Q extends store.ApiKeyQuery = {}>(ctx: ServiceContext, query: Q = {} as Q) {
@@ -95,6 +101,14 @@ export async function principalOfKey(sql: Sql, token: string, now: Date): Promis
     await store.touchApiKey(sql, key.id, TOUCH_EVERY_SECONDS);
   }
   return { id: key.userId, isAdmin: false, apiKey: { id: key.id, scope: key.scope } };
+}
+
+/**
+ * Those of the keys `ids` that still authenticate (neither revoked nor expired). What a key started that
+ * outlives its request (a subscription, an export link) asks this again, so that it ends with the key.
+ */
+export function keysStillHolding(sql: Sql, ids: string[], now: Date): Promise<Set<string>> {
+  return store.findHoldingKeys(sql, ids, now);
 }
 
 /** A read-only key may not change anything: `writes` is whether the request would. */

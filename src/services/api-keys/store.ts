@@ -1,5 +1,6 @@
 import { named } from '../../db/prisma-names.js';
-import { statement, type Sql } from '../../db/sql.js';
+import { statement, type Sql, type SqlSession } from '../../db/sql.js';
+import { uuidv7 } from '../ids.js';
 import type { ApiKeyScope, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 
 // The API keys store: the only module of the domain that talks to the database.
@@ -15,8 +16,17 @@ export interface NewApiKey {
   expiresAt: Date | null;
 }
 
-export function insertApiKey(db: PrismaClient, key: NewApiKey) {
-  return named('apiKeys.insert', () => db.apiKey.create({ data: key }));
+const insertStatement = statement(
+  'apiKeys.insert',
+  `INSERT INTO api_keys (id, user_id, name, public_id, secret_hash, scope, expires_at)
+   VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::"ApiKeyScope", $7)`,
+);
+
+/** Adds a key; its id. */
+export async function insertApiKey(tx: SqlSession, key: NewApiKey): Promise<string> {
+  const id = uuidv7();
+  await tx.run(insertStatement, [id, key.userId, key.name, key.publicId, key.secretHash, key.scope, key.expiresAt]);
+  return id;
 }
 
 /** The user's keys, newest first, revoked ones too. */
@@ -30,10 +40,15 @@ export function findApiKey<Q extends ApiKeyQuery>(db: PrismaClient, userId: stri
   return named('apiKeys.one', () => db.apiKey.findFirst({ ...query, where: { id, userId } })) as Promise<Prisma.ApiKeyGetPayload<Q> | null>;
 }
 
-export function countActiveApiKeys(db: PrismaClient, userId: string, now: Date): Promise<number> {
-  return named('apiKeys.countActive', () =>
-    db.apiKey.count({ where: { userId, revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] } }),
-  );
+const countActiveStatement = statement<{ n: number }>(
+  'apiKeys.count_active',
+  `SELECT count(*)::int AS n FROM api_keys
+   WHERE user_id = $1::uuid AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`,
+);
+
+/** The user's keys that are neither revoked nor expired at `now`. */
+export async function countActiveApiKeys(tx: SqlSession, userId: string, now: Date): Promise<number> {
+  return (await tx.run(countActiveStatement, [userId, now]))[0]!.n;
 }
 
 /** Revokes the user's key, keeping the first revocation's time; false when the user has no such key. */
@@ -77,4 +92,14 @@ const touchStatement = statement(
 /** Records the key's use, unless it was recorded in the last `everySeconds`. */
 export async function touchApiKey(sql: Sql, id: string, everySeconds: number): Promise<void> {
   await sql.run(touchStatement, [id, everySeconds]);
+}
+
+const holdingStatement = statement<{ id: string }>(
+  'apiKeys.holding',
+  `SELECT id FROM api_keys WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`,
+);
+
+/** Those of the keys `ids` that are neither revoked nor expired at `now`. */
+export async function findHoldingKeys(sql: Sql, ids: string[], now: Date): Promise<Set<string>> {
+  return new Set((await sql.run(holdingStatement, [ids, now])).map((row) => row.id));
 }

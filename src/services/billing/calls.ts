@@ -1,6 +1,7 @@
 import type { SqlSession, SqlTransaction } from '../../db/sql.js';
 import { effectiveCents, moveMoney, noBalances, type Balances, type ClosedHold, type Entry, type LedgerContext } from './ledger.js';
 import type { CallOutcome } from '../../generated/prisma/client.js';
+import type { Settings } from '../settings.js';
 import * as store from './store.js';
 
 // How the dialer pays for calls, inside its own transactions: hold an estimate when calls start, settle
@@ -22,6 +23,23 @@ export function billableSeconds(result: { outcome: CallOutcome; durationSeconds:
 /** Billed per second, rounded up to a whole cent. */
 export function callCostCents(durationSeconds: number, rateCentsPerMinute: number): bigint {
   return (BigInt(durationSeconds) * BigInt(rateCentsPerMinute) + 59n) / 60n;
+}
+
+/**
+ * What one call holds from the balance while it is in flight: `callHoldMinutes` at the call rate. A
+ * prepaid customer can afford the next call when the effective balance covers this much (callsAffordable).
+ */
+export function callHoldCents(settings: Pick<Settings, 'callHoldMinutes' | 'callRateCentsPerMinute'>): bigint {
+  return callCostCents(settings.callHoldMinutes * 60, settings.callRateCentsPerMinute);
+}
+
+/**
+ * How many calls' holds `spendableCents` covers: the one rule for "can this customer afford the next
+ * call", asked by dispatch (at least one, or it is refused) and by the dialer (how many to claim, and
+ * whether a campaign that could pay for none pauses). holdCalls writes the holds on the same condition.
+ */
+export function callsAffordable(spendableCents: bigint, holdCents: bigint): number {
+  return spendableCents < holdCents ? 0 : Number(spendableCents / holdCents);
 }
 
 /**

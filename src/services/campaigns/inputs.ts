@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { ConsentKind } from '../../generated/prisma/enums.js';
-import { isTimeZone } from '../contacts/fields.js';
-import { describedAs, int64, jsonObject, uuid, type RawInput } from '../validation.js';
+import { describedAs, int64, jsonObject, timeZone, uuid, type RawInput } from '../validation.js';
 import {
   activeDays,
   CAMPAIGN_DEFAULTS,
@@ -27,12 +26,6 @@ const instant = describedAs(
   { type: 'string', format: 'date-time' },
 );
 
-const timezone = z
-  .string()
-  .trim()
-  .max(64)
-  .refine((zone) => zone.length > 64 || isTimeZone(zone), { error: 'Unknown time zone: use an IANA name such as America/New_York.' });
-
 /** The editable fields, without defaults: an update changes only what it names. Keys are the stored columns'. */
 export const CAMPAIGN_FIELDS = {
   name: z.string().trim().min(1).max(255),
@@ -48,7 +41,7 @@ export const CAMPAIGN_FIELDS = {
   schedule_config: scheduleConfig,
   field_mappings: jsonObject,
   selected_contact_fields: z.array(z.string().max(255)),
-  timezone: timezone.describe(`IANA time zone of the calling hours (default ${CAMPAIGN_DEFAULTS.timezone}).`),
+  timezone: timeZone.describe(`IANA time zone of the calling hours (default ${CAMPAIGN_DEFAULTS.timezone}).`),
   call_insights: jsonObject,
   post_call_analyzers: z.array(jsonObject),
   spend_cap_cents: describedAs(int64, { type: 'integer', format: 'int64' })

@@ -32,6 +32,14 @@ export async function assertCanCall(tx: SqlSession, campaign: Campaign): Promise
   if (agent.numbers === 0) {
     throw new ConflictError(`The agent "${agent.name}" has no phone number to call from.`, 'agent_has_no_phone_number');
   }
+  if (agent.provisioningState !== 'ready') {
+    throw new ConflictError(
+      agent.provisioningState === 'failed'
+        ? `The agent "${agent.name}" could not be provisioned at the voice provider: ${agent.provisioningError ?? 'no reason given'}. Fix it and retry its provisioning.`
+        : `The agent "${agent.name}" is still being provisioned at the voice provider; dispatch again once it is ready.`,
+      'agent_not_ready',
+    );
+  }
   if (!(await hasCallableContact(tx, campaign))) {
     throw new ConflictError(
       'No contact is left to call: the group has no active contact this campaign has not finished with.',
@@ -49,7 +57,7 @@ export async function assertCanCall(tx: SqlSession, campaign: Campaign): Promise
  *   (`paused_reason` cleared; `started_at` = `now` on a first start, kept on a resume) and the group's
  *   contacts not yet enrolled are enrolled (enrollContacts): callable ones `pending`, the rest `done`.
  * - Refusals are ConflictErrors, and the caller must let its transaction roll back: `campaign_completed`,
- *   `campaign_cancelled`, `agent_inactive`, `agent_has_no_phone_number`, `no_callable_contacts`, and the
+ *   `campaign_cancelled`, `agent_inactive`, `agent_has_no_phone_number`, `agent_not_ready`, `no_callable_contacts`, and the
  *   rare `campaign_changed` (its group was edited meanwhile; try again). A scheduled campaign refused
  *   at its time should be paused with the reason (pauseForReason), so the user sees why.
  * - Credits are not checked here: the dialer's holds refuse calls the balance cannot cover.

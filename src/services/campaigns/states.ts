@@ -14,6 +14,7 @@ export const EDITABLE_STATUSES: readonly CampaignStatus[] = ['draft', 'paused', 
 export const START_REFUSALS = [
   'agent_inactive',
   'agent_has_no_phone_number',
+  'agent_not_ready',
   'no_callable_contacts',
 ] as const satisfies readonly ConflictReason[];
 

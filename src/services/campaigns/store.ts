@@ -1,7 +1,7 @@
 import { isoText } from '../../db/json-rows.js';
 import { named } from '../../db/prisma-names.js';
 import { dynamicStatement, statement, type SqlSession } from '../../db/sql.js';
-import type { CallOutcome, Campaign, CampaignStatus, Prisma } from '../../generated/prisma/client.js';
+import type { CallOutcome, Campaign, CampaignStatus, Prisma, ProvisioningState } from '../../generated/prisma/client.js';
 import { camelCase } from '../../key-case.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
 import type { CampaignWithRelations } from './with-relations.js';
@@ -137,9 +137,16 @@ export async function lockGroupOf(tx: SqlSession, campaignId: string): Promise<s
   return current.groupId;
 }
 
-const agentForStartStatement = statement<{ name: string; isActive: boolean; numbers: number }>(
+const agentForStartStatement = statement<{
+  name: string;
+  isActive: boolean;
+  numbers: number;
+  provisioningState: ProvisioningState;
+  provisioningError: string | null;
+}>(
   'campaigns.agent_for_start',
-  `SELECT a.name, a.is_active AS "isActive", (SELECT count(*)::int FROM phone_numbers p WHERE p.agent_id = a.id) AS numbers
+  `SELECT a.name, a.is_active AS "isActive", (SELECT count(*)::int FROM phone_numbers p WHERE p.agent_id = a.id) AS numbers,
+          a.provisioning_state AS "provisioningState", a.provisioning_error AS "provisioningError"
    FROM agents a WHERE a.id = $1::uuid`,
 );
 
@@ -486,4 +493,38 @@ const waitingPlacesStatement = statement<WaitingPlace>(
 /** The places of the contacts still to call (by zone, region and area code), at most `limit` of them. */
 export function waitingPlaces(sql: SqlSession, campaignId: string, limit: number): Promise<WaitingPlace[]> {
   return sql.run(waitingPlacesStatement, [campaignId, limit]);
+}
+
+/** An enrolled contact still to call, with what decided when it is due. */
+export interface WaitingContact {
+  contactId: string;
+  phoneNumber: string;
+  attempts: number;
+  lastAttemptAt: Date | null;
+  callbackAt: Date | null;
+}
+
+// The index on (campaign_id, state, next_attempt_at) finds it; the place narrows it to the group
+// waitingPlaces read its due time from.
+const waitingContactStatement = statement<WaitingContact>(
+  'campaigns.waiting_contact',
+  `SELECT cc.contact_id AS "contactId", c.phone_number AS "phoneNumber", cc.attempts,
+          cc.last_attempt_at AS "lastAttemptAt", cc.callback_at AS "callbackAt"
+   FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
+   WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at = $2::timestamptz
+     AND c.timezone IS NOT DISTINCT FROM $3::text AND c.data->>'region' IS NOT DISTINCT FROM $4::text
+     AND left(c.phone_number, 5) = left($5::text, 5)
+   ORDER BY cc.contact_id
+   LIMIT 1`,
+);
+
+/** The contact of `place` whose next attempt is due at `dueAt` (the place's earliest); null when none is now. */
+export async function waitingContact(
+  sql: SqlSession,
+  campaignId: string,
+  place: WaitingPlace,
+  dueAt: Date,
+): Promise<WaitingContact | null> {
+  const [row] = await sql.run(waitingContactStatement, [campaignId, dueAt, place.timezone, place.region, place.phoneNumber]);
+  return row ?? null;
 }

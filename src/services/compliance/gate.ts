@@ -1,7 +1,6 @@
 import type { ConsentKind } from '../../generated/prisma/client.js';
-import { REGION } from '../contacts/fields.js';
 import { isOpen, nextOpening, type CallingWindow } from '../dialer/window.js';
-import { placeOfNumber } from './places.js';
+import { calleeRegion, placeOfNumber } from './places.js';
 import { regionalBlock, type RegionalReason } from './quiet-hours.js';
 
 // The compliance gate every dial passes, first attempts and retries alike, right before the call: the
@@ -41,8 +40,7 @@ export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict
   const missing = campaign.requiredConsent.filter((kind) => !callee.consents.includes(kind));
   if (missing.length) return { kind: 'blocked', reason: 'consent_missing', detail: missing.join(',') };
   const place = placeOfNumber(callee.phoneNumber);
-  const own = callee.region && REGION.test(callee.region) ? callee.region : null;
-  const region = campaign.regionalRules ? (own ?? place.region) : null;
+  const region = campaign.regionalRules ? calleeRegion(callee.region, place) : null;
   // The campaign's hours are read in the contact's zone, else the campaign's; the law's in every zone the
   // number may be in (the contact's own zone, when set, is the one that counts).
   const windowZone = callee.timezone ?? campaign.timezone;
@@ -56,7 +54,7 @@ export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict
     kind: 'later',
     until: allowedFrom(block.until, campaign.window, windowZone, region, zones),
     reason: block.reason,
-    detail: region ?? '',
+    detail: block.region,
   };
 }
 

@@ -1,5 +1,6 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import areaCodes from './data/nanp-area-codes.json' with { type: 'json' };
+import { REGION } from '../contacts/fields.js';
 
 // Where a number is, for the calling-hour rules: a NANP number's area code names its state or province
 // and every zone the area may be in, from data/nanp-area-codes.json. Other countries' numbers only name
@@ -24,4 +25,12 @@ export function placeOfNumber(e164: string): Place {
     return place ? { region: place.region, zones: [...place.zones] } : { region: null, zones: [] };
   }
   return { region: parsePhoneNumberFromString(e164)?.country ?? null, zones: [] };
+}
+
+/**
+ * The region whose calling rules apply to a person: their own (a contact's `region`, ISO 3166-2) when
+ * recorded, else that of their number's place (null: no number); null when neither says.
+ */
+export function calleeRegion(own: string | null | undefined, place: Place | null): string | null {
+  return own && REGION.test(own) ? own : (place?.region ?? null);
 }

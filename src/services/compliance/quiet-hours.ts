@@ -1,4 +1,5 @@
-import { DateTime, IANAZone } from 'luxon';
+import { DateTime } from 'luxon';
+import { localTime } from '../time-zones.js';
 import { WEEKDAYS, type Weekday } from '../campaigns/schedule.js';
 import rulesFile from './data/calling-rules.json' with { type: 'json' };
 
@@ -126,14 +127,9 @@ function blockAt(rule: Rule, local: DateTime): RegionalReason | null {
   return minute >= window[0] && minute < window[1] ? null : 'regional_hours';
 }
 
-function localIn(at: Date, zone: string): DateTime {
-  if (!IANAZone.isValidZone(zone)) throw new RangeError(`Unknown time zone: ${zone}`);
-  return DateTime.fromJSDate(at, { zone });
-}
-
 /** The first moment at or after `at` that the rule allows in the zone, or null if none within the horizon. */
 function nextAllowed(rule: Rule, zone: string, at: Date): Date | null {
-  const local = localIn(at, zone);
+  const local = localTime(at, zone);
   for (let offset = 0; offset <= HORIZON_DAYS; offset += 1) {
     const day = local.startOf('day').plus({ days: offset });
     const window = rule.windows[day.weekday - 1];
@@ -148,18 +144,26 @@ function nextAllowed(rule: Rule, zone: string, at: Date): Date | null {
 
 /**
  * Null when the regional rules of `region` allow a call at `at` in every one of `zones`; otherwise why not
- * (the worst reason of any rule in any zone), and the first moment at or after `at` when they all allow
- * it, at most 14 days ahead. `region` is a state or province ('US-TX', which also applies 'US'), a country
- * ('US', 'CA', 'GB') or null (no rule); with no zones no rule can be checked, so the answer is null.
- * Throws on a zone Luxon does not know, rather than letting a call through unchecked.
+ * (the worst reason of any rule in any zone), the region of the rule that gave it (the state's when both
+ * its rule and the country's do: a New York callee is held by 'US', a Texan on a Sunday morning by
+ * 'US-TX'), and the first moment at or after `at` when they all allow it, at most 14 days ahead. `region`
+ * is a state or province ('US-TX', which also applies 'US'), a country ('US', 'CA', 'GB') or null (no
+ * rule); with no zones no rule can be checked, so the answer is null. Throws on a zone that is none,
+ * rather than letting a call through unchecked.
  */
-export function regionalBlock(at: Date, region: string | null, zones: readonly string[]): { reason: RegionalReason; until: Date } | null {
+export function regionalBlock(
+  at: Date,
+  region: string | null,
+  zones: readonly string[],
+): { reason: RegionalReason; region: string; until: Date } | null {
   if (region === null || zones.length === 0) return null;
   const rules = rulesOf(region);
-  const reasons = rules.flatMap((rule) => zones.map((zone) => blockAt(rule, localIn(at, zone))));
-  const reason = SEVERITY.find((worst) => reasons.includes(worst));
+  const blocks = rules.flatMap((rule) => zones.map((zone) => ({ rule, reason: blockAt(rule, localTime(at, zone)) })));
+  const reason = SEVERITY.find((worst) => blocks.some((b) => b.reason === worst));
   if (!reason) return null;
-  return { reason, until: firstAllowed(at, rules, zones) };
+  const applied = blocks.filter((b) => b.reason === reason).map((b) => b.rule.region);
+  const code = region.toUpperCase();
+  return { reason, region: applied.includes(code) ? code : applied[0]!, until: firstAllowed(at, rules, zones) };
 }
 
 /** Each rule's next opening in each zone, in turn, until one moment suits them all. */
@@ -169,7 +173,7 @@ function firstAllowed(at: Date, rules: readonly Rule[], zones: readonly string[]
   let moment: Date | null = at;
   while (moment !== null && moment.getTime() <= limit) {
     const now: Date = moment;
-    const blocking = pairs.find(({ rule, zone }) => blockAt(rule, localIn(now, zone)) !== null);
+    const blocking = pairs.find(({ rule, zone }) => blockAt(rule, localTime(now, zone)) !== null);
     if (!blocking) return now;
     moment = nextAllowed(blocking.rule, blocking.zone, now);
   }

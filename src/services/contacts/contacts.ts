@@ -5,8 +5,9 @@ import { defaultCountryOf } from '../users/store.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { toE164 } from '../phone.js';
 import { jsonObject, parseInput, uuid, type RawInput } from '../validation.js';
+import { UNKNOWN_TIME_ZONE } from '../time-zones.js';
 import { isOnDoNotCallList, putOnList, takeOffList } from './do-not-call.js';
-import { canonicalData, mergeData, planColumns, readData, withColumns, type ContactData } from './fields.js';
+import { canonicalData, mergeData, planColumns, readData, unknownTimeZoneColumn, withColumns, type ContactData } from './fields.js';
 import { removeContacts } from './erasure.js';
 import { getGroup } from './groups.js';
 import { ownedOrNotFound } from '../owned.js';
@@ -66,7 +67,7 @@ export async function deleteContact(ctx: ServiceContext, id: string): Promise<'e
   return removal.erased ? 'erased' : 'deleted';
 }
 
-/** A `data` object as a client sends it: keys are matched to standard fields like file headers. */
+/** A `data` object as a client sends it: keys are matched to standard fields like file headers; a zone must be one. */
 function dataFromObject(object: Record<string, unknown>, country: string): ContactData {
   const row: Record<string, string> = {};
   for (const [key, value] of Object.entries(object)) {
@@ -77,7 +78,11 @@ function dataFromObject(object: Record<string, unknown>, country: string): Conta
     }
     row[key] = value === null || value === undefined ? '' : String(value);
   }
-  return canonicalData(planColumns(Object.keys(row)), row, (raw) => toE164(raw, country));
+  const plan = planColumns(Object.keys(row));
+  const data = canonicalData(plan, row, (raw) => toE164(raw, country));
+  const badZone = unknownTimeZoneColumn(plan, data);
+  if (badZone !== null) throw ValidationError.field(`data.${badZone}`, UNKNOWN_TIME_ZONE);
+  return data;
 }
 
 function stringValues(object: Record<string, unknown>, path: string): Record<string, string> {

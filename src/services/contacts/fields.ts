@@ -2,6 +2,8 @@
 // punctuation-insensitively ("Phone Number", "mobile", "First Name", ...); everything else is a custom
 // field. Contacts keep their data in this canonical form, so every reader sees the same fields.
 
+import { isTimeZone, timeZoneName } from '../time-zones.js';
+
 export type StandardField =
   | 'first_name'
   | 'last_name'
@@ -139,11 +141,6 @@ export interface ContactData {
   custom_fields: Record<string, string>;
 }
 
-const TIMEZONES = new Set(Intl.supportedValuesOf('timeZone'));
-TIMEZONES.add('UTC');
-
-export const isTimeZone = (zone: string) => TIMEZONES.has(zone);
-
 /** A cell as text: trimmed, blank when absent. */
 const cellText = (raw: unknown) => (raw === null || raw === undefined ? '' : String(raw).trim());
 
@@ -176,6 +173,10 @@ export function canonicalData(plan: ColumnPlan[], row: Record<string, unknown>, 
       case 'phone_numbers':
         for (const raw of splitNumbers(value)) (data.phone_numbers ??= []).push({ number: readNumber(raw) ?? raw, label: header });
         break;
+      case 'timezone':
+        // Kept as given when it names no zone, so that the caller can refuse it by its column.
+        data.timezone = timeZoneName(value) ?? value;
+        break;
       case 'region':
         // A value that is no region stays, as a custom field, rather than be lost or misread.
         if (REGION.test(value.toUpperCase())) data.region = value.toUpperCase();
@@ -194,6 +195,12 @@ export function canonicalData(plan: ColumnPlan[], row: Record<string, unknown>, 
     }
   }
   return data;
+}
+
+/** The column of a row whose time zone names no zone of the tz database; null when the row has a known zone or none. */
+export function unknownTimeZoneColumn(plan: ColumnPlan[], data: ContactData): string | null {
+  if (data.timezone === undefined || isTimeZone(data.timezone)) return null;
+  return plan.find((c) => c.field === 'timezone')!.header;
 }
 
 /** Merges `patch` into `base`: later non-blank values win, extra numbers and custom fields accumulate. */
@@ -224,5 +231,5 @@ export function readData(stored: unknown): ContactData {
 
 /** A contact's data with the columns kept in step with it: the display name and its time zone when valid. */
 export function withColumns(data: ContactData): { data: ContactData; name: string; timezone: string | null } {
-  return { data, name: displayName(data), timezone: data.timezone && isTimeZone(data.timezone) ? data.timezone : null };
+  return { data, name: displayName(data), timezone: data.timezone ? timeZoneName(data.timezone) : null };
 }

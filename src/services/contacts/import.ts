@@ -5,6 +5,7 @@ import { defaultCountryOf } from '../users/store.js';
 import { uuidv7 } from '../ids.js';
 import { NON_FIELD, ValidationError, type FieldErrors } from '../errors.js';
 import { toE164 } from '../phone.js';
+import { UNKNOWN_TIME_ZONE } from '../time-zones.js';
 import { listInPlace, parseInput, type RawInput } from '../validation.js';
 import { NotCsvError, parseCsv, type ParsedTable } from './csv.js';
 import { emitEvents } from '../webhooks/emit.js';
@@ -17,6 +18,7 @@ import {
   mergeData,
   planColumns,
   readData,
+  unknownTimeZoneColumn,
   withColumns,
   type ColumnPlan,
   type ContactData,
@@ -73,7 +75,7 @@ export async function importContacts(ctx: ServiceContext, raw: ImportInput): Pro
   const columns = new Columns(input.selected_headers);
   columns.add(table.headers);
   columns.check(source, table.rows.length);
-  return writeImport(ctx, input, columns, chunksOf(table.rows));
+  return writeImport(ctx, input, source, columns, chunksOf(table.rows));
 }
 
 /**
@@ -109,7 +111,7 @@ export async function importArrivingRows(
     columns.check('csv_data', count);
   }
   try {
-    return await writeImport(ctx, input, columns, rows());
+    return await writeImport(ctx, input, 'csv_data', columns, rows());
   } catch (error) {
     if (error instanceof ColumnsChanged) return undefined;
     throw error;
@@ -133,10 +135,14 @@ function* chunksOf(rows: Row[]): Generator<Row[]> {
 const WRITE_ROWS = 250;
 const EMPTY_ROW: Row = {};
 
-/** Writes the import's group and its rows, which come in chunks, in one transaction; `columns` grows with them. */
+/**
+ * Writes the import's group and its rows, which come in chunks, in one transaction; `columns` grows with
+ * them. Rows it refuses (`source` names them) roll it all back.
+ */
 async function writeImport(
   ctx: ServiceContext,
   input: ParsedImport,
+  source: string,
   columns: Columns,
   chunks: Iterable<Row[]> | AsyncIterable<Row[]>,
 ): Promise<ImportResult> {
@@ -157,14 +163,20 @@ async function writeImport(
     // import 15 to 60 MB at its peak and saved it no time, the database's side of the COPY being the slower.
     const copy = store.copyContacts(tx, ctx.user.id, groupId, now);
     const readNumber = (number: string) => toE164(number, country);
+    const refused = new RowErrors(source);
     for await (const rows of chunks) {
       for (let start = 0; start < rows.length; start += WRITE_ROWS) {
-        const drafts = buildDrafts(rows, start, Math.min(start + WRITE_ROWS, rows.length), columns.plan, readNumber, book);
+        const end = Math.min(start + WRITE_ROWS, rows.length);
+        const drafts = buildDrafts(rows, start, end, columns.plan, readNumber, book, refused);
+        refused.rowsRead(end - start);
+        // Once a row is refused nothing will be kept: the rest are only read for their errors.
+        if (refused.any()) continue;
         const writing = copy.write(drafts.map(toImported));
         book.written();
         await writing;
       }
     }
+    refused.throwIfAny();
     await copy.end();
     if (book.lateDuplicates.length) await mergeLateDuplicates(tx, book.lateDuplicates, ctx.user.id, groupId);
     // Counted here rather than recounted (a recount visits 100,000 fresh rows: 0.2 s): no other transaction
@@ -274,12 +286,53 @@ class DraftBook {
   }
 }
 
+/**
+ * Rows refused for a value no contact may keep (a time zone that is none), named as
+ * `<source>.<row index>.<column>`; the first MAX_ROW_ERRORS are enough to refuse the import.
+ */
+class RowErrors {
+  private readonly errors: FieldErrors = {};
+  private count = 0;
+  /** Rows read before those being built. */
+  private offset = 0;
+
+  constructor(private readonly source: string) {}
+
+  add(index: number, column: string, message: string) {
+    (this.errors[`${this.source}.${this.offset + index}.${column}`] ??= []).push(message);
+    this.count += 1;
+    if (this.count >= MAX_ROW_ERRORS) this.throwIfAny();
+  }
+
+  rowsRead(count: number) {
+    this.offset += count;
+  }
+
+  any() {
+    return this.count > 0;
+  }
+
+  throwIfAny() {
+    if (this.count > 0) throw new ValidationError(this.errors);
+  }
+}
+
 /** The drafts of rows [start, end); each source row is let go once read. */
-function buildDrafts(rows: Row[], start: number, end: number, plan: ColumnPlan[], readNumber: NumberReader, book: DraftBook) {
+function buildDrafts(
+  rows: Row[],
+  start: number,
+  end: number,
+  plan: ColumnPlan[],
+  readNumber: NumberReader,
+  book: DraftBook,
+  refused: RowErrors,
+) {
   const drafts: Draft[] = [];
   for (let index = start; index < end; index += 1) {
     const data = canonicalData(plan, rows[index]!, readNumber);
     rows[index] = EMPTY_ROW;
+    const badZone = unknownTimeZoneColumn(plan, data);
+    if (badZone !== null) refused.add(index - start, badZone, UNKNOWN_TIME_ZONE);
     const draft = book.add(data, data.phone_number ? readNumber(data.phone_number) : null);
     if (draft) drafts.push(draft);
   }

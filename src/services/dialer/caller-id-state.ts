@@ -5,8 +5,8 @@ import { readNumber } from './store/caller-id.js';
 // What a caller ID's limits make of it now, for the customer to read (GraphQL `PhoneNumber.usage`).
 
 export interface CallerIdState {
-  state: 'available' | 'at_limit' | 'cooling_down' | 'rested';
-  /** Now when it may call. */
+  state: 'available' | 'at_limit' | 'cooling_down' | 'awaiting_results' | 'rested';
+  /** Now when it may call; when it awaits results, when its other limits would let it once they come. */
   availableAt: Date;
   callsLastHour: number;
   callsLastDay: number;
@@ -24,9 +24,18 @@ export async function callerIdState(ctx: ServiceContext, id: string): Promise<Ca
 function stateOf(n: PoolNumber, now: Date): CallerIdState {
   const limits = limitsOf(n, now);
   const at = new Date(Math.max(limits.rest, limits.caps, limits.cooldown));
-  // The limit that holds it longest names its state; a rest names it whatever else holds.
+  // The limit that holds it longest names its state; a rest names it whatever else holds, and calls in
+  // flight that could complete a run hold it until they end, however soon its other limits free.
   const state =
-    at <= now ? 'available' : limits.rest > now.getTime() ? 'rested' : limits.cooldown >= limits.caps ? 'cooling_down' : 'at_limit';
+    limits.rest > now.getTime()
+      ? 'rested'
+      : limits.awaitingResults
+        ? 'awaiting_results'
+        : at <= now
+          ? 'available'
+          : limits.cooldown >= limits.caps
+            ? 'cooling_down'
+            : 'at_limit';
   const answered = n.windowOutcomes.filter((o) => o === 'human').length;
   return {
     state,

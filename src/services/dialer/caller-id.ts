@@ -5,6 +5,14 @@ import { placeOfNumber } from '../compliance/places.js';
 // code, else same region), else the least used; never one at a limit (calls per hour and per day), cooling
 // down after a run of unanswered calls, or resting after its answer rate fell. No database, no clock:
 // the dialer reads each number's recent calls under the numbers' locks, and asks these.
+//
+// The cool-down counts the calls in flight as if they will go unanswered, so that a burst cannot run past
+// it. For a number whose cooldownAfterUnanswered is N, s is how many of its finished calls, newest placed
+// first, went unanswered before the latest that was answered, and k how many of its calls are in flight,
+// both counting only calls placed since its last cool-down ended. It places a call only while s + k < N,
+// so no run of unanswered calls (in the order they were placed) is ever longer than N. When s reaches N
+// with nothing in flight, it places none for cooldownMinutes after the last of those results; its first
+// call after that starts a new run, and the calls before no longer count.
 
 /** One of the agent's numbers, with what its limits need of its recent calls. */
 export interface PoolNumber {
@@ -25,12 +33,16 @@ export interface PoolNumber {
   hourCalls: Date[];
   /** ...and up to maxCallsPerDay of the last day. */
   dayCalls: Date[];
-  /** Outcomes of its latest finished calls, newest first: up to ten runs' worth (cooldownAfterUnanswered) of them... */
+  /** Outcomes of its latest finished calls placed since its last cool-down ended, newest placed first: up to cooldownAfterUnanswered of them... */
   latestOutcomes: CallOutcome[];
-  /** ...when the latest of them ended... */
+  /** ...when the last of them ended... */
   lastEndedAt: Date | null;
-  /** ...and, since its last rest, up to restWindowCalls of them. */
+  /** ...and how many of its calls placed since then are in flight. */
+  inFlight: number;
+  /** Outcomes of its finished calls since its last rest, newest first: up to restWindowCalls of them. */
   windowOutcomes: CallOutcome[];
+  /** Set when the tick counts a call that starts a new run after a cool-down: the store records when. */
+  cooldownEnded?: boolean;
 }
 
 const HOUR = 3_600_000;
@@ -50,26 +62,45 @@ function capFreesAt(calls: Date[], cap: number | null, span: number, now: Date):
   return new Date(inside[cap - 1]!.getTime() + span);
 }
 
-/** When each of the number's limits lets it call again, in epoch milliseconds: `now` for one that does not hold it back. */
-export function limitsOf(n: PoolNumber, now: Date): { rest: number; caps: number; cooldown: number } {
+/** Where the number stands in its run of unanswered calls (see the top of this file). */
+type Run =
+  /** s + k < N: it may call. */
+  | { kind: 'open' }
+  /** Its calls in flight could complete the run: nothing until their results come. */
+  | { kind: 'awaiting_results' }
+  /** The run is complete: the next call, once the cool-down is over, starts a new one. */
+  | { kind: 'complete'; cooledAt: number };
+
+function runOf(n: PoolNumber): Run {
+  const length = n.cooldownAfterUnanswered;
+  if (length === null) return { kind: 'open' };
+  const answered = n.latestOutcomes.findIndex((o) => !UNANSWERED.has(o));
+  const unanswered = answered === -1 ? n.latestOutcomes.length : answered;
+  if (unanswered + n.inFlight < length) return { kind: 'open' };
+  if (n.inFlight > 0 || !n.lastEndedAt) return { kind: 'awaiting_results' };
+  return { kind: 'complete', cooledAt: n.lastEndedAt.getTime() + n.cooldownMinutes * 60_000 };
+}
+
+/**
+ * When each of the number's limits lets it call again, in epoch milliseconds: `now` for one that does not
+ * hold it back. `awaitingResults`: its calls in flight could complete a run of unanswered calls, so it
+ * places none before their results, whenever those come.
+ */
+export function limitsOf(n: PoolNumber, now: Date): { rest: number; caps: number; cooldown: number; awaitingResults: boolean } {
   const rest = n.restedUntil && n.restedUntil > now ? n.restedUntil.getTime() : now.getTime();
   const caps = Math.max(
     capFreesAt(n.hourCalls, n.maxCallsPerHour, HOUR, now).getTime(),
     capFreesAt(n.dayCalls, n.maxCallsPerDay, DAY, now).getTime(),
   );
-  // Each full run of unanswered calls cools the number once: the calls after a cool-down start the next run.
-  const run = n.cooldownAfterUnanswered;
-  const unanswered = n.latestOutcomes.findIndex((o) => !UNANSWERED.has(o));
-  const length = unanswered === -1 ? n.latestOutcomes.length : unanswered;
-  const cooling = run && n.lastEndedAt && length > 0 && length % run === 0;
-  const cooldown = cooling ? Math.max(now.getTime(), n.lastEndedAt!.getTime() + n.cooldownMinutes * 60_000) : now.getTime();
-  return { rest, caps, cooldown };
+  const run = runOf(n);
+  const cooldown = run.kind === 'complete' ? Math.max(now.getTime(), run.cooledAt) : now.getTime();
+  return { rest, caps, cooldown, awaitingResults: run.kind === 'awaiting_results' };
 }
 
-/** The first moment the number may place a call: now when it may. */
-export function availableAt(n: PoolNumber, now: Date): Date {
-  const { rest, caps, cooldown } = limitsOf(n, now);
-  return new Date(Math.max(rest, caps, cooldown));
+/** The first moment the number may place a call: now when it may; null when it waits for the results of its calls in flight. */
+export function availableAt(n: PoolNumber, now: Date): Date | null {
+  const { rest, caps, cooldown, awaitingResults } = limitsOf(n, now);
+  return awaitingResults ? null : new Date(Math.max(rest, caps, cooldown));
 }
 
 /**
@@ -103,7 +134,10 @@ const areaCode = (number: string) => (number.startsWith('+1') ? number.slice(2, 
  * none is available.
  */
 export function pickCallerId(pool: PoolNumber[], to: string, now: Date): PoolNumber | null {
-  const open = pool.filter((n) => availableAt(n, now).getTime() <= now.getTime());
+  const open = pool.filter((n) => {
+    const at = availableAt(n, now);
+    return at !== null && at.getTime() <= now.getTime();
+  });
   if (open.length === 0) return null;
   const code = areaCode(to);
   const region = regionOf(to);
@@ -118,15 +152,25 @@ export function pickCallerId(pool: PoolNumber[], to: string, now: Date): PoolNum
   });
 }
 
-/** Counts a call placed from the number now, so that the rest of the tick sees it. */
+/**
+ * Counts a call placed from the number now (one pickCallerId chose), so that the rest of the tick sees
+ * it: in flight, it joins the run of unanswered calls, or starts a new one after a cool-down.
+ */
 export function countCall(n: PoolNumber, now: Date): void {
   n.hourCalls.unshift(now);
   n.dayCalls.unshift(now);
   n.hourCount += 1;
   n.dayCount += 1;
+  if (runOf(n).kind === 'complete') {
+    n.latestOutcomes = [];
+    n.lastEndedAt = null;
+    n.cooldownEnded = true;
+  }
+  n.inFlight += 1;
 }
 
-/** When the first number of the pool may place a call again. */
-export function poolOpensAt(pool: PoolNumber[], now: Date): Date {
-  return new Date(Math.min(...pool.map((n) => availableAt(n, now).getTime())));
+/** When the first number of the pool may place a call again; null when those that may wait for the results of their calls in flight. */
+export function poolOpensAt(pool: PoolNumber[], now: Date): Date | null {
+  const times = pool.flatMap((n) => availableAt(n, now)?.getTime() ?? []);
+  return times.length ? new Date(Math.min(...times)) : null;
 }

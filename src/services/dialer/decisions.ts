@@ -1,3 +1,4 @@
+import { callsAffordable } from '../billing/calls.js';
 import { readScheduleConfig } from '../campaigns/schedule.js';
 import { fillPlaceholders } from '../placeholders.js';
 import type { PausedReason } from '../campaigns/states.js';
@@ -158,7 +159,7 @@ function withCallerIds(paid: Candidate[], limits: ClaimLimits): (Candidate & { f
  * campaign has no call in flight whose end could give credits back, else `wait` for those calls to end.
  */
 export function creditVerdict(spendable: bigint, inFlight: number, estimate: bigint): 'retry' | 'pause' | 'wait' {
-  if (spendable >= estimate) return 'retry';
+  if (callsAffordable(spendable, estimate) > 0) return 'retry';
   return inFlight === 0 ? 'pause' : 'wait';
 }
 

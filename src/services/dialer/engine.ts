@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { holdCalls } from '../billing/calls.js';
+import { callHoldCents, holdCalls } from '../billing/calls.js';
 import { markListed } from '../contacts/do-not-call.js';
 import type { ServiceEnv } from '../context.js';
 import { applyResults, RowsLockedError, settleCampaign, type Applied, type Batch } from './ended-calls.js';
@@ -61,7 +61,7 @@ export class Dialer {
    */
   async tick(campaignId: string, log: Logger = this.env.log): Promise<number> {
     const now = this.env.clock.now();
-    const estimate = BigInt(this.options.holdMinutes * this.env.settings.callRateCentsPerMinute);
+    const estimate = callHoldCents(this.env.settings);
     const ended = [...(this.ended.get(campaignId) ?? [])];
     const looked = await look(this.env, this.options, campaignId, now, ended, estimate);
     if (looked === 'nothing_due') await this.wakeAtNextDue(campaignId);
@@ -131,6 +131,7 @@ export class Dialer {
       from: c.from,
       to: c.to,
       providerAgentId: c.providerAgentId,
+      providerAgentVersion: c.providerAgentVersion,
       variables: c.variables,
       voicemailMessage: c.voicemailMessage,
     }));

@@ -4,8 +4,6 @@
 export interface DialerOptions {
   /** How long a call may hold its slot without reporting back before it counts as failed. */
   leaseSeconds: number;
-  /** Minutes of call time held from the balance for each call in flight. */
-  holdMinutes: number;
   /** The circuit breaker looks at this many most recent finished calls of a campaign... */
   breakerWindow: number;
   /** ...and pauses it when at least this share of them failed. */
@@ -21,7 +19,6 @@ export interface DialerOptions {
 
 export const DEFAULT_DIALER_OPTIONS: DialerOptions = {
   leaseSeconds: 300,
-  holdMinutes: 5,
   breakerWindow: 20,
   breakerThreshold: 0.8,
   callsPerTick: 50,

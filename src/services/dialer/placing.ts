@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { spendableCents } from '../billing/calls.js';
+import { callsAffordable, spendableCents } from '../billing/calls.js';
 import { pauseForReason } from '../campaigns/states.js';
 import type { ServiceEnv } from '../context.js';
 import { uuidv7 } from '../ids.js';
@@ -26,7 +26,7 @@ import {
   type DraftCall,
   type TickCampaign,
 } from './store/placing.js';
-import { lockPool, restNumber } from './store/caller-id.js';
+import { endCooldowns, lockPool, restNumber } from './store/caller-id.js';
 import { needsRest, type PoolNumber } from './caller-id.js';
 import { emitEvents } from '../webhooks/emit.js';
 import type { SqlTransaction } from '../../db/sql.js';
@@ -66,7 +66,7 @@ export async function look(
   // How many calls the balance pays for is read without the account's lock, which the holds take
   // after the claim commits: the account is shared by all the user's campaigns and by every batch of
   // results, and waiting for it would keep the campaign's other ticks waiting too.
-  return { looked, affordable: Number((await spendableCents(env.sql, load.userId)) / estimate) };
+  return { looked, affordable: callsAffordable(await spendableCents(env.sql, load.userId), estimate) };
 }
 
 /** The calls a tick claimed, with what placing them needs. */
@@ -162,11 +162,21 @@ export async function claim(
           attemptNumber: c.attempts + 1,
           to: c.phoneNumber!,
           from: c.from,
-          providerAgentId: c.variantAgentId ?? agent.providerAgentId,
+          ...(c.variant
+            ? { agentId: c.variant.agentId, agentVersion: c.variant.agentVersion, providerAgentId: c.variant.providerAgentId }
+            : { agentId: agent.agentId, agentVersion: agent.agentVersion, providerAgentId: agent.providerAgentId }),
+          providerAgentVersion: c.variant ? c.variant.providerVersion : agent.providerVersion,
           variables,
           voicemailMessage: voicemailMessageOf(voicemail, variables),
         };
       });
+      // Under the numbers' locks, with the calls that start their new runs.
+      if (pool)
+        await endCooldowns(
+          tx,
+          pool.filter((n) => n.cooldownEnded).map((n) => n.id),
+          now,
+        );
       const leaseUntil = new Date(now.getTime() + options.leaseSeconds * 1000);
       const taken = await claimCalls(tx, { campaignId, userId: campaign.userId, leaseUntil, now }, calls);
       const claim = {

@@ -12,6 +12,8 @@ export interface PlaceCall {
   to: string;
   /** The provider's id of the agent, when registered there. */
   providerAgentId: string | null;
+  /** The provider's version of that agent the call is made with (its latest published when provisioned). */
+  providerAgentVersion: number | null;
   /** Contact fields for the agent's prompt. */
   variables: Record<string, string>;
   /** The message to leave when a voicemail answers (the campaign's voicemail policy), or null to hang up. */

@@ -1,4 +1,5 @@
 import { DateTime } from 'luxon';
+import { localTime } from '../time-zones.js';
 import { readActiveDays, readCallingHours, WEEKDAYS, type Weekday } from '../campaigns/schedule.js';
 
 // When a person may be called: inside the campaign's calling hours, on its active days, in the person's
@@ -25,7 +26,7 @@ export function windowOf(callingHours: unknown, activeDays: unknown): CallingWin
 }
 
 export function isOpen(at: Date, zone: string, window: CallingWindow): boolean {
-  const local = DateTime.fromJSDate(at, { zone });
+  const local = localTime(at, zone);
   const day = WEEKDAYS[local.weekday - 1]!;
   const minute = local.hour * 60 + local.minute;
   return window.days.includes(day) && minute >= minutesOf(window.start) && minute < minutesOf(window.end);
@@ -34,7 +35,7 @@ export function isOpen(at: Date, zone: string, window: CallingWindow): boolean {
 /** The first moment at or after `at` when the window is open (at most a week ahead). */
 export function nextOpening(at: Date, zone: string, window: CallingWindow): Date {
   if (isOpen(at, zone, window)) return at;
-  const local = DateTime.fromJSDate(at, { zone });
+  const local = localTime(at, zone);
   const startMinute = minutesOf(window.start);
   for (let offset = 0; offset <= 7; offset += 1) {
     const day = local.plus({ days: offset }).startOf('day');
@@ -47,6 +48,6 @@ export function nextOpening(at: Date, zone: string, window: CallingWindow): Date
 }
 
 /** The calendar date (YYYY-MM-DD) of a moment in a zone: retries are counted per local day. */
-export const localDate = (at: Date, zone: string) => DateTime.fromJSDate(at, { zone }).toISODate()!;
+export const localDate = (at: Date, zone: string) => localTime(at, zone).toISODate()!;
 
 export const daysBetween = (from: string, to: string) => DateTime.fromISO(to).diff(DateTime.fromISO(from), 'days').days;

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Sql } from '../../db/sql.js';
+import { keysStillHolding } from '../api-keys/api-keys.js';
 import { getCampaign } from '../campaigns/campaigns.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
 import { NotFoundError } from '../errors.js';
@@ -11,7 +12,8 @@ import { signingSecret } from './store.js';
 // token). A link is `/exports/<payload>.<signature>/`: the payload names the user, the export and when
 // the link expires; the signature is an HMAC-SHA256 with a secret kept in the database, so a link made by
 // one instance is read by any other. Whoever holds the link may download it until it expires, without a
-// token, as with a cloud storage signed URL: it lives minutes.
+// token, as with a cloud storage signed URL: it lives minutes. A link made with an API key names the key
+// too, and stops working when the key is revoked or expires.
 
 export const EXPORT_KINDS = ['call_history', 'contact_outcomes'] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
@@ -55,14 +57,20 @@ export async function createExportLink(ctx: ServiceContext, raw: RawInput<typeof
   const input = parseInput(linkInput, raw);
   if (input.campaign_id) await getCampaign(ctx, input.campaign_id);
   const expiresAt = new Date(ctx.clock.now().getTime() + LINK_MINUTES * 60_000);
-  const linked = { u: ctx.user.id, k: input.kind, ...(input.campaign_id ? { c: input.campaign_id } : {}), e: expiresAt.getTime() };
+  const linked = {
+    u: ctx.user.id,
+    ...(ctx.user.apiKey ? { a: ctx.user.apiKey.id } : {}),
+    k: input.kind,
+    ...(input.campaign_id ? { c: input.campaign_id } : {}),
+    e: expiresAt.getTime(),
+  };
   const payload = Buffer.from(JSON.stringify(linked)).toString('base64url');
   return { path: `/exports/${payload}.${sign(await secretOf(ctx.sql), payload)}/`, expiresAt };
 }
 
-const linkedPayload = z.object({ u: uuid, k: z.enum(EXPORT_KINDS), c: uuid.optional(), e: z.number() });
+const linkedPayload = z.object({ u: uuid, a: uuid.optional(), k: z.enum(EXPORT_KINDS), c: uuid.optional(), e: z.number() });
 
-/** What a link gives access to; a link that is malformed, forged or expired is a 404. */
+/** What a link gives access to; a link that is malformed, forged or expired, or whose API key no longer holds, is a 404. */
 export async function readExportLink(env: ServiceEnv, token: string): Promise<LinkedExport> {
   const [payload, signature, ...rest] = token.split('.');
   if (!payload || !signature || rest.length > 0) throw new NotFoundError('ExportLink');
@@ -75,6 +83,8 @@ export async function readExportLink(env: ServiceEnv, token: string): Promise<Li
   } catch {
     throw new NotFoundError('ExportLink');
   }
-  if (parsed.e <= env.clock.now().getTime()) throw new NotFoundError('ExportLink');
+  const now = env.clock.now();
+  if (parsed.e <= now.getTime()) throw new NotFoundError('ExportLink');
+  if (parsed.a && !(await keysStillHolding(env.sql, [parsed.a], now)).has(parsed.a)) throw new NotFoundError('ExportLink');
   return { userId: parsed.u, kind: parsed.k, campaignId: parsed.c };
 }

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { ServiceEnv } from '../context.js';
+import type { Principal, ServiceEnv } from '../context.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import { uuidv7 } from '../ids.js';
 import * as store from './store.js';
@@ -10,6 +10,9 @@ import * as store from './store.js';
 // arrives while the first still runs waits for it. Unlike Stripe, a response that refused the request
 // (it changed nothing: bad input, a conflict, an error) is not kept, so the client may fix the request
 // and send it again with the same key. Each surface says which of its responses changed something.
+// A kept response is the answer to one credential: it is replayed to that credential only (the same API
+// key, or the user's tokens, an admin's apart), so a key never gets what a token, or another key, was
+// answered (a new key's secret, a webhook's signing secret, a write it may not make).
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -25,6 +28,18 @@ export interface KeptResponse {
   status: number;
   contentType: string | null;
   body: string;
+}
+
+/**
+ * Whether a caller's requests are kept and replayed at all. A read-only API key changes nothing, so a key
+ * has nothing to guard for it: each of its requests runs, and is authorized, as one without a key.
+ */
+export const keptForCaller = (user: Principal) => user.apiKey?.scope !== 'read';
+
+/** The credential a kept response belongs to. */
+export function credentialOf(user: Principal): store.Credential {
+  if (user.apiKey) return { apiKeyId: user.apiKey.id, scope: user.apiKey.scope };
+  return { apiKeyId: null, scope: user.isAdmin ? 'admin' : 'user' };
 }
 
 /** The header's value as a key: 1 to 255 visible ASCII characters. */
@@ -62,21 +77,24 @@ function replaceAll(haystack: Buffer, needle: Buffer, replacement: Buffer): Buff
 }
 
 /**
- * Runs `run` once for this user's key, or answers what its first run kept. `run` answers the response
- * to keep, or undefined when the response changed nothing and the key is let go.
+ * Runs `run` once for this user's key, or answers what its first run kept, to the credential that made
+ * that run only. `run` answers the response to keep, or undefined when the response changed nothing and
+ * the key is let go. Only for a caller `keptForCaller` allows: a read-only key never reaches a kept answer.
  */
 export async function runOnce(
   env: ServiceEnv,
-  userId: string,
+  user: Principal,
   key: string,
   fingerprint: Buffer,
   run: () => Promise<KeptResponse | undefined>,
 ): Promise<{ replayed: KeptResponse } | { ran: true }> {
+  const userId = user.id;
+  const credential = credentialOf(user);
   await store.purgeKeys(env.sql, userId, KEPT_HOURS);
   const waitUntil = Date.now() + WAIT_MS;
   for (;;) {
     const id = uuidv7();
-    if (await store.claimKey(env.sql, { id, userId, key, fingerprint }, KEPT_HOURS, ABANDONED_MINUTES)) {
+    if (await store.claimKey(env.sql, { id, userId, key, fingerprint, credential }, KEPT_HOURS, ABANDONED_MINUTES)) {
       let kept: KeptResponse | undefined;
       try {
         kept = await run();
@@ -89,6 +107,14 @@ export async function runOnce(
     const held = await store.findKey(env.sql, userId, key);
     // Let go meanwhile: try to take it again.
     if (!held) continue;
+    // Before the request is compared: another credential learns nothing of what the key was used for.
+    if (held.apiKeyId !== credential.apiKeyId || held.scope !== credential.scope) {
+      throw new ConflictError(
+        'This Idempotency-Key was used by another credential (a token or another API key) in the last ' +
+          `${KEPT_HOURS} hours: its answer is kept for that credential only. Send a new key.`,
+        'idempotency_key_other_credential',
+      );
+    }
     if (!timingSafeEqual(Buffer.from(held.fingerprint), fingerprint)) {
       throw ValidationError.field(
         IDEMPOTENCY_HEADER,

@@ -1,8 +1,15 @@
 import { statement, type SqlSession } from '../../db/sql.js';
+import type { CredentialScope } from '../../generated/prisma/client.js';
 
 // The idempotency keys store: the only module of the domain that talks to the database.
 
-export interface KeptRow {
+/** Who sent a request: one API key, or (no key) the user's tokens. */
+export interface Credential {
+  apiKeyId: string | null;
+  scope: CredentialScope;
+}
+
+export interface KeptRow extends Credential {
   id: string;
   fingerprint: Uint8Array;
   responseStatus: number | null;
@@ -14,29 +21,40 @@ export interface KeptRow {
 // request started so long ago that its process must have died (it answered nothing that was kept).
 const claimStatement = statement<{ id: string }>(
   'idempotency.claim',
-  `INSERT INTO idempotency_keys (id, user_id, key, fingerprint, created_at) VALUES ($1::uuid, $2::uuid, $3, $4, now())
+  `INSERT INTO idempotency_keys (id, user_id, key, fingerprint, api_key_id, scope, created_at)
+   VALUES ($1::uuid, $2::uuid, $3, $4, $5::uuid, $6::"CredentialScope", now())
    ON CONFLICT (user_id, key) DO UPDATE
-     SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, created_at = now(), completed_at = NULL,
-         response_status = NULL, response_type = NULL, response_body = NULL
-     WHERE idempotency_keys.created_at < now() - make_interval(hours => $5)
-        OR (idempotency_keys.completed_at IS NULL AND idempotency_keys.created_at < now() - make_interval(mins => $6))
+     SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, api_key_id = EXCLUDED.api_key_id, scope = EXCLUDED.scope,
+         created_at = now(), completed_at = NULL, response_status = NULL, response_type = NULL, response_body = NULL
+     WHERE idempotency_keys.created_at < now() - make_interval(hours => $7)
+        OR (idempotency_keys.completed_at IS NULL AND idempotency_keys.created_at < now() - make_interval(mins => $8))
    RETURNING id`,
 );
 
 /** Takes the key for a new request; false when another request holds it. */
 export async function claimKey(
   sql: SqlSession,
-  row: { id: string; userId: string; key: string; fingerprint: Buffer },
+  row: { id: string; userId: string; key: string; fingerprint: Buffer; credential: Credential },
   keptHours: number,
   abandonedMinutes: number,
 ): Promise<boolean> {
-  const claimed = await sql.run(claimStatement, [row.id, row.userId, row.key, row.fingerprint, keptHours, abandonedMinutes]);
+  const { apiKeyId, scope } = row.credential;
+  const claimed = await sql.run(claimStatement, [
+    row.id,
+    row.userId,
+    row.key,
+    row.fingerprint,
+    apiKeyId,
+    scope,
+    keptHours,
+    abandonedMinutes,
+  ]);
   return claimed.length > 0;
 }
 
 const findStatement = statement<KeptRow>(
   'idempotency.find',
-  `SELECT id, fingerprint, response_status AS "responseStatus", response_type AS "responseType", response_body AS "responseBody"
+  `SELECT id, fingerprint, api_key_id AS "apiKeyId", scope::text AS scope, response_status AS "responseStatus", response_type AS "responseType", response_body AS "responseBody"
    FROM idempotency_keys WHERE user_id = $1::uuid AND key = $2`,
 );
 

@@ -1,4 +1,5 @@
 import { named } from '../../db/prisma-names.js';
+import { statement, type SqlTransaction } from '../../db/sql.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 
 // The users domain's one door to the database: the user rows that tokens name.
@@ -23,4 +24,15 @@ export async function defaultCountryOf(db: Db, id: string): Promise<string> {
 
 export function userExists(db: Db, id: string): Promise<boolean> {
   return named('users.exists', () => db.user.findUnique({ where: { id }, select: { id: true } })).then(Boolean);
+}
+
+const lockUserStatement = statement('users.lock', 'SELECT id FROM users WHERE id = $1::uuid FOR NO KEY UPDATE');
+
+/**
+ * Locks the user's row until the transaction ends, so that a rule over all of a user's rows of some kind
+ * (a most-there-may-be count) is checked and kept by one transaction at a time, whichever process runs
+ * it. NO KEY: rows that refer to the user (KEY SHARE) are still written meanwhile.
+ */
+export async function lockUser(tx: SqlTransaction, id: string): Promise<void> {
+  await tx.run(lockUserStatement, [id]);
 }

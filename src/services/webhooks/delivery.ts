@@ -50,12 +50,14 @@ export interface Verdict {
 
 /**
  * The rules, as a function of what happened: a 2xx succeeds; a 410 disables the endpoint; any other
- * failure is tried again after `base * 2^(attempt - 1)` (capped, with 20% jitter either way) while the
- * delivery is younger than the retry window, and disables the endpoint once it has failed for too long.
+ * failure is tried again after `base * 2^(attempt - 1)` (capped, with 20% jitter either way) when the
+ * attempt began inside the retry window, and disables the endpoint once it has failed for too long.
+ * The window is judged by when the attempt began, the time the log records for it, so that the last
+ * attempt of a delivery given up always shows as made after the window, however long it took.
  */
 export function verdictOf(
   outcome: SendOutcome,
-  delivery: { attempts: number; createdAt: Date; failingSince: Date | null },
+  delivery: { attempts: number; createdAt: Date; failingSince: Date | null; attemptedAt: Date },
   options: DeliveryOptions,
   now: Date,
   random: () => number = Math.random,
@@ -64,7 +66,7 @@ export function verdictOf(
   const failingSince = delivery.failingSince ?? now;
   if (outcome.statusCode === 410) return { state: 'failed', nextAttemptAt: null, failingSince, disable: 'gone' };
   const disable = now.getTime() - failingSince.getTime() >= options.disableAfterMs ? 'failing' : null;
-  if (disable || now.getTime() - delivery.createdAt.getTime() >= options.retryWindowMs) {
+  if (disable || delivery.attemptedAt.getTime() - delivery.createdAt.getTime() >= options.retryWindowMs) {
     return { state: 'failed', nextAttemptAt: null, failingSince, disable };
   }
   const delay = Math.min(options.retryBaseMs * 2 ** Math.min(delivery.attempts - 1, 40), options.retryMaxDelayMs);
@@ -112,7 +114,7 @@ export async function attemptDelivery(
       const now = env.clock.now();
       const verdict = verdictOf(
         outcome,
-        { attempts: attempt, createdAt: current.createdAt, failingSince: current.failingSince },
+        { attempts: attempt, createdAt: current.createdAt, failingSince: current.failingSince, attemptedAt: at },
         options,
         now,
       );

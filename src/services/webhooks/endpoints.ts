@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { ownedOrNotFound } from '../owned.js';
+import { lockUser } from '../users/store.js';
 import { distinct, parseInput, uuid, type RawInput } from '../validation.js';
 import { checkHost } from './addresses.js';
 import { WEBHOOK_EVENT_TYPES } from './events.js';
@@ -62,22 +63,27 @@ async function checkUrl(ctx: ServiceContext, value: string): Promise<void> {
 export async function createEndpoint(ctx: ServiceContext, raw: RawInput<typeof createInput>): Promise<EndpointWithSecret> {
   const input = parseInput(createInput, raw);
   await checkUrl(ctx, input.url);
-  if ((await store.countEndpoints(ctx.db, ctx.user.id)) >= MAX_ENDPOINTS) {
-    throw new ConflictError(
-      `You have ${MAX_ENDPOINTS} webhook endpoints, the most there may be: delete one first.`,
-      'webhook_endpoint_limit',
-    );
-  }
   const secret = newSecret();
-  const endpoint = await store.insertEndpoint(ctx.db, {
-    userId: ctx.user.id,
-    url: input.url,
-    description: input.description,
-    eventTypes: input.event_types,
-    enabled: input.enabled,
-    secret,
+  // Counted and added under the user's row lock: requests at once, from any process, take turns, so none
+  // counts before another's endpoint is added.
+  const id = await ctx.sql.transaction(async (tx) => {
+    await lockUser(tx, ctx.user.id);
+    if ((await store.countEndpoints(tx, ctx.user.id)) >= MAX_ENDPOINTS) {
+      throw new ConflictError(
+        `You have ${MAX_ENDPOINTS} webhook endpoints, the most there may be: delete one first.`,
+        'webhook_endpoint_limit',
+      );
+    }
+    return store.insertEndpoint(tx, {
+      userId: ctx.user.id,
+      url: input.url,
+      description: input.description,
+      eventTypes: input.event_types,
+      enabled: input.enabled,
+      secret,
+    });
   });
-  return { endpoint, secret };
+  return { endpoint: { id }, secret };
 }
 
 export function listEndpoints<Q extends store.EndpointQuery = {}>(ctx: ServiceContext, query: Q = {} as Q) {
@@ -112,7 +118,10 @@ export async function deleteEndpoint(ctx: ServiceContext, id: string): Promise<v
   await change(ctx, id, { deletedAt: ctx.clock.now(), enabled: false });
 }
 
-/** A new secret; the old one signs beside it for `overlapSeconds`, so that receivers can switch without missing a delivery. */
+/**
+ * A new secret; the one it replaces signs beside it for `overlapSeconds`, so that receivers can switch
+ * without missing a delivery. Of two rotations at once, the later replaces the earlier's new secret.
+ */
 export async function rotateSecret(
   ctx: ServiceContext,
   id: string,
@@ -121,13 +130,11 @@ export async function rotateSecret(
   if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_ROTATION_OVERLAP_SECONDS) {
     throw ValidationError.field('overlap_seconds', `Must be a whole number of seconds from 0 to ${MAX_ROTATION_OVERLAP_SECONDS}.`);
   }
-  const current = await getEndpoint(ctx, id, { select: { id: true, secret: true } });
   const secret = newSecret();
-  await change(ctx, id, {
-    secret,
-    previousSecret: current.secret,
-    previousSecretExpiresAt: new Date(ctx.clock.now().getTime() + overlapSeconds * 1000),
-  });
+  const previousUntil = new Date(ctx.clock.now().getTime() + overlapSeconds * 1000);
+  if (!uuid.safeParse(id).success || !(await store.rotateSecret(ctx.sql, ctx.user.id, id, secret, previousUntil))) {
+    throw new NotFoundError('WebhookEndpoint');
+  }
   return { endpoint: { id }, secret };
 }
 
@@ -177,5 +184,9 @@ export async function replayDelivery(ctx: ServiceContext, id: string): Promise<s
 export async function replayFailedDeliveries(ctx: ServiceContext, endpointId: string, since: Date): Promise<number> {
   const endpoint = await getEndpoint(ctx, endpointId, { select: { id: true, enabled: true } });
   if (!endpoint.enabled) throw refuseDisabled();
-  return store.replayFailed(ctx.sql, ctx.user.id, endpointId, since);
+  // Replays of one endpoint take turns on its row lock, so that each failed delivery is replayed once.
+  return ctx.sql.transaction(async (tx) => {
+    await store.lockEndpoint(tx, ctx.user.id, endpointId);
+    return store.replayFailed(tx, ctx.user.id, endpointId, since);
+  });
 }

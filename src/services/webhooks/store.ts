@@ -1,6 +1,7 @@
 import { named } from '../../db/prisma-names.js';
 import { dynamicStatement, statement, type SqlSession, type SqlTransaction } from '../../db/sql.js';
 import type { Prisma, PrismaClient, WebhookMessageState } from '../../generated/prisma/client.js';
+import { uuidv7 } from '../ids.js';
 import type { OutgoingEvent } from './events.js';
 
 // The webhooks store: the only module of the domain that talks to the database.
@@ -30,8 +31,25 @@ export interface NewEndpoint {
   secret: string;
 }
 
-export function insertEndpoint(db: PrismaClient, endpoint: NewEndpoint) {
-  return named('webhooks.insertEndpoint', () => db.webhookEndpoint.create({ data: endpoint, select: { id: true } }));
+const insertEndpointStatement = statement(
+  'webhooks.insert_endpoint',
+  `INSERT INTO webhook_endpoints (id, user_id, url, description, event_types, enabled, secret, updated_at)
+   VALUES ($1::uuid, $2::uuid, $3, $4, $5::text[], $6, $7, now())`,
+);
+
+/** Adds an endpoint; its id. */
+export async function insertEndpoint(tx: SqlSession, endpoint: NewEndpoint): Promise<string> {
+  const id = uuidv7();
+  await tx.run(insertEndpointStatement, [
+    id,
+    endpoint.userId,
+    endpoint.url,
+    endpoint.description,
+    endpoint.eventTypes,
+    endpoint.enabled,
+    endpoint.secret,
+  ]);
+  return id;
 }
 
 const live = (userId: string) => ({ userId, deletedAt: null });
@@ -48,8 +66,14 @@ export function findEndpoint<Q extends EndpointQuery>(db: PrismaClient, userId: 
   ) as Promise<Prisma.WebhookEndpointGetPayload<Q> | null>;
 }
 
-export function countEndpoints(db: PrismaClient, userId: string): Promise<number> {
-  return named('webhooks.countEndpoints', () => db.webhookEndpoint.count({ where: live(userId) }));
+const countEndpointsStatement = statement<{ n: number }>(
+  'webhooks.count_endpoints',
+  'SELECT count(*)::int AS n FROM webhook_endpoints WHERE user_id = $1::uuid AND deleted_at IS NULL',
+);
+
+/** The user's endpoints that are not deleted. */
+export async function countEndpoints(tx: SqlSession, userId: string): Promise<number> {
+  return (await tx.run(countEndpointsStatement, [userId]))[0]!.n;
 }
 
 /** Changes the user's endpoint; false when the user has no such endpoint. */
@@ -61,6 +85,30 @@ export async function updateEndpoint(
 ): Promise<boolean> {
   const { count } = await named('webhooks.updateEndpoint', () => db.webhookEndpoint.updateMany({ where: { id, ...live(userId) }, data }));
   return count > 0;
+}
+
+// The secret moved aside is read from the row being updated: a rotation that waited for another's row
+// lock moves aside the secret that one made, so every secret a rotation returned signs for a while.
+const rotateSecretStatement = statement<{ id: string }>(
+  'webhooks.rotate_secret',
+  `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_expires_at = $3, secret = $4, updated_at = now()
+   WHERE id = $1::uuid AND user_id = $2::uuid AND deleted_at IS NULL
+   RETURNING id`,
+);
+
+/** Makes `secret` the endpoint's, and its secret until now the previous one, until `previousUntil`; false when the user has no such endpoint. */
+export async function rotateSecret(sql: SqlSession, userId: string, id: string, secret: string, previousUntil: Date): Promise<boolean> {
+  return (await sql.run(rotateSecretStatement, [id, userId, previousUntil, secret])).length > 0;
+}
+
+const lockEndpointStatement = statement<{ id: string }>(
+  'webhooks.lock_endpoint',
+  'SELECT id FROM webhook_endpoints WHERE id = $1::uuid AND user_id = $2::uuid FOR NO KEY UPDATE',
+);
+
+/** Locks the user's endpoint until the transaction ends. NO KEY: deliveries to it (which take KEY SHARE) are still made meanwhile. */
+export async function lockEndpoint(tx: SqlTransaction, userId: string, id: string): Promise<void> {
+  await tx.run(lockEndpointStatement, [id, userId]);
 }
 
 export function findMessage<Q extends MessageQuery>(db: PrismaClient, userId: string, id: string, query: Q) {
@@ -87,8 +135,12 @@ export async function replayMessage(sql: SqlSession, userId: string, messageId: 
   return (await sql.run(replayStatement, [userId, messageId, null, null]))[0]?.id;
 }
 
-/** Sends again every failed delivery to the endpoint made since `since` and not replayed yet; how many. */
-export async function replayFailed(sql: SqlSession, userId: string, endpointId: string, since: Date): Promise<number> {
+/**
+ * Sends again every failed delivery to the endpoint made since `since` and not replayed yet; how many.
+ * Run it holding the endpoint's lock (`lockEndpoint`), so that a replay that waited sees the replays made
+ * by the one before it.
+ */
+export async function replayFailed(sql: SqlTransaction, userId: string, endpointId: string, since: Date): Promise<number> {
   return (await sql.run(replayStatement, [userId, null, endpointId, since])).length;
 }
 

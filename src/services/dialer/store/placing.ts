@@ -72,7 +72,12 @@ export async function lockCampaignForTick(tx: SqlSession, campaignId: string): P
 /** The campaign's agent, its calls in flight and what its calls were charged, read under the campaign's lock. */
 export interface TickAgent {
   active: boolean;
+  /** The agent's id and the version the provider holds (null: never provisioned there). */
+  agentId: string;
+  agentVersion: number | null;
   providerAgentId: string | null;
+  /** The provider's published version calls name. */
+  providerVersion: number | null;
   fromNumber: string | null;
   inFlight: number;
   live: number;
@@ -95,14 +100,25 @@ export interface Candidate {
   /** The consents the contact holds, of those the campaign requires (none read when it requires none). */
   consents: ConsentKind[];
   data: unknown;
-  /** With A/B variants: the provider's id of the contact's variant's agent (null: the campaign agent's). */
-  variantAgentId: string | null;
+  /** With A/B variants: the contact's variant's agent (null: the campaign agent's). */
+  variant: VariantAgent | null;
+}
+
+/** An A/B variant's agent, as its calls name it. */
+export interface VariantAgent {
+  agentId: string;
+  agentVersion: number | null;
+  providerAgentId: string | null;
+  providerVersion: number | null;
 }
 
 type CandidateRow = {
   agentActive: boolean;
   pooled: boolean;
+  agentId: string;
+  agentVersion: number | null;
   providerAgentId: string | null;
+  providerVersion: number | null;
   fromNumber: string | null;
   inFlight: number;
   live: number;
@@ -119,7 +135,9 @@ const candidatesStatement = statement<CandidateRow>(
   `WITH candidates AS (
      SELECT cc.id, cc.contact_id, cc.attempts, c.phone_number,
             CASE WHEN d.id IS NULL THEN c.status::text ELSE 'do_not_call' END AS status, c.timezone, c.data->>'region' AS region, c.data, cc.next_attempt_at,
-            (SELECT va.provider_agent_id FROM campaign_variants v JOIN agents va ON va.id = v.agent_id WHERE v.id = cc.variant_id) AS variant_agent_id,
+            (SELECT json_build_object('agentId', va.id, 'agentVersion', va.provisioned_version, 'providerAgentId', va.provider_agent_id,
+                                      'providerVersion', va.provider_version)
+             FROM campaign_variants v JOIN agents va ON va.id = v.agent_id WHERE v.id = cc.variant_id) AS variant,
             CASE WHEN $5::text[] = '{}' THEN '{}'::text[]
                  ELSE ARRAY(SELECT DISTINCT g.kind::text FROM contact_consents g
                             WHERE g.contact_id = c.id AND g.revoked_at IS NULL AND g.kind::text = ANY($5::text[])) END AS consents
@@ -132,12 +150,13 @@ const candidatesStatement = statement<CandidateRow>(
      LIMIT $4
      FOR NO KEY UPDATE OF cc, c SKIP LOCKED
    )
-   SELECT a.is_active AS "agentActive", a.provider_agent_id AS "providerAgentId", p.number AS "fromNumber", f.in_flight AS "inFlight", f.live,
+   SELECT a.is_active AS "agentActive", a.id AS "agentId", a.provisioned_version AS "agentVersion", a.provider_agent_id AS "providerAgentId",
+          a.provider_version AS "providerVersion", p.number AS "fromNumber", f.in_flight AS "inFlight", f.live,
           EXISTS (SELECT 1 FROM phone_numbers q WHERE q.agent_id = a.id AND (q.id <> a.phone_number_id OR q.max_calls_per_hour IS NOT NULL
                   OR q.max_calls_per_day IS NOT NULL OR q.cooldown_after_unanswered IS NOT NULL OR q.rest_below_answer_rate IS NOT NULL)) AS pooled,
           coalesce((SELECT spent_cents FROM campaign_spend WHERE campaign_id = k.id), 0) AS "spentCents",
           n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.region, n.consents, n.data,
-          n.variant_agent_id AS "variantAgentId"
+          n.variant
    FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id
         CROSS JOIN LATERAL (${inFlight('$2')}) f
         LEFT JOIN candidates n ON true
@@ -158,12 +177,23 @@ export async function readCandidates(
   requiredConsent: readonly ConsentKind[],
 ): Promise<{ agent: TickAgent; candidates: Candidate[] }> {
   const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit, requiredConsent]);
-  const { agentActive, providerAgentId, fromNumber, inFlight, live, spentCents, pooled } = rows[0]!;
-  const candidates = rows.flatMap(({ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data, variantAgentId }) =>
-    id === null ? [] : [{ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data, variantAgentId }],
+  const { agentActive, agentId, agentVersion, providerAgentId, providerVersion, fromNumber, inFlight, live, spentCents, pooled } = rows[0]!;
+  const candidates = rows.flatMap(({ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data, variant }) =>
+    id === null ? [] : [{ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data, variant }],
   );
   return {
-    agent: { active: agentActive, providerAgentId, fromNumber, inFlight, live, spentCents: BigInt(spentCents), pooled },
+    agent: {
+      active: agentActive,
+      agentId,
+      agentVersion,
+      providerAgentId,
+      providerVersion,
+      fromNumber,
+      inFlight,
+      live,
+      spentCents: BigInt(spentCents),
+      pooled,
+    },
     candidates,
   };
 }
@@ -227,8 +257,11 @@ export interface DraftCall {
   to: string;
   /** The caller ID it goes out from. */
   from: string;
-  /** The provider's id of its agent (its A/B variant's, else the campaign agent's). */
+  /** Its agent (its A/B variant's, else the campaign agent's) and the version it calls with, ours and the provider's. */
+  agentId: string;
+  agentVersion: number | null;
   providerAgentId: string | null;
+  providerAgentVersion: number | null;
   variables: Record<string, string>;
   voicemailMessage: string | null;
 }
@@ -239,9 +272,10 @@ export interface DraftCall {
 const claimStatement = statement<{ id: string }>(
   'dialer.claim',
   `WITH attempts AS (
-     INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, from_number, lease_expires_at, created_at, updated_at)
-     SELECT r.id, $2::uuid, $3::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, r.from_number, $4, $5, $5
-     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, contact_id uuid, attempt_number int, to_number text, from_number text)
+     INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, from_number, agent_id, agent_version,
+                                lease_expires_at, created_at, updated_at)
+     SELECT r.id, $2::uuid, $3::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, r.from_number, r.agent_id, r.agent_version, $4, $5, $5
+     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, contact_id uuid, attempt_number int, to_number text, from_number text, agent_id uuid, agent_version int)
      ORDER BY r.to_number
      ON CONFLICT (user_id, to_number) WHERE status IN ('queued', 'ringing', 'in_progress') DO NOTHING
      RETURNING id, contact_id
@@ -260,7 +294,15 @@ export async function claimCalls(
 ): Promise<Set<string>> {
   const inserted = await tx.run(claimStatement, [
     JSON.stringify(
-      calls.map((c) => ({ id: c.id, contact_id: c.contactId, attempt_number: c.attemptNumber, to_number: c.to, from_number: c.from })),
+      calls.map((c) => ({
+        id: c.id,
+        contact_id: c.contactId,
+        attempt_number: c.attemptNumber,
+        to_number: c.to,
+        from_number: c.from,
+        agent_id: c.agentId,
+        agent_version: c.agentVersion,
+      })),
     ),
     claim.userId,
     claim.campaignId,
