@@ -155,7 +155,8 @@ describe('configuration', () => {
       timeoutMs: 8_000,
     });
     expect(
-      loadConfig({ LLM_BASE_URL: 'https://api.openai.com/v1', LLM_API_KEY: 'sk-test', LLM_MODEL: 'gpt-4o-mini', LLM_TIMEOUT_SECONDS: '5' }).llm,
+      loadConfig({ LLM_BASE_URL: 'https://api.openai.com/v1', LLM_API_KEY: 'sk-test', LLM_MODEL: 'gpt-4o-mini', LLM_TIMEOUT_SECONDS: '5' })
+        .llm,
     ).toMatchObject({ apiKey: 'sk-test', timeoutMs: 5_000 });
     expect(configProblems({ LLM_BASE_URL: 'http://127.0.0.1:11434/v1' })).toEqual([
       'LLM_MODEL is required with LLM_BASE_URL (the model the built-in agent asks for)',

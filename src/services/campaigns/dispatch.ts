@@ -79,8 +79,7 @@ function dispatchDetail(
       : 'The campaign is running.';
   const start = scheduled ? campaign.startedAt : now;
   if (!first || !start || first.at.getTime() - start.getTime() < NOW_MS) return state;
-  const local = (at: Date) =>
-    `${localTime(at, campaign.timezone).toFormat('ccc d LLL yyyy HH:mm')} ${campaign.timezone}`;
+  const local = (at: Date) => `${localTime(at, campaign.timezone).toFormat('ccc d LLL yyyy HH:mm')} ${campaign.timezone}`;
   const why = first.waits.map((wait) => describeWait(wait, local)).join('; then ');
   // No reason only when the contact that waited was called or edited meanwhile: the time still stands.
   return `${state} Calling begins at ${local(first.at)} (${first.at.toISOString()})${why ? `: ${why}` : ''}.`;

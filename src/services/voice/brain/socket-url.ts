@@ -24,6 +24,6 @@ export function tokenMatches(secret: Buffer, agentId: string, token: string): bo
 }
 
 /** The `llm_websocket_url` Retell is given for an agent answered by the built-in brain. */
-export function brainSocketUrl(publicBaseUrl: string, secret: Buffer, agentId: string): string {
-  return `${publicBaseUrl.replace(/^http/, 'ws')}${BRAIN_SOCKET_PATH}/${socketToken(secret, agentId)}`;
+export function brainSocketUrl(publicBaseUrl: string, token: string): string {
+  return `${publicBaseUrl.replace(/^http/, 'ws')}${BRAIN_SOCKET_PATH}/${token}`;
 }
