@@ -29,6 +29,7 @@ import { requestTracing } from './http/tracing.js';
 import { tracingOn } from './ops/tracing.js';
 import { requestScope, scopeOf } from './http/request-scope.js';
 import { retellWebhook } from './http/retell-webhook.js';
+import { retellTools } from './http/retell-tools.js';
 import { stripeWebhook } from './http/stripe-webhook.js';
 import { twilioStatusWebhook, twilioVoiceWebhook } from './http/twilio-webhook.js';
 import { TWILIO_STATUS_PATH, TWILIO_VOICE_PATH } from './services/dialer/twilio-urls.js';
@@ -64,6 +65,7 @@ export interface AppDeps {
 
 /**
  * One HTTP application: GraphQL at /graphql, v1 REST under /api/v1/, payment and telephony webhooks under /webhooks/,
+ * the voice agent's in-call tools under /voice/,
  * and the operations endpoints /healthz, /readyz and /metrics.
  */
 export function createApp(deps: AppDeps): Hono {
@@ -95,6 +97,11 @@ export function createApp(deps: AppDeps): Hono {
   app.post('/webhooks/stripe', stripeWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, secret: deps.stripeWebhookSecret }));
   // A long call's events carry its whole transcript, word by word: they get the import body limit.
   app.post('/webhooks/retell', retellWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxImportBodyBytes, retell: deps.retellWebhook }));
+  // The agent's tools during a call: each request carries the call object, transcript so far included.
+  app.post(
+    '/voice/retell/tools/:name',
+    retellTools({ ...deps.env, maxBodyBytes: deps.limits.maxImportBodyBytes, retell: deps.retellWebhook }),
+  );
   // Twilio's requests are small forms: the ordinary body limit.
   const twilio = { ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, twilio: deps.twilioWebhook };
   app.post(TWILIO_VOICE_PATH, twilioVoiceWebhook(twilio));

@@ -33,6 +33,7 @@ const campaign = (over: Partial<TickCampaign> = {}): TickCampaign => ({
   requiredConsent: [],
   regionalRules: false,
   spendCapCents: null,
+  transferNumber: null,
   ...over,
 });
 
@@ -203,6 +204,8 @@ describe('a finished call', () => {
     maxRetryDays: 3,
     attemptTimes: [new Date('2026-11-02T09:00:00Z')],
     earlierOutcomes: [],
+    callbackAt: null,
+    optedOutAt: null,
     ...over,
   });
   const result = (over: Partial<CallResult> = {}): CallResult => ({ attemptId: 'a1', outcome: 'no_answer', durationSeconds: 0, ...over });

@@ -83,6 +83,7 @@ export const CONFLICT_REASONS = {
   contact_group_in_use: 'A campaign that may still dial uses the contact group.',
   contact_on_call: 'A call to the contact is in progress.',
   contact_erased: 'The contact was erased; nothing of it is left to change.',
+  call_not_in_flight: 'The call is over; in-call tools act only while it is under way.',
   concurrent_change: 'Another request changed the same data at the same time; try again.',
   api_key_limit: 'The user holds as many active API keys as there may be; revoke one first.',
   idempotency_key_in_use: 'A request with the same Idempotency-Key is still running.',

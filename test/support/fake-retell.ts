@@ -8,8 +8,9 @@ import { LocalFake, reply } from './local-fake.js';
 // HMAC-SHA256(key, body + timestamp)>`. It also keeps Retell LLMs, agents with their versions (the latest
 // is the draft; publishing it freezes it and starts the next draft) and phone numbers, and answers a
 // request as the test injects: 429, 5xx, a timeout, or an error after it has acted (a cut-off answer).
-// Written from Retell's documentation and the paths and shapes of retell-sdk's types, independently of
-// the code under test.
+// During a call, the agent's custom functions are POSTed to their URLs as `{ name, call, args }`, signed
+// as webhooks are. Written from Retell's documentation and the paths and shapes of retell-sdk's types,
+// independently of the code under test.
 
 export interface Analysis {
   call_summary?: string;
@@ -66,11 +67,21 @@ export interface FakeAgentVersion {
   [field: string]: unknown;
 }
 
+/** How a request to the app is signed: the webhook key unless told otherwise, or not at all. */
+export interface SignOptions {
+  key?: string;
+  timestampMs?: number;
+  signature?: string | null;
+  tamper?: (body: string) => string;
+}
+
 export interface FakeRetellOptions {
   apiKey: string;
   webhookKey: string;
   /** Where webhooks go; settable after start, once the app's URL is known. */
   webhookUrl?: string;
+  /** Where the agent's custom functions are, `<toolsUrl>/<name>`; settable after start. */
+  toolsUrl?: string;
   script: (toNumber: string) => Script;
   /** The clock webhooks are signed with (unix ms). */
   now?: () => number;
@@ -88,12 +99,14 @@ export class FakeRetell extends LocalFake {
   /** Every API request but create-phone-call, as `operation` or `operation <id>`, with its answer's status. */
   readonly log: { operation: string; status: number }[] = [];
   private readonly faults = new Map<string, Fault[]>();
+  toolsUrl: string | undefined;
   private readonly refusedOnce = new Set<string>();
   private clock = 0;
 
   constructor(private readonly options: FakeRetellOptions) {
     super();
     this.webhookUrl = options.webhookUrl;
+    this.toolsUrl = options.toolsUrl;
   }
 
   private now(): number {
@@ -365,13 +378,34 @@ export class FakeRetell extends LocalFake {
    * POSTs one webhook to the app, signed with the webhook key (or as told: another key, another
    * timestamp, a header of the test's own, or none, or the body changed after signing).
    */
-  async send(
-    event: string,
-    call: Record<string, unknown>,
-    options: { key?: string; timestampMs?: number; signature?: string | null; tamper?: (body: string) => string } = {},
-  ): Promise<Delivery> {
+  async send(event: string, call: Record<string, unknown>, options: SignOptions = {}): Promise<Delivery> {
     if (!this.webhookUrl) throw new Error('no webhook URL');
-    const body = JSON.stringify({ event, call });
+    const { status, body } = await this.post(this.webhookUrl, JSON.stringify({ event, call }), options);
+    const delivery = { callId: String(call.call_id), event, status, body };
+    this.deliveries.push(delivery);
+    return delivery;
+  }
+
+  /**
+   * The agent calls one of its custom functions while the call is under way: Retell POSTs the function's
+   * name, the call object as it stands and the LLM's arguments to the function's URL, signed as webhooks are.
+   */
+  async callTool(
+    call: CreatedCall,
+    name: string,
+    args: Record<string, unknown>,
+    options: SignOptions & { callObject?: Record<string, unknown> } = {},
+  ): Promise<{ status: number; body: any }> {
+    if (!this.toolsUrl) throw new Error('no tools URL');
+    const callObject = options.callObject ?? {
+      ...this.callObject(call, 'registered'),
+      call_status: 'ongoing',
+      start_timestamp: call.createdAt + 3_000,
+    };
+    return this.post(`${this.toolsUrl}/${name}`, JSON.stringify({ name, call: callObject, args }), options);
+  }
+
+  private async post(url: string, body: string, options: SignOptions): Promise<{ status: number; body: any }> {
     const timestamp = options.timestampMs ?? this.now();
     const signature =
       options.signature === undefined
@@ -379,14 +413,12 @@ export class FakeRetell extends LocalFake {
             .update(body + timestamp)
             .digest('hex')}`
         : options.signature;
-    const response = await fetch(this.webhookUrl, {
+    const response = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(signature === null ? {} : { 'x-retell-signature': signature }) },
       body: options.tamper ? options.tamper(body) : body,
     });
     const text = await response.text();
-    const delivery = { callId: String(call.call_id), event, status: response.status, body: text ? JSON.parse(text) : undefined };
-    this.deliveries.push(delivery);
-    return delivery;
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
   }
 }

@@ -4,7 +4,6 @@ import {
   getNamedType,
   getNullableType,
   getOperationAST,
-  getVariableValues,
   GraphQLIncludeDirective,
   GraphQLSkipDirective,
   isAbstractType,
@@ -254,26 +253,25 @@ class Planner {
 }
 
 /**
- * The read plan of `operationName` in `document` with these variables, or null when the operation must
- * run the ordinary way (not a query, or a part the plan cannot say, or arguments the ordinary way refuses).
+ * The read plan of `operationName` in `document` with these variables (coerced to their types), or null
+ * when the operation must run the ordinary way (not a query, or a part the plan cannot say, or arguments
+ * the ordinary way refuses).
  */
 export function planOperation(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
-  rawVariables: Record<string, unknown> | null | undefined,
+  variables: Record<string, unknown>,
   ctx: GraphQLContext,
 ): ReadPlan | null {
   const operation = getOperationAST(document, operationName);
   const root = schema.getQueryType();
   if (!operation || operation.operation !== 'query' || !root) return null;
-  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {});
-  if (coerced.errors) return null;
   const fragments: Record<string, FragmentDefinitionNode> = {};
   for (const definition of document.definitions)
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   try {
-    return new Planner(schema, fragments, coerced.coerced, ctx).operation(root, operation.selectionSet);
+    return new Planner(schema, fragments, variables, ctx).operation(root, operation.selectionSet);
   } catch {
     // Not compilable, or an argument or filter the ordinary path will refuse with its own error.
     return null;

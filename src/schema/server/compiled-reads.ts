@@ -6,6 +6,7 @@ import { graphqlReadPaths } from '../../ops/metrics.js';
 import { planOperation } from '../compiled-reads/plan-operation.js';
 import type { GraphQLContext } from '../context.js';
 import { deliversIncrementally } from './defer-stream.js';
+import { operationVariables } from './variables.js';
 
 // Queries the schema can say as one SQL statement are answered by it: PostgreSQL writes the JSON text
 // of `data`, which goes out as it is, without resolvers, result objects or a second serialization.
@@ -18,10 +19,10 @@ const resolvers = graphqlReadPaths.labels('resolvers');
 export const compiledReads: Plugin = {
   async onExecute({ args, setResultAndStopExecution }) {
     const ctx = args.contextValue as unknown as GraphQLContext;
+    const { coerced } = operationVariables(args);
     // An answer in parts (@defer, @stream) is written by execution, part by part.
-    const plan = deliversIncrementally(args.document)
-      ? null
-      : planOperation(args.schema, args.document, args.operationName, args.variableValues, ctx);
+    const plan =
+      !coerced || deliversIncrementally(args.document) ? null : planOperation(args.schema, args.document, args.operationName, coerced, ctx);
     if (!plan) {
       resolvers.inc();
       return;

@@ -3,7 +3,6 @@ import {
   getNamedType,
   getNullableType,
   getOperationAST,
-  getVariableValues,
   GraphQLError,
   isListType,
   isObjectType,
@@ -11,9 +10,11 @@ import {
   type FragmentDefinitionNode,
   type GraphQLNamedType,
   type GraphQLSchema,
+  type SelectionNode,
   type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { operationVariables } from './variables.js';
 
 // What an operation may ask for, counted as the values its answer could hold: every selected field
 // once for each row of the pages around it, a page being as large as its `first`, `last` (or a list's `limit`)
@@ -34,47 +35,70 @@ function pageOf(args: Record<string, unknown>, isList: boolean): number {
   return 'first' in args || 'last' in args ? DEFAULT_PAGE : 1;
 }
 
-/** The values the operation's answer could hold, or null when the ordinary validation will refuse it anyway. */
+/**
+ * The values the operation's answer could hold, counted until they pass MAX_COST (`whole` says whether
+ * every selection was counted), or null when the ordinary validation or execution will refuse it anyway.
+ */
 export function operationCost(
   schema: GraphQLSchema,
   document: Parameters<typeof getOperationAST>[0],
   operationName: string | null | undefined,
-  rawVariables: Record<string, unknown> | null | undefined,
-): number | null {
+  variables: Record<string, unknown>,
+): { values: number; whole: boolean } | null {
   const operation = getOperationAST(document, operationName);
   const root = operation && schema.getRootType(operation.operation);
   if (!operation || !root) return null;
-  const { coerced } = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {});
-  if (!coerced) return null;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
 
-  const cost = (type: GraphQLNamedType, set: SelectionSetNode, seen: Set<string>): number => {
+  // A fragment costs the same wherever it is spread, so each is counted once: counted path by path,
+  // three levels of 300 spreads were 27 million paths. One being counted counts 0 where it recurs,
+  // which validation refuses anyway.
+  const fragmentCosts = new Map<string, number>();
+  const fragmentCost = (fragment: FragmentDefinitionNode): number => {
+    const name = fragment.name.value;
+    let found = fragmentCosts.get(name);
+    if (found === undefined) {
+      fragmentCosts.set(name, 0);
+      const condition = schema.getType(fragment.typeCondition.name.value);
+      found = condition ? cost(condition, fragment.selectionSet) : 0;
+      fragmentCosts.set(name, found);
+    }
+    return found;
+  };
+  let whole = true;
+  const selectionCost = (type: GraphQLNamedType, selection: SelectionNode): number => {
+    if (selection.kind === Kind.INLINE_FRAGMENT) {
+      const condition = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : type;
+      return condition ? cost(condition, selection.selectionSet) : 0;
+    }
+    if (selection.kind === Kind.FRAGMENT_SPREAD) {
+      const fragment = fragments.get(selection.name.value);
+      return fragment ? fragmentCost(fragment) : 0;
+    }
+    const field = isObjectType(type) ? type.getFields()[selection.name.value] : undefined;
+    if (!field || !selection.selectionSet) return 1;
+    const page = pageOf(getArgumentValues(field, selection, variables), isListType(getNullableType(field.type)));
+    return 1 + page * cost(getNamedType(field.type), selection.selectionSet);
+  };
+  // Once past the limit the verdict is known and the rest is not counted: a partial count only grows when
+  // a page multiplies it, and a page of 0 rows makes it 0, as it would the whole count.
+  const cost = (type: GraphQLNamedType, set: SelectionSetNode): number => {
     let total = 0;
-    for (const selection of set.selections) {
-      if (selection.kind === Kind.INLINE_FRAGMENT) {
-        const condition = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : type;
-        total += condition ? cost(condition, selection.selectionSet, seen) : 0;
-      } else if (selection.kind === Kind.FRAGMENT_SPREAD) {
-        const fragment = fragments.get(selection.name.value);
-        const condition = fragment && schema.getType(fragment.typeCondition.name.value);
-        if (fragment && condition && !seen.has(fragment.name.value)) {
-          total += cost(condition, fragment.selectionSet, new Set([...seen, fragment.name.value]));
-        }
-      } else {
-        total += 1;
-        const field = isObjectType(type) ? type.getFields()[selection.name.value] : undefined;
-        if (!field || !selection.selectionSet) continue;
-        const page = pageOf(getArgumentValues(field, selection, coerced), isListType(getNullableType(field.type)));
-        total += page * cost(getNamedType(field.type), selection.selectionSet, seen);
+    for (const [i, selection] of set.selections.entries()) {
+      total += selectionCost(type, selection);
+      if (total > MAX_COST) {
+        if (i < set.selections.length - 1) whole = false;
+        return total;
       }
     }
     return total;
   };
   try {
-    return cost(root, operation.selectionSet, new Set());
+    const values = cost(root, operation.selectionSet);
+    return { values, whole };
   } catch {
-    // An argument execution refuses (a bad variable): it answers that error itself.
+    // An argument execution refuses: it answers that error itself.
     return null;
   }
 }
@@ -82,14 +106,18 @@ export function operationCost(
 /** Refuses, before anything runs, an operation whose answer could hold more than MAX_COST values. */
 export const costLimit: Plugin = {
   onExecute({ args, setResultAndStopExecution }) {
-    const found = operationCost(args.schema, args.document, args.operationName, args.variableValues);
-    if (found === null || found <= MAX_COST) return;
+    // Variables that do not fit their types are refused without being counted (variables.ts).
+    const { coerced } = operationVariables(args);
+    const found = coerced && operationCost(args.schema, args.document, args.operationName, coerced);
+    if (!found || found.values <= MAX_COST) return;
     setResultAndStopExecution({
       errors: [
         new GraphQLError(
-          `This operation could answer ${found} values, above the limit of ${MAX_COST}: ` +
+          `This operation could answer ${found.whole ? '' : 'at least '}${found.values} values, above the limit of ${MAX_COST}: ` +
             'ask for smaller pages (first, last, limit) or fewer fields, or split it into several operations.',
-          { extensions: { code: 'QUERY_TOO_COSTLY' } },
+          // A request error, as the other limits' validation errors are: 400 to clients of the GraphQL over
+          // HTTP media type, 200 to those that accept only application/json.
+          { extensions: { code: 'QUERY_TOO_COSTLY', http: { spec: true, status: 400 } } },
         ),
       ],
     });

@@ -51,6 +51,9 @@ function rootFieldBuckets(schema: GraphQLSchema, document: DocumentNode, operati
   // Keyed by response name: GraphQL runs a field once per name, however many fragments repeat it.
   // Validation has already refused fragment cycles.
   const buckets = new Map<string, RateLimitBucket>();
+  // A fragment adds the same fields however often it is spread, so each is read once: followed spread
+  // by spread, three levels of 300 spreads were 27 million visits.
+  const read = new Set<string>();
   const collect = (selectionSet: SelectionSetNode) => {
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
@@ -58,7 +61,8 @@ function rootFieldBuckets(schema: GraphQLSchema, document: DocumentNode, operati
         if (bucket) buckets.set(selection.alias?.value ?? selection.name.value, bucket);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         collect(selection.selectionSet);
-      } else {
+      } else if (!read.has(selection.name.value)) {
+        read.add(selection.name.value);
         const spread = fragments.get(selection.name.value);
         if (spread) collect(spread);
       }

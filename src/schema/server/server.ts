@@ -25,6 +25,7 @@ import { readOnlyKeys } from './read-only-keys.js';
 import { revokedKeysEndSubscriptions } from './revoked-keys.js';
 import { KeyWatch } from '../../services/api-keys/watch.js';
 import { graphqlTracing } from './tracing.js';
+import { variableCoercion } from './variables.js';
 import { tracingOn } from '../../ops/tracing.js';
 import { trustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 import { currentRequestScope, type RequestScope } from '../../http/request-scope.js';
@@ -115,6 +116,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
       revokedKeysEndSubscriptions(new KeyWatch(deps.env)),
       graphqlRateLimits(deps.rateLimiter),
       graphqlMetrics,
+      variableCoercion,
       costLimit,
       ...(deps.compiledReads ? [compiledReads] : []),
     ],

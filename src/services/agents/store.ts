@@ -304,3 +304,13 @@ export function findUserNumber<Q extends Omit<Prisma.PhoneNumberFindFirstArgs, '
 export function findActiveAgent(db: PrismaClient, userId: string, id: string) {
   return named('agents.findActiveAgent', () => db.agent.findFirst({ where: { id, userId, isActive: true }, select: { id: true } }));
 }
+
+const setBookingCalendarStatement = statement<{ id: string }>(
+  'agents.setBookingCalendar',
+  'UPDATE agents SET booking_calendar = $3::jsonb, updated_at = now() WHERE id = $1::uuid AND user_id = $2::uuid RETURNING id',
+);
+
+/** Sets (null: clears) the agent's booking calendar; false when the user has no such agent. */
+export async function setBookingCalendar(tx: SqlSession, userId: string, id: string, calendar: object | null): Promise<boolean> {
+  return (await tx.run(setBookingCalendarStatement, [id, userId, calendar === null ? null : JSON.stringify(calendar)])).length > 0;
+}

@@ -528,3 +528,27 @@ export async function waitingContact(
   const [row] = await sql.run(waitingContactStatement, [campaignId, dueAt, place.timezone, place.region, place.phoneNumber]);
   return row ?? null;
 }
+
+const setCallToolsStatement = statement(
+  'campaigns.setCallTools',
+  `UPDATE campaigns SET booking_calendar = CASE WHEN $2::boolean THEN $3::jsonb ELSE booking_calendar END,
+     transfer_number = CASE WHEN $4::boolean THEN $5 ELSE transfer_number END, updated_at = now()
+   WHERE id = $1::uuid`,
+);
+
+/** Sets what is given of the campaign's in-call tool settings; null clears one. */
+export async function setCallTools(
+  tx: SqlSession,
+  id: string,
+  settings: { bookingCalendar?: object | null | undefined; transferNumber?: string | null | undefined },
+): Promise<void> {
+  // SQL NULL, not JSON null, for a calendar cleared.
+  const calendar = settings.bookingCalendar ? JSON.stringify(settings.bookingCalendar) : null;
+  await tx.run(setCallToolsStatement, [
+    id,
+    settings.bookingCalendar !== undefined,
+    calendar,
+    settings.transferNumber !== undefined,
+    settings.transferNumber ?? null,
+  ]);
+}

@@ -7,7 +7,7 @@ import { readData } from '../contacts/fields.js';
 import type { DialerOptions } from './options.js';
 import { statusOf } from './outcomes.js';
 import { decide, policyOf } from './policy.js';
-import type { CampaignRecord, ContactStep, FinishedAttempt, NewAppointment } from './store/ended-calls.js';
+import type { BookingNote, CallBooking, CampaignRecord, ContactStep, FinishedAttempt, NewAppointment } from './store/ended-calls.js';
 import type { Candidate, TickAgent, TickCampaign } from './store/placing.js';
 import { CallRefused, type CallResult } from './telephony.js';
 import { gate, type BlockReason } from '../compliance/gate.js';
@@ -272,15 +272,43 @@ export function endingOf(f: FinishedAttempt, result: CallResult, now: Date): End
           callAttemptId: f.id,
           scheduledAt: result.appointment.scheduledAt,
           timezone: zone,
-          contactSnapshot: snapshot(f.contactData, f.phoneNumber),
+          contactSnapshot: contactSnapshot(f.contactData, f.phoneNumber),
           appointmentData: { source_call_id: f.id, notes: result.appointment.notes },
         }
       : null,
   };
 }
 
+/**
+ * A call's result with what the callee asked for during the call through an in-call tool: an opt-out,
+ * and a callback, which wins over one the analysis read from the conversation (the tool checked its time
+ * against the calling rules while the callee could still choose another).
+ */
+export function withInCallRequests(result: CallResult, f: Pick<FinishedAttempt, 'callbackAt' | 'optedOutAt'>): CallResult {
+  if (!f.optedOutAt && !f.callbackAt) return result;
+  return {
+    ...result,
+    doNotCall: result.doNotCall || f.optedOutAt !== null || undefined,
+    callbackAt: f.callbackAt ? new Date(f.callbackAt) : result.callbackAt,
+  };
+}
+
+/**
+ * What a call's analysis makes of the appointment the call booked while under way: the same time confirms
+ * a scheduled one; another time changes nothing but is kept beside it, for the customer to look at. The
+ * analysis never books a second appointment for the call.
+ */
+export function bookingNote(booking: CallBooking, said: { scheduledAt: Date; notes: string }): BookingNote {
+  const agrees = new Date(booking.scheduledAt).getTime() === said.scheduledAt.getTime();
+  return {
+    id: booking.id,
+    status: agrees && booking.status === 'scheduled' ? 'confirmed' : booking.status,
+    analysis: { scheduled_at: said.scheduledAt, notes: said.notes, agrees },
+  };
+}
+
 /** The contact as an appointment keeps it. */
-function snapshot(stored: unknown, phoneNumber: string): Record<string, string> {
+export function contactSnapshot(stored: unknown, phoneNumber: string): Record<string, string> {
   const data = readData(stored);
   return { first_name: data.first_name ?? '', last_name: data.last_name ?? '', email: data.email ?? '', phone_number: phoneNumber };
 }

@@ -5,23 +5,26 @@ import { addToList, type ListedNumber } from '../contacts/do-not-call.js';
 import type { ServiceEnv } from '../context.js';
 import { uuidv7 } from '../ids.js';
 import { statusOf } from './outcomes.js';
-import { campaignOutcome, costCorrections, endingOf } from './decisions.js';
+import { bookingNote, campaignOutcome, costCorrections, endingOf, withInCallRequests } from './decisions.js';
 import type { DialerOptions } from './options.js';
 import { emitEvents } from '../webhooks/emit.js';
 import { retryOnConflict } from './retry.js';
 import {
+  callBookings,
   campaignRecord,
   completeCampaign,
   correctCosts,
   lockCampaignRow,
   lockFinished,
+  noteBookings,
   writeResults,
   type AttemptEnd,
+  type CallBooking,
   type FinishedAttempt,
   type PlacedCall,
 } from './store/ended-calls.js';
 import type { CallResult } from './telephony.js';
-import { callEvents } from './webhook-events.js';
+import { bookingEvents, callEvents } from './webhook-events.js';
 
 // A batch of results, step by step: the dialer collects what was reported (report), the rules in
 // decisions.ts decide each contact's next step (decide), and one transaction writes the batch and
@@ -79,22 +82,38 @@ function applyBatch(env: ServiceEnv, batch: Batch, now: Date): Promise<Applied |
       async (tx) => {
         const finished = await lockFinished(tx, [...batch.results.keys()]);
         if (finished.length === 0) return null;
-        const endings = finished.map((f) => endingOf(f, batch.results.get(f.id)!, now));
+        const results = new Map(finished.map((f) => [f.id, withInCallRequests(batch.results.get(f.id)!, f)]));
+        const endings = finished.map((f) => endingOf(f, results.get(f.id)!, now));
         const blocked = endings.flatMap((e) => (e.blocked ? [e.blocked] : []));
-        const appointments = endings.flatMap((e) => (e.appointment ? [{ id: uuidv7(), ...e.appointment }] : []));
+        // An appointment the call booked while under way is confirmed or annotated by what the analysis
+        // says, never booked a second time.
+        const said = endings.flatMap((e) => (e.appointment ? [e.appointment] : []));
+        const bookings = said.length
+          ? await callBookings(
+              tx,
+              said.map((a) => a.callAttemptId),
+            )
+          : new Map<string, CallBooking>();
+        const appointments = said.filter((a) => !bookings.has(a.callAttemptId)).map((a) => ({ id: uuidv7(), ...a }));
+        const notes = said.flatMap((a) => {
+          const booking = bookings.get(a.callAttemptId);
+          return booking
+            ? [{ booking, note: bookingNote(booking, { scheduledAt: a.scheduledAt, notes: String(a.appointmentData.notes ?? '') }) }]
+            : [];
+        });
         // Everything but the money first: the accounts are locked last, for as short a time as can be.
         // An attempt's cost is what its call cost; where credits ran out and part of it was written off,
         // it is corrected to what was charged, under the lock.
         const rate = env.settings.callRateCentsPerMinute;
         const billed = new Map(
           finished.map((f) => {
-            const result = batch.results.get(f.id)!;
+            const result = results.get(f.id)!;
             return [f.id, billableSeconds(result)];
           }),
         );
         const prices = new Map(finished.map((f) => [f.id, callCostCents(billed.get(f.id)!, rate)]));
         await addToList(tx, blocked, 'Asked during a call', 'call');
-        const ends = finished.map((f) => attemptEnd(f.id, batch, prices.get(f.id)!));
+        const ends = finished.map((f) => attemptEnd(f.id, results.get(f.id)!, batch, prices.get(f.id)!));
         await writeResults(
           tx,
           ends,
@@ -102,6 +121,12 @@ function applyBatch(env: ServiceEnv, batch: Batch, now: Date): Promise<Applied |
           appointments,
           now,
         );
+        const noted = await noteBookings(
+          tx,
+          notes.map((n) => n.note),
+          now,
+        );
+        const confirmed = noted.filter((a) => notes.some((n) => n.booking.id === a.id && n.booking.status !== a.status));
 
         const accounts = await lockAccounts(
           tx,
@@ -125,7 +150,7 @@ function applyBatch(env: ServiceEnv, batch: Batch, now: Date): Promise<Applied |
         const corrections = costCorrections(prices, charged);
         if (corrections.length) await correctCosts(tx, corrections);
         const costs = new Map([...prices, ...corrections.map((c) => [c.id, c.costCents] as const)]);
-        await emitEvents(tx, callEvents(finished, endings, batch.results, batch.endedAt, costs, appointments));
+        await emitEvents(tx, [...callEvents(finished, endings, results, batch.endedAt, costs, appointments), ...bookingEvents(confirmed)]);
         return { campaigns: [...new Set(finished.map((f) => f.campaignId))], finished, blocked };
       },
       { lockTimeoutMs: RESULT_LOCK_WAIT_MS },
@@ -133,8 +158,7 @@ function applyBatch(env: ServiceEnv, batch: Batch, now: Date): Promise<Applied |
   );
 }
 
-function attemptEnd(id: string, batch: Batch, costCents: bigint): AttemptEnd {
-  const r = batch.results.get(id)!;
+function attemptEnd(id: string, r: CallResult, batch: Batch, costCents: bigint): AttemptEnd {
   const placed = batch.placed.get(id);
   return {
     id,

@@ -166,7 +166,8 @@ export async function claim(
             ? { agentId: c.variant.agentId, agentVersion: c.variant.agentVersion, providerAgentId: c.variant.providerAgentId }
             : { agentId: agent.agentId, agentVersion: agent.agentVersion, providerAgentId: agent.providerAgentId }),
           providerAgentVersion: c.variant ? c.variant.providerVersion : agent.providerVersion,
-          variables,
+          // The agent's transfer_call dials {{transfer_number}}: the campaign names it, per call.
+          variables: campaign.transferNumber ? { ...variables, transfer_number: campaign.transferNumber } : variables,
           voicemailMessage: voicemailMessageOf(voicemail, variables),
         };
       });

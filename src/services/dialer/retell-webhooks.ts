@@ -32,27 +32,33 @@ export type RetellEventOutcome = 'applied' | 'duplicate' | 'ignored';
 
 const SIGNATURE = /^v=(\d{1,16}),d=([0-9a-f]{64})$/i;
 
+/** A missing, malformed, wrong or stale `X-Retell-Signature`. */
+export class RetellSignatureError extends ValidationError {
+  constructor(message: string) {
+    super({ 'x-retell-signature': [message] });
+  }
+}
+
 /**
  * Checks Retell's `X-Retell-Signature` (`v=<unix ms>,d=<hex HMAC-SHA256 of the raw body followed by the
- * timestamp>`, keyed with the webhook key) and returns the event it signs. A missing, malformed, wrong
- * or stale signature, or a signed body that is not a Retell event, is a ValidationError.
+ * timestamp>`, keyed with the webhook key) and returns the body it signs, parsed with `schema`. A bad
+ * signature is a RetellSignatureError; a signed body that `schema` refuses, a ValidationError.
  */
-export function verifiedRetellEvent(
+export function verifiedRetellBody<S extends z.ZodType>(
   payload: Uint8Array,
   signature: string | undefined,
   settings: RetellWebhookSettings,
   now: Date,
-): RetellEvent {
+  schema: S,
+): z.output<S> {
   const match = SIGNATURE.exec(signature?.trim() ?? '');
-  if (!match) throw ValidationError.field('x-retell-signature', 'Missing or malformed signature.');
+  if (!match) throw new RetellSignatureError('Missing or malformed signature.');
   const [, timestamp, digest] = match as unknown as [string, string, string];
   if (Math.abs(now.getTime() - Number(timestamp)) > settings.toleranceSeconds * 1000) {
-    throw ValidationError.field('x-retell-signature', `Timestamp outside the tolerance of ${settings.toleranceSeconds} seconds.`);
+    throw new RetellSignatureError(`Timestamp outside the tolerance of ${settings.toleranceSeconds} seconds.`);
   }
   const expected = createHmac('sha256', settings.key).update(payload).update(timestamp).digest();
-  if (!timingSafeEqual(expected, Buffer.from(digest, 'hex'))) {
-    throw ValidationError.field('x-retell-signature', 'Signature does not match the body.');
-  }
+  if (!timingSafeEqual(expected, Buffer.from(digest, 'hex'))) throw new RetellSignatureError('Signature does not match the body.');
   // A signed body is still input: text no column can store (NUL, a lone surrogate) or JSON nested too
   // deep is refused like anywhere else, before the parser or the database sees it.
   const text = Buffer.from(payload).toString('utf8');
@@ -64,7 +70,17 @@ export function verifiedRetellEvent(
     throw ValidationError.field('body', 'Not JSON.');
   }
   refuseUnsafeInput(body);
-  return parseInput(retellEvent, body);
+  return parseInput(schema, body);
+}
+
+/** A verified webhook delivery: see verifiedRetellBody. */
+export function verifiedRetellEvent(
+  payload: Uint8Array,
+  signature: string | undefined,
+  settings: RetellWebhookSettings,
+  now: Date,
+): RetellEvent {
+  return verifiedRetellBody(payload, signature, settings, now, retellEvent);
 }
 
 const HANDLED = new Set(['call_started', 'call_ended', 'call_analyzed']);

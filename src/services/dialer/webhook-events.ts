@@ -1,6 +1,7 @@
 import type { ContactOutcome, OutgoingEvent } from '../webhooks/events.js';
 import type { Ending } from './decisions.js';
-import type { FinishedAttempt, NewAppointment } from './store/ended-calls.js';
+import type { FinishedAttempt, NewAppointment, NotedBooking } from './store/ended-calls.js';
+import { appointmentEventData } from '../results/appointments.js';
 import { statusOf } from './outcomes.js';
 import type { CallResult } from './telephony.js';
 
@@ -41,7 +42,8 @@ export function callEvents(
         data: { ...ids, summary: result.summary ?? null, sentiment: result.sentiment ?? 'unknown', analysis: result.analysis ?? {} },
       });
     }
-    if (result.doNotCall) {
+    // An opt-out said through the in-call tool was announced when it was said.
+    if (result.doNotCall && !f.optedOutAt) {
       events.push({ type: 'contact.opted_out', userId: f.userId, data: { ...ids, phone_number: f.phoneNumber } });
     }
   });
@@ -61,4 +63,9 @@ export function callEvents(
     });
   }
   return events;
+}
+
+/** Appointments booked during calls that their calls' analyses confirmed. */
+export function bookingEvents(confirmed: NotedBooking[]): OutgoingEvent[] {
+  return confirmed.map((a) => ({ type: 'appointment.changed', userId: a.userId, data: appointmentEventData(a) }));
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SqlSession } from '../../db/sql.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
 import { ValidationError } from '../errors.js';
@@ -126,4 +127,38 @@ export function appointmentEventData(a: store.ChangedAppointment) {
     scheduled_at: new Date(a.scheduledAt).toISOString(),
     timezone: a.timezone,
   };
+}
+
+/** A place in a calendar's slot to book for a call under way. */
+export interface SlotBooking extends Omit<store.NewCallAppointment, 'appointmentData'> {
+  /** The calendar's key (`campaign:<id>`, `agent:<id>`): slots of one calendar share their places. */
+  calendar: string;
+  capacity: number;
+  notes: string;
+}
+
+/**
+ * Books a place in a slot, or answers `slot_full`: the slot's places are counted and taken under the
+ * slot's lock, so concurrent bookings of the last place cannot both succeed. The appointment names its
+ * call and calendar (`source: in_call`), and the customer's webhooks hear of it in the same transaction.
+ */
+export async function bookSlot(tx: SqlSession, booking: SlotBooking, now: Date): Promise<store.ChangedAppointment | 'slot_full'> {
+  const { calendar, capacity, notes, ...row } = booking;
+  await store.lockSlot(tx, calendar, row.scheduledAt);
+  const taken = (await store.slotPlaces(tx, row.userId, calendar, row.scheduledAt, row.scheduledAt)).get(row.scheduledAt.getTime()) ?? 0;
+  if (taken >= capacity) return 'slot_full';
+  const appointmentData = { source: 'in_call', source_call_id: row.callAttemptId, calendar, notes };
+  const booked = await store.insertAppointment(tx, { ...row, appointmentData }, now);
+  await emitEvents(tx, [{ type: 'appointment.booked', userId: row.userId, data: appointmentEventData(booked) }]);
+  return booked;
+}
+
+/** Places taken in a calendar's slots starting in [from, to], by the slot's start (epoch ms). */
+export function takenPlaces(sql: SqlSession, userId: string, calendar: string, from: Date, to: Date): Promise<Map<number, number>> {
+  return store.slotPlaces(sql, userId, calendar, from, to);
+}
+
+/** The appointment a call booked during the call, still holding its place; undefined when none. */
+export function bookingOfCall(sql: SqlSession, callAttemptId: string): Promise<store.ChangedAppointment | undefined> {
+  return store.callBooking(sql, callAttemptId);
 }

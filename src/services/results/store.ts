@@ -314,6 +314,78 @@ export async function updateAppointmentRow(tx: SqlSession, id: string, change: A
   return (await tx.run(UPDATE_APPOINTMENT, [id, change.status ?? null, change.scheduled_at ?? null, new Date()]))[0]!;
 }
 
+// ---- Appointments booked on a calendar during calls
+
+/** The statuses of an appointment that holds its place in a slot. */
+const HOLDING = `status IN ('scheduled', 'confirmed')`;
+
+const LOCK_SLOT = statement('results.lockSlot', 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))');
+
+/** Takes the slot's lock until the transaction ends: the bookings of one slot are counted and made one at a time. */
+export async function lockSlot(tx: SqlSession, calendar: string, start: Date): Promise<void> {
+  await tx.run(LOCK_SLOT, [`booking:${calendar}:${start.toISOString()}`]);
+}
+
+const SLOT_PLACES = statement<{ at: Date; taken: number }>(
+  'results.slotPlaces',
+  `SELECT scheduled_at AS at, count(*)::int AS taken FROM appointments
+   WHERE user_id = $1::uuid AND scheduled_at >= $3::timestamptz AND scheduled_at <= $4::timestamptz
+     AND appointment_data->>'calendar' = $2 AND ${HOLDING}
+   GROUP BY scheduled_at`,
+);
+
+/** Places taken in the calendar's slots starting in [from, to], by the slot's start (epoch ms). */
+export async function slotPlaces(
+  session: SqlSession,
+  userId: string,
+  calendar: string,
+  from: Date,
+  to: Date,
+): Promise<Map<number, number>> {
+  const rows = await session.run(SLOT_PLACES, [userId, calendar, from, to]);
+  return new Map(rows.map((r) => [new Date(r.at).getTime(), r.taken]));
+}
+
+const APPOINTMENT_COLUMNS = `id, contact_id AS "contactId", campaign_id AS "campaignId", call_attempt_id AS "callAttemptId", status,
+   scheduled_at AS "scheduledAt", timezone`;
+
+const INSERT_APPOINTMENT = statement<ChangedAppointment>(
+  'results.insertAppointment',
+  `INSERT INTO appointments (id, user_id, contact_id, campaign_id, call_attempt_id, status, scheduled_at, timezone, contact_snapshot,
+                             appointment_data, created_at, updated_at)
+   VALUES ($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, 'scheduled', $6::timestamptz, $7, $8::jsonb, $9::jsonb, $10::timestamptz, $10::timestamptz)
+   RETURNING ${APPOINTMENT_COLUMNS}`,
+);
+
+export interface NewCallAppointment {
+  id: string;
+  userId: string;
+  contactId: string;
+  campaignId: string;
+  callAttemptId: string;
+  scheduledAt: Date;
+  timezone: string;
+  contactSnapshot: Record<string, string>;
+  appointmentData: Record<string, unknown>;
+}
+
+export async function insertAppointment(tx: SqlSession, a: NewCallAppointment, now: Date): Promise<ChangedAppointment> {
+  const row = [a.id, a.userId, a.contactId, a.campaignId, a.callAttemptId, a.scheduledAt, a.timezone];
+  return (await tx.run(INSERT_APPOINTMENT, [...row, JSON.stringify(a.contactSnapshot), JSON.stringify(a.appointmentData), now]))[0]!;
+}
+
+const CALL_BOOKING = statement<ChangedAppointment>(
+  'results.callBooking',
+  `SELECT ${APPOINTMENT_COLUMNS} FROM appointments
+   WHERE call_attempt_id = $1::uuid AND appointment_data->>'source' = 'in_call' AND ${HOLDING}
+   ORDER BY created_at LIMIT 1`,
+);
+
+/** The appointment a call booked while it was under way and that still holds its place, if any. */
+export async function callBooking(session: SqlSession, callAttemptId: string): Promise<ChangedAppointment | undefined> {
+  return (await session.run(CALL_BOOKING, [callAttemptId]))[0];
+}
+
 /** A variant's figures: its contacts, those called and reached, its calls' appointments, talk time and cost. */
 export interface VariantRow {
   id: string;

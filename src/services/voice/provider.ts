@@ -1,4 +1,4 @@
-import type { InCallTool } from './tools/definitions.js';
+import type { InCallToolDefinition } from './tools/definitions.js';
 
 // The voice provider is a port, as telephony is for the dialer: provisioning tells an adapter what the
 // agent is now, and the adapter makes the provider hold exactly that (Retell, or the simulator).
@@ -16,7 +16,7 @@ export interface AgentSpec {
   temperature: number | null;
   /** Who answers: the provider's LLM with our prompt and tools, the customer's own LLM server, or ours. */
   engine:
-    | { type: 'retell-llm'; tools: readonly InCallTool[] }
+    | { type: 'retell-llm'; tools: readonly InCallToolDefinition[] }
     | { type: 'custom-llm'; websocketUrl: string }
     /** Our own brain: the provider is given our LLM socket, its URL signed with this token. */
     | { type: 'builtin-llm'; socketToken: string };
@@ -27,7 +27,10 @@ export interface AgentSpec {
   interruptionSensitivity: number | null;
   /** The agent's numbers (E.164): the provider's numbers whose outbound agent it becomes. */
   numbers: string[];
-  /** Where a transfer goes, when the agent has one. */
+  /**
+   * Where a transfer goes by default, when the agent has one; a campaign's transfer number replaces it
+   * call by call (the dynamic variable `transfer_number`).
+   */
   transferNumber: string | null;
 }
 

@@ -6,7 +6,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import { ProviderError, type AgentSpec, type VoiceProvider } from './provider.js';
 import { provisioningQueued } from './control.js';
 import * as store from './store.js';
-import { toolsFor } from './tools/definitions.js';
+import { SERVED_TOOLS } from './tools/definitions.js';
 import { BRAIN_ENGINE } from './brain/conversation.js';
 import { loadSocketSecret, socketToken } from './brain/socket-url.js';
 
@@ -57,7 +57,7 @@ export function specOf(agent: store.AgentToProvision, brainToken: string | null 
       ? { type: 'builtin-llm', socketToken: brainToken }
       : agent.responseEngineType === 'custom-llm' && agent.llmWebsocketUrl
         ? { type: 'custom-llm', websocketUrl: agent.llmWebsocketUrl }
-        : { type: 'retell-llm', tools: toolsFor(transferNumber !== null) },
+        : { type: 'retell-llm', tools: SERVED_TOOLS },
     voiceId: text(profile.voice_id) ?? text(profile.voice),
     language: text(profile.language),
     voiceSpeed: number(profile.speaking_rate),

@@ -65,6 +65,10 @@ export interface FinishedAttempt {
   attemptTimes: Date[];
   /** The outcomes of the contact's earlier attempts in this campaign (null for one not finished). */
   earlierOutcomes: (string | null)[];
+  /** A callback the callee asked for during the call (the schedule_callback tool). */
+  callbackAt: Date | null;
+  /** When the callee asked during the call not to be called again (the add_to_do_not_call tool). */
+  optedOutAt: Date | null;
 }
 
 // The attempts still unfinished, locked in id order: the order every dialer transaction takes them in.
@@ -74,7 +78,7 @@ const lockFinishedStatement = statement<FinishedAttempt>(
           cc.first_attempt_at AS "firstAttemptAt", c.timezone AS "contactTimezone", c.phone_number AS "phoneNumber", c.data AS "contactData",
           k.timezone AS "campaignTimezone", k.calling_hours AS "callingHours", k.active_days AS "activeDays",
           k.schedule_config AS "scheduleConfig", k.max_retry_days AS "maxRetryDays",
-          p."attemptTimes", p."earlierOutcomes"
+          p."attemptTimes", p."earlierOutcomes", a.callback_at AS "callbackAt", a.opted_out_at AS "optedOutAt"
    FROM call_attempts a
    JOIN campaign_contacts cc ON cc.campaign_id = a.campaign_id AND cc.contact_id = a.contact_id
    JOIN contacts c ON c.id = a.contact_id
@@ -216,6 +220,62 @@ export async function writeResults(
     ),
     now,
   ]);
+}
+
+/** An appointment a call booked while it was under way (an in-call tool), which its analysis confirms or annotates. */
+export interface CallBooking {
+  id: string;
+  callAttemptId: string;
+  status: string;
+  scheduledAt: Date;
+}
+
+const callBookingsStatement = statement<CallBooking>(
+  'dialer.call_bookings',
+  `SELECT DISTINCT ON (call_attempt_id) id, call_attempt_id AS "callAttemptId", status, scheduled_at AS "scheduledAt"
+   FROM appointments
+   WHERE call_attempt_id = ANY($1::uuid[]) AND appointment_data->>'source' = 'in_call' AND status IN ('scheduled', 'confirmed')
+   ORDER BY call_attempt_id, created_at`,
+);
+
+/** The appointments these calls booked while under way, by attempt. */
+export async function callBookings(tx: SqlSession, attemptIds: string[]): Promise<Map<string, CallBooking>> {
+  const rows = await tx.run(callBookingsStatement, [attemptIds]);
+  return new Map(rows.map((r) => [r.callAttemptId, r]));
+}
+
+/** What a call's analysis says of the appointment it booked while under way. */
+export interface BookingNote {
+  id: string;
+  status: string;
+  analysis: { scheduled_at: Date; notes: string; agrees: boolean };
+}
+
+/** An appointment after its analysis, as its webhook events carry it. */
+export interface NotedBooking {
+  id: string;
+  userId: string;
+  contactId: string;
+  campaignId: string | null;
+  callAttemptId: string | null;
+  status: string;
+  scheduledAt: Date;
+  timezone: string;
+}
+
+const noteBookingsStatement = statement<NotedBooking>(
+  'dialer.note_bookings',
+  `UPDATE appointments a SET status = r.status, appointment_data = a.appointment_data || jsonb_build_object('analysis', r.analysis), updated_at = $2
+   FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, status text, analysis jsonb)
+   WHERE a.id = r.id
+   RETURNING a.id, a.user_id AS "userId", a.contact_id AS "contactId", a.campaign_id AS "campaignId", a.call_attempt_id AS "callAttemptId", a.status,
+             a.scheduled_at AS "scheduledAt", a.timezone`,
+);
+
+/** Writes what the calls' analyses say on the appointments they booked while under way. */
+export async function noteBookings(tx: SqlSession, notes: BookingNote[], now: Date): Promise<NotedBooking[]> {
+  if (notes.length === 0) return [];
+  return tx.run(noteBookingsStatement, [JSON.stringify(notes), now]);
 }
 
 const correctCostsStatement = statement(

@@ -54,13 +54,15 @@ export interface TickCampaign {
   spendCapCents: bigint | null;
   requiredConsent: ConsentKind[];
   regionalRules: boolean;
+  /** Where its calls may be transferred (E.164), given to the agent as {{transfer_number}}; null: nowhere. */
+  transferNumber: string | null;
 }
 
 const lockStatement = statement<TickCampaign>(
   'dialer.lock_campaign',
   `SELECT user_id AS "userId", agent_id AS "agentId", status::text, concurrent_calls AS "concurrentCalls", timezone, calling_hours AS "callingHours",
           active_days AS "activeDays", schedule_config AS "scheduleConfig", spend_cap_cents AS "spendCapCents",
-          coalesce(required_consent, '{}')::text[] AS "requiredConsent", regional_rules AS "regionalRules"
+          coalesce(required_consent, '{}')::text[] AS "requiredConsent", regional_rules AS "regionalRules", transfer_number AS "transferNumber"
    FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE`,
 );
 

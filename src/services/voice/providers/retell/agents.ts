@@ -1,7 +1,7 @@
 import type Retell from 'retell-sdk';
 import type { AgentCreateParams, AgentResponse } from 'retell-sdk/resources/agent';
 import type { LlmCreateParams } from 'retell-sdk/resources/llm';
-import type { InCallTool } from '../../tools/definitions.js';
+import type { InCallToolDefinition } from '../../tools/definitions.js';
 import { brainSocketUrl } from '../../brain/socket-url.js';
 import { ProviderError, type AgentSpec, type Inspection, type Provisioned, type ProviderIds, type VoiceProvider } from '../../provider.js';
 import { isNotFound, providerError, retellClient, type RetellClientOptions } from './client.js';
@@ -120,7 +120,7 @@ export class RetellVoiceProvider implements VoiceProvider {
     }
   }
 
-  private llmParams(spec: AgentSpec, tools: readonly InCallTool[]) {
+  private llmParams(spec: AgentSpec, tools: readonly InCallToolDefinition[]) {
     const base = this.options.publicBaseUrl;
     const custom = base
       ? tools.map((tool) => ({
@@ -139,8 +139,23 @@ export class RetellVoiceProvider implements VoiceProvider {
       // Retell lists the models it offers; one it does not is its 400, shown on the agent.
       model: spec.model as LlmCreateParams['model'],
       ...(spec.temperature === null ? {} : { model_temperature: spec.temperature }),
-      default_dynamic_variables: { [LLM_MARK]: spec.agentId },
-      general_tools: [{ type: 'end_call' as const, name: 'end_call', description: 'Hang up once the conversation is over.' }, ...custom],
+      // The agent's transfer number is the default; the dialer passes a campaign's own per call.
+      default_dynamic_variables: { [LLM_MARK]: spec.agentId, ...(spec.transferNumber ? { transfer_number: spec.transferNumber } : {}) },
+      general_tools: [
+        { type: 'end_call' as const, name: 'end_call', description: 'Hang up once the conversation is over.' },
+        ...custom,
+        ...(spec.transferNumber
+          ? [
+              {
+                type: 'transfer_call' as const,
+                name: 'transfer_call',
+                description: 'Transfers the call to a person at the business, when the callee asks for one.',
+                transfer_destination: { type: 'predefined' as const, number: '{{transfer_number}}' },
+                transfer_option: { type: 'cold_transfer' as const },
+              },
+            ]
+          : []),
+      ],
     } satisfies LlmCreateParams;
   }
 
