@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aiDisclosure, AI_DISCLOSURE_SENTENCE } from '../src/services/compliance/disclosure.js';
 import type { ServiceEnv } from '../src/services/context.js';
-import { BRAIN_ENGINE, CLOSING_LINE, END_CALL_TOOL, type BrainTools } from '../src/services/voice/brain/conversation.js';
+import { BRAIN_ENGINE, CLOSING_LINE } from '../src/services/voice/brain/conversation.js';
 import { openLlm } from '../src/services/voice/brain/llm.js';
 import { loadSocketSecret, socketToken } from '../src/services/voice/brain/socket-url.js';
+import { brainTools } from '../src/services/voice/brain/tools.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, recordingDialer, runningCampaign } from './support/dialer.js';
 import { FakeLlm, lastUserText, type ChatRequest, type LlmReply } from './support/fake-llm.js';
@@ -19,25 +20,21 @@ const CALIFORNIA = '+14155550142';
 const TEXAS = '+15125550142';
 const FRANCE = '+33612345678';
 
-/** What the fake LLM answers: by the last thing the callee said, and after a tool's answer. */
+/** What the fake LLM answers: by the last thing the callee said, and after a tool's answer, by that answer. */
 const replies = new Map<string, LlmReply>();
-const afterTool = new Map<string, LlmReply>();
-const script = (request: ChatRequest): LlmReply =>
-  (request.messages.at(-1)?.role === 'tool' ? afterTool : replies).get(lastUserText(request)) ?? { text: 'Sorry?' };
-const toolRuns: { name: string; args: unknown; attemptId: string; providerCallId: string }[] = [];
+const afterTool = new Map<string, (answer: Record<string, any>) => LlmReply>();
+function script(request: ChatRequest): LlmReply {
+  const last = request.messages.at(-1)!;
+  if (last.role !== 'tool') return replies.get(lastUserText(request)) ?? { text: 'Sorry?' };
+  return afterTool.get(lastUserText(request))?.(JSON.parse(last.content!)) ?? { text: 'Done.' };
+}
 
-const tools: BrainTools = {
-  definitions: () => [
-    END_CALL_TOOL,
-    {
-      type: 'function',
-      function: { name: 'check_availability', description: 'Lists open slots.', parameters: { type: 'object', properties: {} } },
-    },
-  ],
-  run: async (_env, call, name, args) => {
-    toolRuns.push({ name, args, ...call });
-    return { slots: [{ start: '2026-12-03T09:00:00-08:00', spoken: 'Thursday, December 3 at 9:00 AM' }] };
-  },
+const CALENDAR = {
+  timeZone: 'America/New_York',
+  weeklyHours: ['mon', 'tue', 'wed', 'thu', 'fri'].map((day) => ({ day, start: '09:00', end: '12:00' })),
+  slotMinutes: 30,
+  capacityPerSlot: 1,
+  horizonDays: 14,
 };
 
 let app: TestApp;
@@ -45,19 +42,30 @@ let llm: FakeLlm;
 let env: ServiceEnv;
 let agentId: string;
 let campaignId: string;
+let customerToken: string;
 /** Provider call id of each callee's call in flight. */
 const calls = new Map<string, string>();
 
 beforeAll(async () => {
   llm = await new FakeLlm(script).start();
   app = await startTestApp({
-    brain: { llm: openLlm({ baseUrl: `${llm.url}/v1`, apiKey: 'test-key', model: 'fake-model', timeoutMs: 1_000 }), tools },
+    brain: { llm: openLlm({ baseUrl: `${llm.url}/v1`, apiKey: 'test-key', model: 'fake-model', timeoutMs: 1_000 }), tools: brainTools },
   });
   env = dialerEnv(app, { now: () => new Date() });
-  const rows = [CALIFORNIA, TEXAS, FRANCE, '+14155550143', '+14155550144'].map((Phone, i) => ({ Name: `Callee ${i}`, Phone }));
+  const rows = [CALIFORNIA, TEXAS, FRANCE, '+14155550143', '+14155550144', '+14155550145'].map((Phone, i) => ({
+    Name: `Callee ${i}`,
+    Phone,
+  }));
   const setup = await runningCampaign(app, env, { rows });
   agentId = setup.agent.id;
   campaignId = setup.campaignId;
+  customerToken = setup.token;
+  const calendar = await app.gql(
+    `mutation ($id: UUID!, $input: CampaignCallToolsInput!) { setCampaignCallTools(id: $id, input: $input) { id } }`,
+    { id: campaignId, input: { bookingCalendar: CALENDAR } },
+    customerToken,
+  );
+  expect(calendar.errors).toBeUndefined();
   await app.prisma.agent.update({
     where: { id: agentId },
     data: { responseEngineType: BRAIN_ENGINE, agentProfile: { begin_message: GREETING }, systemPrompt: 'You book dental cleanings.' },
@@ -115,45 +123,76 @@ describe('the built-in agent on Retell’s LLM socket', () => {
       { role: 'assistant', content: begin.content },
       { role: 'user', content: 'Hello, who is this?' },
     ]);
-    expect(request.tools!.map((t) => t.function.name)).toEqual(['end_call', 'check_availability']);
+    expect(request.tools!.map((t) => t.function.name)).toEqual([
+      'check_availability',
+      'book_appointment',
+      'add_to_do_not_call',
+      'schedule_callback',
+      'transfer_call',
+      'end_call',
+    ]);
     // The turn's end keeps the transcript on the attempt.
     await waitFor(async () => ((await attemptOf(CALIFORNIA)).transcript?.includes('Is now a good time?') ? true : undefined), 10_000);
     expect((await attemptOf(CALIFORNIA)).transcript).toBe(
       `Agent: ${begin.content}\nUser: Hello, who is this?\nAgent: I am calling to book your cleaning. Is now a good time?`,
     );
 
-    heard.push({ role: 'agent', content: first.content }, { role: 'user', content: 'Anything on Thursday?' });
-    replies.set('Anything on Thursday?', {
-      text: 'Let me look. ',
-      toolCalls: [{ name: 'check_availability', arguments: '{"date":"2026-12-03","limit":3}' }],
-    });
-    afterTool.set('Anything on Thursday?', { text: 'Thursday at nine is open.' });
+    heard.push({ role: 'agent', content: first.content }, { role: 'user', content: 'Can I come in soon?' });
+    replies.set('Can I come in soon?', { text: 'Let me look. ', toolCalls: [{ name: 'check_availability', arguments: '{"limit":3}' }] });
+    afterTool.set('Can I come in soon?', (answer) =>
+      answer.slots
+        ? { toolCalls: [{ name: 'book_appointment', arguments: JSON.stringify({ start: answer.slots[0].start, notes: 'Cleaning' }) }] }
+        : { text: `You are booked for ${answer.spoken}.` },
+    );
     const second = await client.respond(2, heard);
-    const kinds = second.frames.map((f) => f.response_type);
-    const invocation = second.frames.find((f) => f.response_type === 'tool_call_invocation')!;
-    expect(invocation).toEqual({
+    const invocations = second.frames.filter((f) => f.response_type === 'tool_call_invocation');
+    const results = second.frames.filter((f) => f.response_type === 'tool_call_result');
+    expect(invocations.map((f) => f.name)).toEqual(['check_availability', 'book_appointment']);
+    expect(invocations[0]).toEqual({
       response_type: 'tool_call_invocation',
-      tool_call_id: invocation.tool_call_id,
+      tool_call_id: invocations[0]!.tool_call_id,
       name: 'check_availability',
-      arguments: '{"date":"2026-12-03","limit":3}',
+      arguments: '{"limit":3}',
     });
-    const result = second.frames.find((f) => f.response_type === 'tool_call_result')!;
-    expect(result.tool_call_id).toBe(invocation.tool_call_id);
-    expect(JSON.parse(result.content)).toEqual({
-      slots: [{ start: '2026-12-03T09:00:00-08:00', spoken: 'Thursday, December 3 at 9:00 AM' }],
-    });
-    expect(kinds.indexOf('tool_call_invocation')).toBeLessThan(kinds.indexOf('tool_call_result'));
-    expect(second.content).toBe('Let me look. Thursday at nine is open.');
-    expect(toolRuns.at(-1)).toEqual({
-      name: 'check_availability',
-      args: { date: '2026-12-03', limit: 3 },
-      attemptId: attempt.id,
-      providerCallId: calls.get(CALIFORNIA),
-    });
-    // The completion went on with the tool's answer.
+    expect(results.map((f) => f.tool_call_id)).toEqual(invocations.map((f) => f.tool_call_id));
+    // Each result follows its invocation, and carries the runner's answer.
+    const kinds = second.frames.map((f) => f.response_type);
+    expect(kinds.filter((k) => k.startsWith('tool_call'))).toEqual([
+      'tool_call_invocation',
+      'tool_call_result',
+      'tool_call_invocation',
+      'tool_call_result',
+    ]);
+    const slots = JSON.parse(results[0]!.content).slots;
+    expect(slots).toHaveLength(3);
+    const booked = JSON.parse(results[1]!.content);
+    expect(booked).toMatchObject({ booked: true, start: slots[0].start, time_zone: 'America/New_York' });
+    expect(second.content).toBe(`Let me look. You are booked for ${booked.spoken}.`);
+    // The completion went on with each tool's answer.
     const continued = llm.requests.at(-1)!;
-    expect(continued.messages.at(-2)).toMatchObject({ role: 'assistant', tool_calls: [{ id: invocation.tool_call_id, type: 'function' }] });
-    expect(continued.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: invocation.tool_call_id, content: result.content });
+    expect(continued.messages.at(-2)).toMatchObject({
+      role: 'assistant',
+      tool_calls: [{ id: invocations[1]!.tool_call_id, type: 'function' }],
+    });
+    expect(continued.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: invocations[1]!.tool_call_id, content: results[1]!.content });
+    // The appointment is there while the call goes on, as the customer reads it.
+    const read = await app.gql(
+      `query($id: UUID!) { appointments(campaignId: $id) { edges { node { id status scheduledAt callAttemptId } } } }`,
+      { id: campaignId },
+      customerToken,
+    );
+    expect(read.errors).toBeUndefined();
+    expect(read.data.appointments.edges).toEqual([
+      {
+        node: {
+          id: booked.appointment_id,
+          status: expect.any(String),
+          scheduledAt: new Date(slots[0].start).toISOString(),
+          callAttemptId: attempt.id,
+        },
+      },
+    ]);
+    expect((await attemptOf(CALIFORNIA)).status).not.toBe('completed');
 
     heard.push({ role: 'agent', content: second.content }, { role: 'user', content: 'No thanks, bye.' });
     replies.set('No thanks, bye.', { text: 'Alright, have a good day!', toolCalls: [{ name: 'end_call', arguments: '{}' }] });
@@ -209,6 +248,38 @@ describe('the built-in agent on Retell’s LLM socket', () => {
     const from = client.frames.length;
     client.send({ interaction_type: 'ping_pong', timestamp: 123 });
     expect((await client.next((f) => f.response_type === 'ping_pong', from)).frame).toEqual({ response_type: 'ping_pong', timestamp: 123 });
+    await client.close();
+  });
+
+  it("transfers to the campaign's number through transfer_call, and tells the LLM a tool was refused once the call is over", async () => {
+    const set = await app.gql(
+      `mutation ($id: UUID!, $input: CampaignCallToolsInput!) { setCampaignCallTools(id: $id, input: $input) { transferNumber } }`,
+      { id: campaignId, input: { transferNumber: '+14155550199' } },
+      customerToken,
+    );
+    expect(set.errors).toBeUndefined();
+    const { client } = await connect('+14155550145');
+    replies.set('Can I talk to a person?', { text: 'Of course, one moment.', toolCalls: [{ name: 'transfer_call', arguments: '{}' }] });
+    const transfer = await client.respond(1, [{ role: 'user', content: 'Can I talk to a person?' }]);
+    expect(transfer.content).toBe('Of course, one moment.');
+    expect(transfer.last).toEqual({
+      response_type: 'response',
+      response_id: 1,
+      content: '',
+      content_complete: true,
+      transfer_number: '+14155550199',
+    });
+
+    // The call's end was reported while the socket stayed open: the runner refuses, the LLM hears why.
+    await app.prisma.callAttempt.updateMany({ where: { campaignId, toNumber: '+14155550145' }, data: { status: 'completed' } });
+    replies.set('Please call me back tomorrow.', {
+      toolCalls: [{ name: 'schedule_callback', arguments: '{"local_time":"2026-12-01T10:00"}' }],
+    });
+    afterTool.set('Please call me back tomorrow.', () => ({ text: 'I could not do that.' }));
+    const refused = await client.respond(2, [{ role: 'user', content: 'Please call me back tomorrow.' }]);
+    const result = refused.frames.find((f) => f.response_type === 'tool_call_result')!;
+    expect(JSON.parse(result.content)).toEqual({ error: 'refused', message: expect.stringContaining('over') });
+    expect(refused.content).toBe('I could not do that.');
     await client.close();
   });
 

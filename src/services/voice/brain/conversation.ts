@@ -7,6 +7,7 @@ import type {
 import { aiDisclosure, AI_DISCLOSURE_SENTENCE } from '../../compliance/disclosure.js';
 import { placeOfNumber } from '../../compliance/places.js';
 import type { ServiceEnv } from '../../context.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
 import { parseRetellFrame, type BrainFrame, type RetellFrame, type Utterance } from './frames.js';
 import { saveTranscript, type BrainCall } from './store.js';
 
@@ -43,7 +44,7 @@ export interface BrainToolCall {
 
 /** The in-call tools the LLM may call, and where they run: the same runner Retell's custom functions use. */
 export interface BrainTools {
-  definitions(call: BrainCall): readonly ChatCompletionFunctionTool[];
+  definitions(): readonly ChatCompletionFunctionTool[];
   run(env: ServiceEnv, call: BrainToolCall, name: string, args: unknown): Promise<Record<string, unknown>>;
 }
 
@@ -51,15 +52,6 @@ export interface BrainDeps extends ServiceEnv {
   llm: LlmSettings;
   tools: BrainTools;
 }
-
-export const END_CALL_TOOL: ChatCompletionFunctionTool = {
-  type: 'function',
-  function: {
-    name: 'end_call',
-    description: 'Ends the call politely once the conversation is over or the callee asks to hang up.',
-    parameters: { type: 'object', properties: {} },
-  },
-};
 
 class Superseded extends Error {}
 class LlmTimeout extends Error {}
@@ -214,7 +206,7 @@ export class Conversation {
     };
     quiet();
     const temperature = this.call.llmRuntime.temperature;
-    const tools = this.deps.tools.definitions(this.call);
+    const tools = this.deps.tools.definitions();
     try {
       const stream = await client.chat.completions.create(
         {
@@ -273,6 +265,8 @@ export class Conversation {
     try {
       return await this.deps.tools.run(this.deps, { attemptId: this.call.id, providerCallId: this.providerCallId }, name, args);
     } catch (error) {
+      // The call is over, or the tool is not one we serve: the LLM is told so, as any refusal.
+      if (error instanceof ConflictError || error instanceof NotFoundError) return { error: 'refused', message: error.message };
       this.deps.log.warn({ err: error, tool: name, providerCallId: this.providerCallId }, 'brain: in-call tool failed');
       return { error: 'tool_failed', message: 'That could not be done just now.' };
     }
