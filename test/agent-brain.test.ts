@@ -43,6 +43,7 @@ let env: ServiceEnv;
 let agentId: string;
 let campaignId: string;
 let customerToken: string;
+let dialer: ReturnType<typeof recordingDialer>;
 /** Provider call id of each callee's call in flight. */
 const calls = new Map<string, string>();
 
@@ -71,7 +72,8 @@ beforeAll(async () => {
     data: { responseEngineType: BRAIN_ENGINE, agentProfile: { begin_message: GREETING }, systemPrompt: 'You book dental cleanings.' },
   });
   // The calls stay in flight: no result comes until the test ends them.
-  const { run, telephony } = recordingDialer(env, () => null);
+  dialer = recordingDialer(env, () => null);
+  const { run, telephony } = dialer;
   await run(campaignId);
   for (const placed of telephony.placed) calls.set(placed.to, `fake_${placed.attemptId}`);
 });
@@ -205,6 +207,12 @@ describe('the built-in agent on Retell’s LLM socket', () => {
       async () => ((await attemptOf(CALIFORNIA)).transcript?.endsWith('Agent: Alright, have a good day!') ? true : undefined),
       10_000,
     );
+    const kept = (await attemptOf(CALIFORNIA)).transcript;
+
+    // The call's end, reported without a transcript of its own, keeps the one the brain wrote.
+    dialer.dialer.report({ attemptId: attempt.id, outcome: 'human', durationSeconds: 42 });
+    await dialer.dialer.settled();
+    expect(await attemptOf(CALIFORNIA)).toMatchObject({ status: 'completed', transcript: kept });
   });
 
   it('greets a Texas callee without the disclosure, and a French one with it (EU AI Act, in force)', async () => {
