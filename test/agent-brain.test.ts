@@ -53,7 +53,7 @@ beforeAll(async () => {
     brain: { llm: openLlm({ baseUrl: `${llm.url}/v1`, apiKey: 'test-key', model: 'fake-model', timeoutMs: 1_000 }), tools: brainTools },
   });
   env = dialerEnv(app, { now: () => new Date() });
-  const rows = [CALIFORNIA, TEXAS, FRANCE, '+14155550143', '+14155550144', '+14155550145'].map((Phone, i) => ({
+  const rows = [CALIFORNIA, TEXAS, FRANCE, '+14155550143', '+14155550144', '+14155550145', '+14155550146'].map((Phone, i) => ({
     Name: `Callee ${i}`,
     Phone,
   }));
@@ -225,7 +225,7 @@ describe('the built-in agent on Retell’s LLM socket', () => {
   });
 
   it('says nothing new when Retell reopens the socket of a call that began', async () => {
-    const again = await connect(CALIFORNIA);
+    const again = await connect(TEXAS);
     expect(again.begin).toEqual({ response_type: 'response', response_id: 0, content: '', content_complete: true });
     await again.client.close();
   });
@@ -306,6 +306,19 @@ describe('the built-in agent on Retell’s LLM socket', () => {
     await waitFor(async () => (llm.cancelled.has(long) ? true : undefined), 10_000);
     expect(client.frames.slice(secondStarted).filter((f) => f.response_id === 1)).toEqual([]);
     expect(client.frames.some((f) => f.response_id === 1 && f.content_complete)).toBe(false);
+    await client.close();
+  });
+
+  it('waits for a call whose id the dialer has not stored yet, as when Retell opens the socket before create-call answers', async () => {
+    const late = await attemptOf('+14155550146');
+    await app.prisma.callAttempt.update({ where: { id: late.id }, data: { providerCallId: null } });
+    const connecting = RetellLlmClient.connect(await socketUrl('call_answered_late'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await app.prisma.callAttempt.update({ where: { id: late.id }, data: { providerCallId: 'call_answered_late' } });
+    const client = await connecting;
+    expect((await client.next((f) => f.response_type === 'response' && f.response_id === 0)).frame.content).toBe(
+      `${AI_DISCLOSURE_SENTENCE} ${GREETING}`,
+    );
     await client.close();
   });
 

@@ -5,7 +5,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServiceEnv } from '../services/context.js';
 import { isUnfinished } from '../services/dialer/outcomes.js';
 import { BRAIN_ENGINE, Conversation, type BrainDeps } from '../services/voice/brain/conversation.js';
-import { brainCall } from '../services/voice/brain/store.js';
+import { callForSocket } from '../services/voice/brain/calls.js';
 import { BRAIN_SOCKET_PATH, loadSocketSecret, tokenMatches } from '../services/voice/brain/socket-url.js';
 
 export interface BrainSocketDeps extends ServiceEnv {
@@ -45,7 +45,7 @@ export function serveBrainSockets(server: Server, deps: BrainSocketDeps): BrainS
     if (!match) return refuse(socket, 404, 'Not found.');
     if (!deps.brain) return refuse(socket, 503, 'The built-in agent is not configured (LLM_BASE_URL).');
     const [, token, providerCallId] = match as unknown as [string, string, string];
-    const call = await brainCall(deps.sql, providerCallId);
+    const call = await callForSocket(deps.sql, providerCallId);
     if (!call || !tokenMatches(await (secret ??= loadSocketSecret(deps.sql)), call.agentId, token))
       return refuse(socket, 404, 'Not found.');
     if (call.responseEngineType !== BRAIN_ENGINE) return refuse(socket, 409, "The call's agent is not answered by the built-in agent.");
