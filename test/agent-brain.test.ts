@@ -78,8 +78,12 @@ beforeAll(async () => {
   for (const placed of telephony.placed) calls.set(placed.to, `fake_${placed.attemptId}`);
 });
 
+/** Closed once, by the shutdown test or after the others. */
+let appClosed: Promise<void> | undefined;
+const closeApp = () => (appClosed ??= app.close());
+
 afterAll(async () => {
-  await app?.close();
+  if (app) await closeApp();
   await llm?.close();
 });
 
@@ -358,5 +362,14 @@ describe('the AI disclosure rule', () => {
     expect(aiDisclosure('fr', now).required).toBe(true);
     expect(aiDisclosure('GB', now)).toEqual({ required: false });
     expect(aiDisclosure(null, now)).toEqual({ required: true });
+  });
+});
+
+describe('shutting down', () => {
+  it('closes open sockets with 1001 (going away), so that Retell reconnects to another instance', async () => {
+    const { client } = await connect(FRANCE);
+    await closeApp();
+    await waitFor(async () => client.closed, 10_000, 'the socket to close');
+    expect(client.closed).toEqual({ code: 1001, reason: 'server shutting down' });
   });
 });
