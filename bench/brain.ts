@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { openDatabase } from '../src/db/database.js';
 import { seedAgentTemplates } from '../src/db/seed.js';
@@ -40,8 +41,17 @@ export async function benchBrain() {
       });
       try {
         const base = `${server.url.replace(/^http/, 'ws')}/voice/retell/llm/${socketToken(secret, agentId)}`;
+        // Every call's socket opens first (Retell opens them as calls start); each call's first turn then
+        // warms up, timed by nobody: a long-running server has its code compiled and its connections to
+        // the LLM open. The turns after it are measured.
+        const clients = await Promise.all(callIds.map((callId) => opened(`${base}/${callId}`)));
         const arrivals = new Map<string, number>();
-        await Promise.all(callIds.map((callId, call) => converse(`${base}/${callId}`, call, arrivals)));
+        // This process's own stalls (the clients and the fake LLM live here) delay arrivals too: shown
+        // beside the figures, so that a loaded machine reads as such.
+        const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+        loopDelay.enable();
+        await Promise.all(clients.map((client, call) => converse(client, call, arrivals)));
+        loopDelay.disable();
         const firstTokens = new Map([...llm.firstTokenAt].map(([index, at]) => [lastUserText(llm.requests[index]!) as string, at]));
         const delays = [...arrivals].map(([text, at]) => at - firstTokens.get(text)!).sort((a, b) => a - b);
         const pick = (q: number) => round(delays[Math.min(delays.length - 1, Math.floor(q * delays.length))]!, 2);
@@ -54,6 +64,8 @@ export async function benchBrain() {
           firstFrameP50Ms: pick(0.5),
           firstFrameP99Ms: pick(0.99),
           firstFrameMaxMs: round(delays.at(-1)!, 2),
+          benchLoopDelayP99Ms: round(loopDelay.percentile(99) / 1e6, 1),
+          benchLoopDelayMaxMs: round(loopDelay.max / 1e6, 1),
         };
       } finally {
         await server.stop();
@@ -64,22 +76,27 @@ export async function benchBrain() {
   }
 }
 
-/** One call's turns, one after another: each turn's first content frame is timed by the text that asked for it. */
-async function converse(url: string, call: number, arrivals: Map<string, number>) {
-  // Calls do not begin in step: each starts somewhere within one answer's time.
-  await new Promise((resolve) => setTimeout(resolve, Math.random() * (FIRST_TOKEN_MS + 25 * TOKEN_MS)));
+/** A call's socket, past its begin message. */
+async function opened(url: string) {
   const client = await RetellLlmClient.connect(url);
   await client.next((f) => f.response_type === 'response' && f.response_id === 0);
+  return client;
+}
+
+/** One call's turns, one after another: each measured turn's first content frame is timed by the text that asked for it. */
+async function converse(client: RetellLlmClient, call: number, arrivals: Map<string, number>) {
+  // Calls do not begin in step: each starts somewhere within one answer's time.
+  await new Promise((resolve) => setTimeout(resolve, Math.random() * (FIRST_TOKEN_MS + 25 * TOKEN_MS)));
   const transcript: { role: 'agent' | 'user'; content: string }[] = [];
-  for (let turn = 1; turn <= TURNS; turn += 1) {
+  for (let turn = 0; turn <= TURNS; turn += 1) {
     const asked = `call ${call} turn ${turn}: do you have a slot this week?`;
     transcript.push({ role: 'user', content: asked });
     const from = client.frames.length;
-    const answer = await client.respond(turn, transcript);
+    const answer = await client.respond(turn + 1, transcript);
     // The callee's reply takes a moment, different each time.
     await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 400));
-    const first = client.frames.findIndex((f, i) => i >= from && f.response_type === 'response' && f.response_id === turn && f.content);
-    arrivals.set(asked, client.arrivals[first]!);
+    const first = client.frames.findIndex((f, i) => i >= from && f.response_type === 'response' && f.response_id === turn + 1 && f.content);
+    if (turn > 0) arrivals.set(asked, client.arrivals[first]!);
     transcript.push({ role: 'agent', content: answer.content });
   }
   await client.close();
