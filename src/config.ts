@@ -11,6 +11,7 @@ import type { RetellWebhookSettings } from './services/dialer/retell-webhooks.js
 import type { TwilioWebhookSettings } from './services/dialer/twilio-webhooks.js';
 import type { TrustedDocuments } from './schema/server/trusted-documents.js';
 import type { Settings } from './services/settings.js';
+import type { LlmServer } from './services/voice/brain/llm.js';
 
 /** Largest request bodies: most endpoints, and contact imports, which carry whole files. */
 export interface BodyLimits {
@@ -175,6 +176,12 @@ const envSchema = z
     RETELL_TIMEOUT_SECONDS: integer(1, 120).default(10),
     RETELL_WEBHOOK_TOLERANCE_SECONDS: integer(1, 3_600).default(300),
     RETELL_ANALYSIS_WAIT_SECONDS: integer(0, 3_600).default(300),
+    LLM_BASE_URL: z
+      .url({ protocol: /^https?$/, error: 'must be the http(s) URL of an OpenAI-compatible API, like http://localhost:11434/v1' })
+      .optional(),
+    LLM_API_KEY: z.string().regex(/^\S+$/, { error: 'must be an API key without spaces' }).optional(),
+    LLM_MODEL: z.string().trim().min(1).max(200).optional(),
+    LLM_TIMEOUT_SECONDS: integer(1, 120).default(8),
     AGENT_PROVISIONING_RETRIES: integer(0, 50).default(8),
     AGENT_DRIFT_SWEEP_SECONDS: integer(10, 86_400).default(600),
     TWILIO_ACCOUNT_SID: z
@@ -242,6 +249,13 @@ const envSchema = z
         message: 'must be an https URL in production (Twilio posts call details to it)',
       });
     }
+    if (env.LLM_BASE_URL && !env.LLM_MODEL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['LLM_MODEL'],
+        message: 'is required with LLM_BASE_URL (the model the built-in agent asks for)',
+      });
+    }
     if (env.GRAPHIQL && env.GRAPHQL_TRUSTED_DOCUMENTS) {
       ctx.addIssue({
         code: 'custom',
@@ -297,6 +311,8 @@ export interface Config {
   retellWebhook: RetellWebhookSettings | undefined;
   /** How /webhooks/twilio/voice and /webhooks/twilio/status verify and answer Twilio; unset, they answer 503. */
   twilioWebhook: TwilioWebhookSettings | undefined;
+  /** The OpenAI-compatible server the built-in agent answers calls with; unset, its sockets answer 503. */
+  llm: LlmServer | undefined;
   /** Whether this process dials (npm start runs one dialer in process; npm run worker runs only that). */
   runDialer: boolean;
   dialer: DialerRuntimeOptions;
@@ -374,6 +390,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     twilioWebhook:
       env.TWILIO_AUTH_TOKEN && env.PUBLIC_BASE_URL && env.TWILIO_AGENT_STREAM_URL
         ? { authToken: env.TWILIO_AUTH_TOKEN, publicBaseUrl: env.PUBLIC_BASE_URL, agentStreamUrl: env.TWILIO_AGENT_STREAM_URL }
+        : undefined,
+    llm:
+      env.LLM_BASE_URL && env.LLM_MODEL
+        ? { baseUrl: env.LLM_BASE_URL, apiKey: env.LLM_API_KEY, model: env.LLM_MODEL, timeoutMs: env.LLM_TIMEOUT_SECONDS * 1000 }
         : undefined,
     runDialer: env.DIALER === 'on',
     dialer: {

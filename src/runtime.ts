@@ -14,6 +14,7 @@ import { startProvisioning } from './jobs/provisioning.js';
 import { notifyingDialer } from './jobs/wake-notifications.js';
 import { startWebhookDelivery } from './jobs/webhooks.js';
 import { drainable } from './http/drain.js';
+import { serveBrainSockets } from './http/retell-llm-socket.js';
 import { PortInUseError } from './http/port.js';
 import { registerDatabaseChecks } from './ops/database-checks.js';
 import { createEventBus } from './ops/event-bus.js';
@@ -24,6 +25,8 @@ import { shutdownTracing } from './ops/tracing.js';
 import { createAuthenticator, signToken, UserRegistry } from './services/auth.js';
 import { systemClock, type Clock, type ServiceEnv } from './services/context.js';
 import { idleDialer } from './services/dialer/control.js';
+import { openLlm } from './services/voice/brain/llm.js';
+import { brainTools } from './services/voice/brain/tools.js';
 import { idleVoice } from './services/voice/control.js';
 
 export interface Runtime {
@@ -120,12 +123,18 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
 
     const server = await listen(app.fetch, config.host, config.port);
     const drain = drainable(server);
+    const brainSockets = serveBrainSockets(server, {
+      ...env,
+      brain: config.llm ? { llm: openLlm(config.llm), tools: brainTools } : undefined,
+      maxFrameBytes: config.limits.maxImportBodyBytes,
+    });
     const { port } = server.address() as AddressInfo;
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
 
     const timeoutMs = config.shutdownTimeoutSeconds * 1000;
     const stop = async (): Promise<boolean> => {
       const draining = drain(timeoutMs);
+      brainSockets.close();
       log.info('stopped accepting connections; letting requests in flight finish');
       const drained = await draining;
       if (!drained) log.warn({ timeoutMs }, 'requests still in flight at the shutdown timeout were cut off');

@@ -146,6 +146,29 @@ describe('configuration', () => {
     ]);
   });
 
+  it('runs the built-in agent only with an LLM server and a model; the key is optional and never echoed', () => {
+    expect(loadConfig({}).llm).toBeUndefined();
+    expect(loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:11434/v1', LLM_MODEL: 'llama3.1' }).llm).toEqual({
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      apiKey: undefined,
+      model: 'llama3.1',
+      timeoutMs: 8_000,
+    });
+    expect(
+      loadConfig({ LLM_BASE_URL: 'https://api.openai.com/v1', LLM_API_KEY: 'sk-test', LLM_MODEL: 'gpt-4o-mini', LLM_TIMEOUT_SECONDS: '5' })
+        .llm,
+    ).toMatchObject({ apiKey: 'sk-test', timeoutMs: 5_000 });
+    expect(configProblems({ LLM_BASE_URL: 'http://127.0.0.1:11434/v1' })).toEqual([
+      'LLM_MODEL is required with LLM_BASE_URL (the model the built-in agent asks for)',
+    ]);
+    const found = configProblems({ LLM_BASE_URL: 'ftp://x', LLM_API_KEY: 'has space', LLM_MODEL: 'm', LLM_TIMEOUT_SECONDS: '0' });
+    expect(found).toEqual([
+      expect.stringMatching(/^LLM_BASE_URL must be the http\(s\) URL of an OpenAI-compatible API/),
+      'LLM_API_KEY must be an API key without spaces',
+      'LLM_TIMEOUT_SECONDS must be at least 1 (got "0")',
+    ]);
+  });
+
   it('dials through the simulator unless told otherwise, with a five-minute lease', () => {
     const config = loadConfig({});
     expect(config.dialer.telephony).toEqual({ provider: 'simulated', seed: 'demo', timeScale: 0.1, callbackRate: 0 });

@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import type { Database } from '../../src/db/database.js';
 import { seedAgentTemplates } from '../../src/db/seed.js';
 import { createApp } from '../../src/app.js';
+import { serveBrainSockets } from '../../src/http/retell-llm-socket.js';
+import type { BrainDeps } from '../../src/services/voice/brain/conversation.js';
 import type { CorsOrigins } from '../../src/http/cors.js';
 import { createLogger } from '../../src/logger.js';
 import { registerDatabaseChecks } from '../../src/ops/database-checks.js';
@@ -59,6 +61,8 @@ export interface TestAppOptions {
   voice?: VoiceControl;
   /** Where live updates travel; this app's own in-process bus unless given. The app closes it. */
   events?: EventBus;
+  /** The built-in agent's LLM and tools; its sockets answer 503 unless given. */
+  brain?: Omit<BrainDeps, keyof ServiceEnv>;
   /** Per-user budgets; none unless given, so that suites may send many requests as one user. */
   rateLimits?: Partial<RateLimitRules> & Pick<RateLimiterOptions, 'redisUrl' | 'keyPrefix'>;
 }
@@ -129,6 +133,11 @@ export async function startTestApp(options: TestAppOptions = {}) {
     // "other side closed". Closing the server still ends idle connections.
     (s as Server).keepAliveTimeout = 0;
   });
+  const brainSockets = serveBrainSockets(server as Server, {
+    ...env,
+    brain: options.brain,
+    maxFrameBytes: options.maxImportBodyBytes ?? 64 * 1024 * 1024,
+  });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const token = (sub: string = randomUUID(), role?: 'admin') =>
@@ -172,6 +181,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     request,
     gql,
     async close() {
+      brainSockets.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.all([rateLimiter.close(), events.close()]);
       await db.close();

@@ -14,8 +14,12 @@ export interface AgentSpec {
   beginMessage: string | null;
   model: string | null;
   temperature: number | null;
-  /** Who answers: the provider's LLM with our prompt and tools, or the customer's own LLM server. */
-  engine: { type: 'retell-llm'; tools: readonly InCallToolDefinition[] } | { type: 'custom-llm'; websocketUrl: string };
+  /** Who answers: the provider's LLM with our prompt and tools, the customer's own LLM server, or ours. */
+  engine:
+    | { type: 'retell-llm'; tools: readonly InCallToolDefinition[] }
+    | { type: 'custom-llm'; websocketUrl: string }
+    /** Our own brain: the provider is given our LLM socket, its URL signed with this token. */
+    | { type: 'builtin-llm'; socketToken: string };
   voiceId: string | null;
   language: string | null;
   voiceSpeed: number | null;

@@ -7,6 +7,8 @@ import { ProviderError, type AgentSpec, type VoiceProvider } from './provider.js
 import { provisioningQueued } from './control.js';
 import * as store from './store.js';
 import { SERVED_TOOLS } from './tools/definitions.js';
+import { BRAIN_ENGINE } from './brain/conversation.js';
+import { loadSocketSecret, socketToken } from './brain/socket-url.js';
 
 // Provisioning: the agent a customer builds here lives at the voice provider too, in step with ours
 // (docs/agents.md). Every change here (create, edit, archive, retry) leaves the agent `pending` at a
@@ -26,7 +28,8 @@ export async function provisionAgent(env: ServiceEnv, provider: VoiceProvider, a
       env.log.info({ agentId, provider: provider.name }, 'agent removed from the voice provider');
       return;
     }
-    const provisioned = await provider.provision(specOf(agent), known, (ids) => store.storeProviderIds(env.sql, agent.id, ids));
+    const brainToken = agent.responseEngineType === BRAIN_ENGINE ? socketToken(await loadSocketSecret(env.sql), agent.id) : null;
+    const provisioned = await provider.provision(specOf(agent, brainToken), known, (ids) => store.storeProviderIds(env.sql, agent.id, ids));
     await store.markReady(env.sql, agent.id, agent.version, provisioned);
     env.log.info({ agentId, version: agent.version, providerVersion: provisioned.version, provider: provider.name }, 'agent provisioned');
   } catch (error) {
@@ -38,7 +41,7 @@ export async function provisionAgent(env: ServiceEnv, provider: VoiceProvider, a
 }
 
 /** What the provider is told of the agent: its prompt and tools, its template's runtime defaults under its overrides, its profile. */
-export function specOf(agent: store.AgentToProvision): AgentSpec {
+export function specOf(agent: store.AgentToProvision, brainToken: string | null = null): AgentSpec {
   const runtime = { ...agent.llmRuntimeDefaults, ...agent.llmRuntimeOverrides };
   const profile = agent.agentProfile;
   const transferNumber = text(agent.agentConfig.transfer_number);
@@ -50,8 +53,9 @@ export function specOf(agent: store.AgentToProvision): AgentSpec {
     beginMessage: text(profile.begin_message),
     model: text(runtime.model),
     temperature: number(runtime.temperature),
-    engine:
-      agent.responseEngineType === 'custom-llm' && agent.llmWebsocketUrl
+    engine: brainToken
+      ? { type: 'builtin-llm', socketToken: brainToken }
+      : agent.responseEngineType === 'custom-llm' && agent.llmWebsocketUrl
         ? { type: 'custom-llm', websocketUrl: agent.llmWebsocketUrl }
         : { type: 'retell-llm', tools: SERVED_TOOLS },
     voiceId: text(profile.voice_id) ?? text(profile.voice),

@@ -141,12 +141,13 @@ export interface NewAppointment {
   appointmentData: Record<string, unknown>;
 }
 
+// A transcript kept while the call went on (the built-in agent's) stays when the end brings none.
 const writeResultsStatement = statement(
   'dialer.write_results',
   `WITH attempts AS (
      UPDATE call_attempts SET status = r.status::"CallStatus", outcome = r.outcome::"CallOutcome", callback_at = r.callback_at, duration_seconds = r.duration_seconds, summary = r.summary,
        sentiment = coalesce(r.sentiment, 'unknown')::"Sentiment", disconnect_reason = r.disconnect_reason,
-       recording_url = r.recording_url, transcript = r.transcript, analysis = coalesce(r.analysis, '{}'::jsonb),
+       recording_url = r.recording_url, transcript = coalesce(r.transcript, call_attempts.transcript), analysis = coalesce(r.analysis, '{}'::jsonb),
        cost_cents = r.cost_cents, ended_at = r.ended_at, lease_expires_at = NULL, pending_result = NULL, updated_at = $4,
        provider_call_id = coalesce(call_attempts.provider_call_id, r.provider_call_id), started_at = coalesce(call_attempts.started_at, r.started_at)
      FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, status text, outcome text, callback_at timestamptz, duration_seconds int, summary text, sentiment text, disconnect_reason text,

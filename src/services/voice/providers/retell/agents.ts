@@ -2,7 +2,8 @@ import type Retell from 'retell-sdk';
 import type { AgentCreateParams, AgentResponse } from 'retell-sdk/resources/agent';
 import type { LlmCreateParams } from 'retell-sdk/resources/llm';
 import type { InCallToolDefinition } from '../../tools/definitions.js';
-import type { AgentSpec, Inspection, Provisioned, ProviderIds, VoiceProvider } from '../../provider.js';
+import { brainSocketUrl } from '../../brain/socket-url.js';
+import { ProviderError, type AgentSpec, type Inspection, type Provisioned, type ProviderIds, type VoiceProvider } from '../../provider.js';
 import { isNotFound, providerError, retellClient, type RetellClientOptions } from './client.js';
 
 // Provisioning at Retell (docs/agents.md): a Retell LLM with our prompt, model and in-call tools, and a
@@ -55,6 +56,10 @@ export class RetellVoiceProvider implements VoiceProvider {
         await learned(ids);
       }
       engine = { type: 'retell-llm', llm_id: ids.llmId };
+    } else if (spec.engine.type === 'builtin-llm') {
+      if (!this.options.publicBaseUrl)
+        throw new ProviderError('PUBLIC_BASE_URL is not set: Retell cannot reach the built-in agent.', false);
+      engine = { type: 'custom-llm', llm_websocket_url: brainSocketUrl(this.options.publicBaseUrl, spec.engine.socketToken) };
     } else {
       engine = { type: 'custom-llm', llm_websocket_url: spec.engine.websocketUrl };
     }
