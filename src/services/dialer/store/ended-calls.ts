@@ -1,4 +1,5 @@
 import { statement, type SqlSession } from '../../../db/sql.js';
+import type { NewCallAppointment } from '../../results/store.js';
 
 // The statements of a batch of results: the marks that free slots early, the calls placed, the
 // attempts finished and their contacts' next steps, and the campaign's verdict after them.
@@ -128,18 +129,8 @@ export interface ContactStep {
   callbackAt?: Date;
 }
 
-/** An appointment a call booked. */
-export interface NewAppointment {
-  id: string;
-  userId: string;
-  contactId: string;
-  campaignId: string;
-  callAttemptId: string;
-  scheduledAt: Date;
-  timezone: string;
-  contactSnapshot: Record<string, string>;
-  appointmentData: Record<string, unknown>;
-}
+/** An appointment a call booked: the one shape the results store writes. */
+export type NewAppointment = NewCallAppointment;
 
 // A transcript kept while the call went on (the built-in agent's) stays when the end brings none.
 const writeResultsStatement = statement(
