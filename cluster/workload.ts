@@ -114,7 +114,22 @@ export async function createAccount(recorder: Recorder, base: string, admin: str
       input: { userId, kind: 'top_up', amountCents: String(credits) },
     }),
   );
-  return { userId, token, agentId: agent.data.createAgent.id };
+  const agentId: string = agent.data.createAgent.id;
+  await provisioned(recorder, base, token, agentId);
+  return { userId, token, agentId };
+}
+
+/** Waits, as a client would, until the agent is provisioned at the voice provider: dispatch refuses it before. */
+async function provisioned(recorder: Recorder, base: string, token: string, agentId: string): Promise<void> {
+  const query = graphql('query($id: UUID!) { agent(id: $id) { provisioning { state error } } }', { id: agentId });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const { provisioning } = (await setup(recorder, base, token, 'POST', '/graphql', query)).data.agent;
+    if (provisioning.state === 'ready') return;
+    if (provisioning.state === 'failed') throw new Error(`agent ${agentId} failed to provision: ${provisioning.error}`);
+    if (Date.now() > deadline) throw new Error(`agent ${agentId} still ${provisioning.state} after 120 s`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 /** Imports a list of `contacts` new numbers over v1; returns its group's id. */
