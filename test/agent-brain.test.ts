@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aiDisclosure, AI_DISCLOSURE_SENTENCE } from '../src/services/compliance/disclosure.js';
+import { aiDisclosure, AI_DISCLOSURE_SENTENCE } from '../src/services/calling-rules/disclosure.js';
 import type { ServiceEnv } from '../src/services/context.js';
 import { BRAIN_ENGINE, CLOSING_LINE } from '../src/services/voice/brain/conversation.js';
 import { openLlm } from '../src/services/voice/brain/llm.js';

@@ -2,14 +2,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { scheduleConfig } from '../src/services/campaigns/schedule.js';
+import { scheduleConfig } from '../src/services/calling-rules/schedule.js';
 import { ManualClock } from './support/dialer.js';
 import { voicemailMessageOf, voicemailTemplateOf } from '../src/services/dialer/decisions.js';
 import { CALL_OUTCOMES, statusOf, type CallOutcome } from '../src/services/dialer/outcomes.js';
-import { decide, policyOf } from '../src/services/dialer/policy.js';
+import { decide, policyOf } from '../src/services/calling-rules/retry-policy.js';
 import { SimulatedTelephony } from '../src/services/dialer/simulated.js';
 import type { CallResult, PlaceCall } from '../src/services/dialer/telephony.js';
-import { windowOf } from '../src/services/dialer/window.js';
+import { windowOf } from '../src/services/calling-rules/window.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, recordingDialer, runningCampaign } from './support/dialer.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decide, policyOf } from '../src/services/dialer/policy.js';
-import { isOpen, nextOpening, windowOf } from '../src/services/dialer/window.js';
+import { decide, policyOf } from '../src/services/calling-rules/retry-policy.js';
+import { isOpen, nextOpening, windowOf } from '../src/services/calling-rules/window.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ManualClock, recordingDialer, runningCampaign } from './support/dialer.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gate, type GateCampaign } from '../src/services/compliance/gate.js';
-import { windowOf } from '../src/services/dialer/window.js';
+import { gate, type GateCampaign } from '../src/services/calling-rules/gate.js';
+import { windowOf } from '../src/services/calling-rules/window.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ManualClock, recordingDialer, runningCampaign } from './support/dialer.js';
 

@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { DateTime, IANAZone } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { WEEKDAYS } from '../src/services/campaigns/schedule.js';
-import areaCodes from '../src/services/compliance/data/nanp-area-codes.json' with { type: 'json' };
-import rulesFile from '../src/services/compliance/data/calling-rules.json' with { type: 'json' };
-import { placeOfNumber } from '../src/services/compliance/places.js';
-import { regionalBlock, RULES_VERSION } from '../src/services/compliance/quiet-hours.js';
+import { WEEKDAYS } from '../src/services/calling-rules/schedule.js';
+import areaCodes from '../src/services/calling-rules/data/nanp-area-codes.json' with { type: 'json' };
+import rulesFile from '../src/services/calling-rules/data/calling-rules.json' with { type: 'json' };
+import { placeOfNumber } from '../src/services/calling-rules/places.js';
+import { regionalBlock, RULES_VERSION } from '../src/services/calling-rules/regional-hours.js';
 
 // The regional calling-hour rules, pure: where a number is, and when its region's law allows a call, in
 // the callee's wall-clock time, with the rule's data checked against its documentation.

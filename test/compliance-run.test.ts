@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import codesFile from '../src/services/compliance/data/nanp-area-codes.json' with { type: 'json' };
-import rulesFile from '../src/services/compliance/data/calling-rules.json' with { type: 'json' };
+import codesFile from '../src/services/calling-rules/data/nanp-area-codes.json' with { type: 'json' };
+import rulesFile from '../src/services/calling-rules/data/calling-rules.json' with { type: 'json' };
 import { enrollContacts } from '../src/services/campaigns/store.js';
 import { importContacts } from '../src/services/contacts/import.js';
 import { SimulatedTelephony } from '../src/services/dialer/simulated.js';

@@ -9,7 +9,7 @@ import { importContacts } from '../services/contacts/import.js';
 import { serviceContext, type ServiceEnv } from '../services/context.js';
 import { SimulatedVoiceProvider } from '../services/voice/providers/simulated.js';
 import { provisionAgent } from '../services/voice/provisioning.js';
-import { WEEKDAYS } from '../services/campaigns/schedule.js';
+import { WEEKDAYS } from '../services/calling-rules/schedule.js';
 import type { CallResult } from '../services/dialer/telephony.js';
 import { insertUserIfMissing } from '../services/users/store.js';
 import { callThrough, DemoClock, type CallScript } from './calls.js';

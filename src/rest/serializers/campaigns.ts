@@ -10,7 +10,7 @@ import {
   RETRYABLE_STATUSES,
   VOICEMAIL_ACTIONS,
   WEEKDAYS,
-} from '../../services/campaigns/schedule.js';
+} from '../../services/calling-rules/schedule.js';
 import { v1PhoneNumber } from './agents.js';
 import { datetime, id, iso, isoOrNull, json } from './common.js';
 

@@ -19,10 +19,10 @@ import {
   WEEKDAYS,
   type CallingHours,
   type ScheduleConfig,
-} from '../../services/campaigns/schedule.js';
+} from '../../services/calling-rules/schedule.js';
 import { DISPATCH_REFUSALS, PAUSED_REASONS } from '../../services/campaigns/states.js';
 import { cancelCampaign, pauseCampaign } from '../../services/campaigns/transitions.js';
-import { policyOf, type RetryBudget } from '../../services/dialer/policy.js';
+import { policyOf, type RetryBudget } from '../../services/calling-rules/retry-policy.js';
 import { reasonList } from '../../services/errors.js';
 import { distinct } from '../../services/validation.js';
 import { builder, type SchemaTypes } from '../builder.js';

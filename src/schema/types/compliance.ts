@@ -1,6 +1,6 @@
 import { ConsentKind, DialBlockReason } from '../../generated/prisma/enums.js';
-import * as consents from '../../services/compliance/consents.js';
-import { calleeRegion, placeOfNumber } from '../../services/compliance/places.js';
+import * as consents from '../../services/contacts/consents.js';
+import { calleeRegion, placeOfNumber } from '../../services/calling-rules/places.js';
 import { readData } from '../../services/contacts/fields.js';
 import { builder } from '../builder.js';
 import { withServiceInput } from '../service-input.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { intInRange } from '../campaigns/schedule.js';
+import { intInRange } from '../calling-rules/schedule.js';
 import type { ServiceContext } from '../context.js';
 import { found, NotFoundError, ValidationError } from '../errors.js';
 import { uuidv7 } from '../ids.js';

@@ -1,8 +1,8 @@
 import type { Campaign } from '../../generated/prisma/client.js';
-import { gate, type GateCampaign, type Verdict } from '../compliance/gate.js';
-import type { RegionalReason } from '../compliance/quiet-hours.js';
+import { gate, type GateCampaign, type Verdict } from '../calling-rules/gate.js';
+import type { RegionalReason } from '../calling-rules/regional-hours.js';
 import type { ServiceContext } from '../context.js';
-import { windowOf, type CallingWindow } from '../dialer/window.js';
+import { windowOf, type CallingWindow } from '../calling-rules/window.js';
 import { waitingContact, waitingPlaces, type WaitingContact, type WaitingPlace } from './store.js';
 
 // When a started campaign places its first call: the earliest moment one of the contacts it still has to

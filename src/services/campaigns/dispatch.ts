@@ -7,7 +7,7 @@ import { ConflictError } from '../errors.js';
 import { localTime } from '../time-zones.js';
 import { parseInput, type RawInput } from '../validation.js';
 import { actFor } from './actor.js';
-import { describeDays } from './schedule.js';
+import { describeDays } from '../calling-rules/schedule.js';
 import { firstCall, type FirstCall, type Wait } from './calling-begins.js';
 import { getCampaign } from './campaigns.js';
 import { assertCanCall, lockForStart, startCampaign, STARTABLE_STATUSES } from './start.js';

@@ -10,7 +10,7 @@ import {
   describeDays,
   intInRange,
   scheduleConfig,
-} from './schedule.js';
+} from '../calling-rules/schedule.js';
 
 // What a client may write on a campaign, with the rules of both surfaces: the contract's limits (max
 // lengths, the 64-bit range) first, then business ranges. Checks that need the database or the clock

@@ -7,7 +7,7 @@ import { parseInput, uuid, type RawInput } from '../validation.js';
 import { actFor } from './actor.js';
 import { getCampaign } from './campaigns.js';
 import { checkAgent } from './references.js';
-import { intInRange } from './schedule.js';
+import { intInRange } from '../calling-rules/schedule.js';
 import { lockCampaign, refusal } from './states.js';
 import { replaceVariants, type CampaignQuery } from './store.js';
 

@@ -10,7 +10,7 @@ import { listInPlace, parseInput, type RawInput } from '../validation.js';
 import { NotCsvError, parseCsv, type ParsedTable } from './csv.js';
 import { emitEvents } from '../webhooks/emit.js';
 import { doNotCallSet } from './do-not-call.js';
-import { recordImportedConsents } from '../compliance/consents.js';
+import { recordImportedConsents } from './consents.js';
 import {
   canonicalData,
   CONSENT_FIELDS,

@@ -1,5 +1,5 @@
 import type { CallOutcome } from '../../generated/prisma/client.js';
-import { placeOfNumber } from '../compliance/places.js';
+import { placeOfNumber } from '../calling-rules/places.js';
 
 // Which of an agent's numbers a call goes out from: the one that best matches the callee (same area
 // code, else same region), else the least used; never one at a limit (calls per hour and per day), cooling

@@ -1,18 +1,18 @@
 import { callsAffordable } from '../billing/calls.js';
-import { readScheduleConfig } from '../campaigns/schedule.js';
+import { readScheduleConfig } from '../calling-rules/schedule.js';
 import { fillPlaceholders } from '../placeholders.js';
 import type { PausedReason } from '../campaigns/states.js';
 import type { ListedNumber } from '../contacts/do-not-call.js';
 import { readData } from '../contacts/fields.js';
 import type { DialerOptions } from './options.js';
 import { statusOf } from './outcomes.js';
-import { decide, policyOf } from './policy.js';
+import { decide, policyOf } from '../calling-rules/retry-policy.js';
 import type { BookingNote, CallBooking, CampaignRecord, ContactStep, FinishedAttempt, NewAppointment } from './store/ended-calls.js';
 import type { Candidate, TickAgent, TickCampaign } from './store/placing.js';
 import { CallRefused, type CallResult } from './telephony.js';
-import { gate, type BlockReason } from '../compliance/gate.js';
+import { gate, type BlockReason } from '../calling-rules/gate.js';
 import { countCall, pickCallerId, poolOpensAt, type PoolNumber } from './caller-id.js';
-import { localDate, nextOpening, windowOf } from './window.js';
+import { localDate, nextOpening, windowOf } from '../calling-rules/window.js';
 
 // The dialer's rules, as functions of what was read: no database, no clock, no randomness. The dialer
 // reads, asks these, and writes what they answer.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { intInRange, WEEKDAYS } from '../../campaigns/schedule.js';
+import { intInRange, WEEKDAYS } from '../../calling-rules/schedule.js';
 import { timeZone } from '../../validation.js';
 
 // A booking calendar: when appointments can be booked during calls, kept as JSON on an agent and on a

@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import { WEEKDAYS } from '../../campaigns/schedule.js';
+import { WEEKDAYS } from '../../calling-rules/schedule.js';
 import type { BookingCalendar } from './calendar.js';
 
 // A booking calendar's slots, as functions of the calendar, the places already taken and the clock: no

@@ -4,8 +4,8 @@ import type {
   ChatCompletionMessageFunctionToolCall,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import { aiDisclosure, AI_DISCLOSURE_SENTENCE } from '../../compliance/disclosure.js';
-import { placeOfNumber } from '../../compliance/places.js';
+import { aiDisclosure, AI_DISCLOSURE_SENTENCE } from '../../calling-rules/disclosure.js';
+import { placeOfNumber } from '../../calling-rules/places.js';
 import type { ServiceEnv } from '../../context.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { parseRetellFrame, type BrainFrame, type RetellFrame, type Utterance } from './frames.js';

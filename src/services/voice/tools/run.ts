@@ -1,12 +1,12 @@
 import { DateTime } from 'luxon';
 import { z } from 'zod';
 import type { SqlTransaction } from '../../../db/sql.js';
-import { gate } from '../../compliance/gate.js';
+import { gate } from '../../calling-rules/gate.js';
 import { putOnList } from '../../contacts/do-not-call.js';
 import type { ServiceEnv } from '../../context.js';
 import { contactSnapshot } from '../../dialer/decisions.js';
 import { isUnfinished } from '../../dialer/outcomes.js';
-import { windowOf } from '../../dialer/window.js';
+import { windowOf } from '../../calling-rules/window.js';
 import { ConflictError, NotFoundError, ValidationError, type FieldErrors } from '../../errors.js';
 import { uuidv7 } from '../../ids.js';
 import { bookingOfCall, bookSlot, takenPlaces, type SlotBooking } from '../../results/appointments.js';

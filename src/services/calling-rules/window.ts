@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { localTime } from '../time-zones.js';
-import { readActiveDays, readCallingHours, WEEKDAYS, type Weekday } from '../campaigns/schedule.js';
+import { readActiveDays, readCallingHours, WEEKDAYS, type Weekday } from './schedule.js';
 
 // When a person may be called: inside the campaign's calling hours, on its active days, in the person's
 // own time zone. Luxon does the zone arithmetic, so daylight-saving changes move the window with the
@@ -19,7 +19,7 @@ const minutesOf = (hhmm: string) => {
   return h! * 60 + m!;
 };
 
-/** The stored calling_hours and active_days, read with their defaults by campaigns/schedule.ts. */
+/** The stored calling_hours and active_days, read with their defaults by calling-rules/schedule.ts. */
 export function windowOf(callingHours: unknown, activeDays: unknown): CallingWindow {
   const hours = readCallingHours(callingHours);
   return { start: hours.start, end: hours.end, days: readActiveDays(activeDays) };

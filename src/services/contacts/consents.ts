@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { SqlSession } from '../../db/sql.js';
 import { ConsentKind } from '../../generated/prisma/enums.js';
 import type { ServiceContext } from '../context.js';
-import { getContact } from '../contacts/contacts.js';
+import { getContact } from './contacts.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { ownedOrNotFound } from '../owned.js';
 import { parseInput, uuid, type RawInput } from '../validation.js';

@@ -1,9 +1,9 @@
-import { readScheduleConfig, RETRYABLE_OUTCOMES, type RetryableOutcome } from '../campaigns/schedule.js';
-import { statusOf, type CallOutcome } from './outcomes.js';
+import { readScheduleConfig, RETRYABLE_OUTCOMES, type RetryableOutcome } from './schedule.js';
+import { statusOf, type CallOutcome } from '../dialer/outcomes.js';
 import { daysBetween, localDate, nextOpening, type CallingWindow } from './window.js';
 
 // What one finished call means for its contact, under the campaign's retry policy (its schedule_config,
-// read with its defaults by campaigns/schedule.ts).
+// read with its defaults by calling-rules/schedule.ts).
 
 /** How many times a contact is tried again after an outcome, and how soon. */
 export interface RetryBudget {

@@ -1,7 +1,7 @@
 import type { ConsentKind } from '../../generated/prisma/client.js';
-import { isOpen, nextOpening, type CallingWindow } from '../dialer/window.js';
+import { isOpen, nextOpening, type CallingWindow } from './window.js';
 import { calleeRegion, placeOfNumber } from './places.js';
-import { regionalBlock, type RegionalReason } from './quiet-hours.js';
+import { regionalBlock, type RegionalReason } from './regional-hours.js';
 
 // The compliance gate every dial passes, first attempts and retries alike, right before the call: the
 // consents the campaign requires, then the calling window of the campaign and the regional rules of the

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { localTime } from '../time-zones.js';
-import { WEEKDAYS, type Weekday } from '../campaigns/schedule.js';
+import { WEEKDAYS, type Weekday } from './schedule.js';
 import rulesFile from './data/calling-rules.json' with { type: 'json' };
 
 // The regional calling-hour rules of data/calling-rules.json (docs/compliance-rules.md is the table for
