@@ -81,8 +81,18 @@ describe('with a shared secret (HS256)', () => {
     await expectRejected(app, `Bearer ${token}`, NOT_VALID);
   });
 
-  it('expired', async () => {
+  it("expired: says so on both surfaces, in simplejwt's words on v1", async () => {
     const token = await hs256({ sub: randomUUID(), exp: now() - 120 });
+    await expectRejected(app, `Bearer ${token}`, {
+      ...NOT_VALID,
+      messages: [{ token_class: 'AccessToken', token_type: 'access', message: 'Token is expired' }],
+    });
+    const graphql = await app.request('POST', '/graphql', { token, body: { query: QUERY } });
+    expect(graphql.json.errors[0]).toMatchObject({ message: 'Token is expired', extensions: { reason: 'token_expired' } });
+  });
+
+  it('expired but signed with another key: invalid, not expired', async () => {
+    const token = await hs256({ sub: randomUUID(), exp: now() - 120 }, new TextEncoder().encode('y'.repeat(48)));
     await expectRejected(app, `Bearer ${token}`, NOT_VALID);
   });
 

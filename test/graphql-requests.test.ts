@@ -85,7 +85,10 @@ describe('CSRF prevention', () => {
     const before = await written();
     const res = await app.request('POST', '/graphql', { token, raw: upload('No header') });
     expect(res.status).toBe(403);
-    expect(res.json.errors[0].message).toBe('Required CSRF header(s) not present');
+    expect(res.json.errors[0].message).toBe(
+      'Required CSRF header not present: send the X-GraphQL-Yoga-CSRF header (any value) with GET requests and multipart uploads.',
+    );
+    expect(res.json.errors[0].extensions.code).toBe('CSRF_HEADER_MISSING');
     expect(await written()).toEqual(before);
   });
 

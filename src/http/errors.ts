@@ -45,8 +45,7 @@ export function errorResponse(caught: unknown, log: Logger): Response {
   const status = STATUS[error.code];
   if (error instanceof ValidationError) return json(status, error.fieldErrors);
   if (error instanceof AuthenticationError) {
-    const body = error.reason === 'missing' ? { detail: error.message } : { detail: error.message, code: 'token_not_valid' };
-    return json(status, body, { 'www-authenticate': WWW_AUTHENTICATE });
+    return json(status, authenticationBody(error), { 'www-authenticate': WWW_AUTHENTICATE });
   }
   if (error instanceof RateLimitedError) {
     return json(status, { detail: error.message }, { 'retry-after': String(error.retryAfterSeconds) });
@@ -55,6 +54,14 @@ export function errorResponse(caught: unknown, log: Logger): Response {
     return json(status, { ...error.extra, detail: error.message, reason: error.reason });
   }
   return json(status, { detail: error.message });
+}
+
+/** DRF simplejwt's bodies: an expired token keeps the invalid one's detail and says why in `messages`. */
+function authenticationBody(error: AuthenticationError) {
+  if (error.reason === 'missing') return { detail: error.message };
+  const body = { detail: new AuthenticationError('invalid').message, code: 'token_not_valid' };
+  if (error.reason === 'invalid') return body;
+  return { ...body, messages: [{ token_class: 'AccessToken', token_type: 'access', message: error.message }] };
 }
 
 export function badRequest(detail: string): Response {

@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, errors, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jose';
 import type { Sql } from '../db/sql.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { looksLikeApiKey, principalOfKey } from './api-keys/api-keys.js';
@@ -60,8 +60,9 @@ export function createAuthenticator(settings: AuthSettings, users: UserRegistry,
           requiredClaims: ['exp', 'sub'],
           clockTolerance: CLOCK_TOLERANCE_SECONDS,
         }));
-      } catch {
-        throw new AuthenticationError('invalid');
+      } catch (error) {
+        // Only a token that verified in every other respect is reported as expired.
+        throw new AuthenticationError(error instanceof errors.JWTExpired ? 'expired' : 'invalid');
       }
       if (!uuid.safeParse(payload.sub).success) throw new AuthenticationError('invalid');
       const principal: Principal = { id: payload.sub!.toLowerCase(), isAdmin: payload.role === 'admin' };

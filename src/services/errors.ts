@@ -22,11 +22,17 @@ export abstract class AppError extends Error {
   abstract readonly code: ErrorCode;
 }
 
+const MESSAGES = {
+  missing: 'Authentication credentials were not provided.',
+  invalid: 'Given token not valid for any token type',
+  expired: 'Token is expired',
+} as const;
+
 export class AuthenticationError extends AppError {
   readonly code = 'UNAUTHENTICATED';
-  /** `missing`: no bearer credentials at all; `invalid`: a token that did not verify. */
-  constructor(readonly reason: 'missing' | 'invalid') {
-    super(reason === 'missing' ? 'Authentication credentials were not provided.' : 'Given token not valid for any token type');
+  /** `missing`: no bearer credentials at all; `invalid`: a token that did not verify; `expired`: one past its `exp`. */
+  constructor(readonly reason: 'missing' | 'invalid' | 'expired') {
+    super(MESSAGES[reason]);
   }
 }
 

@@ -1,6 +1,5 @@
 import { useDisableIntrospection } from '@envelop/disable-introspection';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { GraphQLError, type ValidationContext } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../context.js';
@@ -16,6 +15,7 @@ import { graphiqlOptions, graphiqlPage } from './graphiql.js';
 import { hideSchemaNames } from './hidden-schema.js';
 import { graphqlInput } from './input.js';
 import { acceptedMediaTypes } from './media-types.js';
+import { csrfPrevention } from './csrf.js';
 import { compiledReads } from './compiled-reads.js';
 import { deferStream } from './defer-stream.js';
 import { costLimit } from './cost.js';
@@ -97,7 +97,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
     plugins: [
       ...(tracingOn() ? [graphqlTracing] : []),
       acceptedMediaTypes(),
-      useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),
+      csrfPrevention(CSRF_HEADER),
       ...(deps.trustedDocuments ? [trustedDocuments(deps.trustedDocuments)] : []),
       EnvelopArmorPlugin({
         maxDepth: { n: QUERY_LIMITS.maxDepth, ...reported('maxDepth') },
@@ -130,6 +130,8 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
         throw new GraphQLError(error.message, {
           extensions: {
             code: 'UNAUTHENTICATED',
+            // `expired` tells a client to get a fresh token rather than to log in again.
+            ...(error.reason === 'expired' ? { reason: 'token_expired' } : {}),
             http: { status: 401, headers: { 'WWW-Authenticate': WWW_AUTHENTICATE } },
           },
         });
