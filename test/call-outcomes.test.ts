@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { scheduleConfig } from '../src/services/calling-rules/schedule.js';
 import { ManualClock } from './support/dialer.js';
 import { voicemailMessageOf, voicemailTemplateOf } from '../src/services/dialer/decisions.js';
-import { CALL_OUTCOMES, statusOf, type CallOutcome } from '../src/services/dialer/outcomes.js';
+import { CALL_OUTCOMES, statusOf, type CallOutcome } from '../src/services/call-outcomes.js';
 import { decide, policyOf } from '../src/services/calling-rules/retry-policy.js';
 import { SimulatedTelephony } from '../src/services/dialer/simulated.js';
 import type { CallResult, PlaceCall } from '../src/services/dialer/telephony.js';

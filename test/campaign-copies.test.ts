@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CallOutcome } from '../src/services/dialer/outcomes.js';
+import type { CallOutcome } from '../src/services/call-outcomes.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { contactRows, createCampaign, customer, dispatch, importGroup, type Customer } from './support/campaigns.js';
 import { dialerEnv, ManualClock, recordingDialer } from './support/dialer.js';

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServiceEnv } from '../services/context.js';
-import { isUnfinished } from '../services/dialer/outcomes.js';
+import { isUnfinished } from '../services/call-outcomes.js';
 import { BRAIN_ENGINE, Conversation, type BrainDeps } from '../services/voice/brain/conversation.js';
 import { callForSocket } from '../services/voice/brain/calls.js';
 import { BRAIN_SOCKET_PATH, loadSocketSecret, tokenMatches } from '../services/voice/brain/socket-url.js';

@@ -3,6 +3,7 @@ import { statement, type SqlSession, type SqlTransaction } from '../../db/sql.js
 import type { CreditTransactionKind, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { uuidv7 } from '../ids.js';
 import type { Balances, TransactionQuery } from './ledger.js';
+import { IN_FLIGHT_SQL } from '../call-outcomes.js';
 
 // The billing store: every statement billing sends, each under its name. Money moves only in plain SQL
 // transactions (`ctx.sql.transaction`), which both drivers provide; Prisma only reads.
@@ -52,7 +53,7 @@ const holdCallsStatement = statement<{ covered: boolean }>(
   'billing.holdCalls',
   `WITH live AS (
      SELECT id FROM call_attempts
-     WHERE id = ANY($2::uuid[]) AND status IN ('queued', 'ringing', 'in_progress')
+     WHERE id = ANY($2::uuid[]) AND status IN ${IN_FLIGHT_SQL}
      ORDER BY id FOR SHARE
    ), total AS (
      SELECT $4::bigint * count(*) AS cents FROM live

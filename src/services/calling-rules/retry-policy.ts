@@ -1,5 +1,5 @@
 import { readScheduleConfig, RETRYABLE_OUTCOMES, type RetryableOutcome } from './schedule.js';
-import { statusOf, type CallOutcome } from '../dialer/outcomes.js';
+import { statusOf, type CallOutcome } from '../call-outcomes.js';
 import { daysBetween, localDate, nextOpening, type CallingWindow } from './window.js';
 
 // What one finished call means for its contact, under the campaign's retry policy (its schedule_config,

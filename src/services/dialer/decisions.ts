@@ -5,7 +5,7 @@ import type { PausedReason } from '../campaigns/states.js';
 import type { ListedNumber } from '../contacts/do-not-call.js';
 import { readData } from '../contacts/fields.js';
 import type { DialerOptions } from './options.js';
-import { statusOf } from './outcomes.js';
+import { statusOf } from '../call-outcomes.js';
 import { decide, policyOf } from '../calling-rules/retry-policy.js';
 import type { BookingNote, CallBooking, CampaignRecord, ContactStep, FinishedAttempt, NewAppointment } from './store/ended-calls.js';
 import type { Candidate, TickAgent, TickCampaign } from './store/placing.js';

@@ -4,7 +4,7 @@ import { pauseForReason } from '../campaigns/states.js';
 import { addToList, type ListedNumber } from '../contacts/do-not-call.js';
 import type { ServiceEnv } from '../context.js';
 import { uuidv7 } from '../ids.js';
-import { statusOf } from './outcomes.js';
+import { statusOf } from '../call-outcomes.js';
 import { bookingNote, campaignOutcome, costCorrections, endingOf, withInCallRequests } from './decisions.js';
 import type { DialerOptions } from './options.js';
 import { emitEvents } from '../webhooks/emit.js';

@@ -1,4 +1,4 @@
-import { outcomeOfLegacy, type CallOutcome, type FinalStatus } from './outcomes.js';
+import { outcomeOfLegacy, type CallOutcome, type FinalStatus } from '../call-outcomes.js';
 import type { CallResult } from './telephony.js';
 
 // A provider's result kept on its attempt (`call_attempts.pending_result`) until the dialer applies it,

@@ -7,7 +7,7 @@ import { parseInput } from '../validation.js';
 import { pendingResultJson } from './pending-result.js';
 import { attemptIdOf, callResultOf, retellCall } from './retell-calls.js';
 import { lockEventAttempt, markStarted, recordDelivery, storeResult } from './store/call-events.js';
-import { isUnfinished } from './outcomes.js';
+import { isUnfinished } from '../call-outcomes.js';
 import type { CallResult } from './telephony.js';
 
 // Retell's webhooks: call_started, call_ended and call_analyzed, each carrying the call object. A

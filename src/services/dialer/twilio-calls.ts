@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CallOutcome } from './outcomes.js';
+import type { CallOutcome } from '../call-outcomes.js';
 import type { CallResult } from './telephony.js';
 
 // Twilio's reports on a call (the form parameters of its status callbacks and of its request for the

@@ -5,7 +5,7 @@ import { refuseUnsafeInput } from '../input-safety.js';
 import { parseInput } from '../validation.js';
 import { pendingResultJson } from './pending-result.js';
 import { lockEventAttempt, markStarted, recordDelivery, storeResult } from './store/call-events.js';
-import { isUnfinished } from './outcomes.js';
+import { isUnfinished } from '../call-outcomes.js';
 import type { CallResult } from './telephony.js';
 import { callResultOf, isFinal, isStarted, twilioCall, type TwilioCall } from './twilio-calls.js';
 import { verifyTwilioSignature, type FormParam } from './twilio-signature.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CallStatus, CampaignStatus, Sentiment } from '../../generated/prisma/enums.js';
-import { CALL_OUTCOMES } from '../dialer/outcomes.js';
+import { CALL_OUTCOMES, IN_FLIGHT_STATUSES } from '../call-outcomes.js';
 import { APPOINTMENT_STATUSES } from '../results/appointments.js';
 
 // The events customers receive, one payload shape each. Every delivery's body is
@@ -13,7 +13,7 @@ const timestamp = z.iso.datetime({ offset: true });
 const cents = z.number().int().describe('Cents, as a JSON number (below 2^53).');
 
 const campaignStatus = z.enum(CampaignStatus);
-const callStatus = z.enum(CallStatus).exclude(['queued', 'ringing', 'in_progress']);
+const callStatus = z.enum(CallStatus).exclude(IN_FLIGHT_STATUSES);
 const appointment = z.object({
   appointment_id: uuid,
   contact_id: uuid,

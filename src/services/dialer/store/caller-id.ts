@@ -1,5 +1,6 @@
 import { statement, type SqlSession } from '../../../db/sql.js';
 import type { PoolNumber } from '../caller-id.js';
+import { IN_FLIGHT_SQL } from '../../call-outcomes.js';
 
 // The statements of an agent's pool of numbers: read with what each number's limits need of its recent
 // calls, under the numbers' locks (ticks of campaigns sharing the agent take them in id order, so two
@@ -28,7 +29,7 @@ const NUMBER_STATE = `SELECT p.id, p.number, p.max_calls_per_hour AS "maxCallsPe
           ARRAY(SELECT c.outcome::text ${calls(`AND c.outcome IS NOT NULL ${SINCE_COOLDOWN}`)}, c.id DESC LIMIT coalesce(p.cooldown_after_unanswered, 0)) AS "latestOutcomes",
           (SELECT max(r.ended_at) FROM (SELECT c.ended_at ${calls(`AND c.outcome IS NOT NULL ${SINCE_COOLDOWN}`)}, c.id DESC
                                         LIMIT coalesce(p.cooldown_after_unanswered, 0)) r) AS "lastEndedAt",
-          (SELECT count(*)::int FROM call_attempts c WHERE c.user_id = p.user_id AND c.status IN ('queued', 'ringing', 'in_progress')
+          (SELECT count(*)::int FROM call_attempts c WHERE c.user_id = p.user_id AND c.status IN ${IN_FLIGHT_SQL}
              AND c.from_number = p.number AND p.cooldown_after_unanswered IS NOT NULL ${SINCE_COOLDOWN}) AS "inFlight",
           ARRAY(SELECT c.outcome::text ${calls("AND c.outcome IS NOT NULL AND c.created_at > coalesce(p.rested_until, '-infinity')")}
                 LIMIT CASE WHEN p.rest_below_answer_rate IS NULL THEN 0 ELSE p.rest_window_calls END) AS "windowOutcomes"

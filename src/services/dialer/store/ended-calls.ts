@@ -1,5 +1,6 @@
 import { statement, type SqlSession } from '../../../db/sql.js';
 import type { NewCallAppointment } from '../../results/store.js';
+import { IN_FLIGHT_SQL } from '../../call-outcomes.js';
 
 // The statements of a batch of results: the marks that free slots early, the calls placed, the
 // attempts finished and their contacts' next steps, and the campaign's verdict after them.
@@ -33,7 +34,7 @@ const ringingStatement = statement(
   'dialer.ringing',
   `UPDATE call_attempts a SET provider_call_id = r.provider_call_id, started_at = coalesce(a.started_at, r.started_at), updated_at = now(),
      status = CASE WHEN a.status = 'queued' THEN 'ringing'::"CallStatus" ELSE a.status END
-   FROM (SELECT id FROM call_attempts WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'ringing', 'in_progress')
+   FROM (SELECT id FROM call_attempts WHERE id = ANY($1::uuid[]) AND status IN ${IN_FLIGHT_SQL}
          ORDER BY id FOR NO KEY UPDATE) l,
         unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS r(id, provider_call_id, started_at)
    WHERE a.id = l.id AND a.id = r.id`,
@@ -87,7 +88,7 @@ const lockFinishedStatement = statement<FinishedAttempt>(
    CROSS JOIN LATERAL (SELECT array_agg(p.created_at) AS "attemptTimes",
                               coalesce(array_agg(p.outcome::text) FILTER (WHERE p.id <> a.id), '{}') AS "earlierOutcomes"
                        FROM call_attempts p WHERE p.campaign_id = a.campaign_id AND p.contact_id = a.contact_id) p
-   WHERE a.id = ANY($1::uuid[]) AND a.status IN ('queued', 'ringing', 'in_progress')
+   WHERE a.id = ANY($1::uuid[]) AND a.status IN ${IN_FLIGHT_SQL}
    ORDER BY a.id
    FOR NO KEY UPDATE OF a`,
 );
@@ -299,7 +300,7 @@ const recordStatement = statement<CampaignRecord>(
    FROM campaigns k,
         LATERAL (SELECT count(*)::int AS recent, count(*) FILTER (WHERE status = 'failed')::int AS failed
                  FROM (SELECT status FROM call_attempts
-                       WHERE campaign_id = k.id AND status NOT IN ('queued', 'ringing', 'in_progress')
+                       WHERE campaign_id = k.id AND status NOT IN ${IN_FLIGHT_SQL}
                          AND disconnect_reason IS DISTINCT FROM 'no_report'
                        ORDER BY created_at DESC, id DESC LIMIT $2) last) r
    WHERE k.id = $1::uuid`,

@@ -2,6 +2,7 @@ import { statement, type SqlSession } from '../../../db/sql.js';
 import type { ConsentKind } from '../../../generated/prisma/client.js';
 import { uuidv7 } from '../../ids.js';
 import type { ClaimPlan } from '../decisions.js';
+import { IN_FLIGHT_SQL } from '../../call-outcomes.js';
 
 // The statements of a tick: the look before the campaign's lock, the claim under it, and the put-back
 // of calls that did not happen. Each function sends one statement.
@@ -14,7 +15,7 @@ import type { ClaimPlan } from '../decisions.js';
 const inFlight = (ended: string) => `SELECT count(*)::int AS in_flight,
     (count(*) FILTER (WHERE e.attempt_id IS NULL AND a.id <> ALL(${ended}::uuid[])))::int AS live
   FROM call_attempts a LEFT JOIN ended_calls e ON e.attempt_id = a.id
-  WHERE a.campaign_id = k.id AND a.status IN ('queued', 'ringing', 'in_progress')`;
+  WHERE a.campaign_id = k.id AND a.status IN ${IN_FLIGHT_SQL}`;
 
 /** A running campaign as a tick sees it before taking its lock. */
 export interface CampaignLoad {
@@ -147,7 +148,7 @@ const candidatesStatement = statement<CandidateRow>(
      LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
      WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $3
        AND NOT EXISTS (SELECT 1 FROM call_attempts o WHERE o.user_id = c.user_id AND o.to_number = c.phone_number
-                       AND o.status IN ('queued', 'ringing', 'in_progress'))
+                       AND o.status IN ${IN_FLIGHT_SQL})
      ORDER BY cc.next_attempt_at
      LIMIT $4
      FOR NO KEY UPDATE OF cc, c SKIP LOCKED
@@ -238,7 +239,7 @@ const creditStatement = statement<{ spendable: string; inFlight: number }>(
   'dialer.credit_check',
   `SELECT coalesce((SELECT balance_cents + included_remaining_cents - held_cents FROM credit_accounts WHERE user_id = $2::uuid), 0)::text AS spendable,
           (SELECT count(*)::int FROM call_attempts
-           WHERE campaign_id = $1::uuid AND status IN ('queued', 'ringing', 'in_progress')) AS "inFlight"`,
+           WHERE campaign_id = $1::uuid AND status IN ${IN_FLIGHT_SQL}) AS "inFlight"`,
 );
 
 /**
@@ -279,7 +280,7 @@ const claimStatement = statement<{ id: string }>(
      SELECT r.id, $2::uuid, $3::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, r.from_number, r.agent_id, r.agent_version, $4, $5, $5
      FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, contact_id uuid, attempt_number int, to_number text, from_number text, agent_id uuid, agent_version int)
      ORDER BY r.to_number
-     ON CONFLICT (user_id, to_number) WHERE status IN ('queued', 'ringing', 'in_progress') DO NOTHING
+     ON CONFLICT (user_id, to_number) WHERE status IN ${IN_FLIGHT_SQL} DO NOTHING
      RETURNING id, contact_id
    )
    UPDATE campaign_contacts SET state = 'dialing', attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, $5),

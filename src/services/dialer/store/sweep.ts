@@ -1,13 +1,14 @@
 import { named } from '../../../db/prisma-names.js';
 import { statement, type SqlSession } from '../../../db/sql.js';
 import type { Prisma, PrismaClient } from '../../../generated/prisma/client.js';
+import { IN_FLIGHT_SQL } from '../../call-outcomes.js';
 
 // The sweep's reads and writes, and the dialer's state for the metrics gauges.
 
 const clearMarksStatement = statement(
   'dialer.clear_ended',
   `DELETE FROM ended_calls e WHERE NOT EXISTS (
-     SELECT 1 FROM call_attempts a WHERE a.id = e.attempt_id AND a.status IN ('queued', 'ringing', 'in_progress'))`,
+     SELECT 1 FROM call_attempts a WHERE a.id = e.attempt_id AND a.status IN ${IN_FLIGHT_SQL})`,
 );
 
 /** Forgets the marks of ended calls whose results are written. */
@@ -19,7 +20,7 @@ const expiredStatement = statement<{ id: string; pendingResult: Prisma.JsonValue
   'dialer.expired_leases',
   `SELECT a.id, a.pending_result AS "pendingResult", e.ended_at AS "endedAt"
      FROM call_attempts a LEFT JOIN ended_calls e ON e.attempt_id = a.id
-    WHERE a.status IN ('queued', 'ringing', 'in_progress') AND a.lease_expires_at < $1
+    WHERE a.status IN ${IN_FLIGHT_SQL} AND a.lease_expires_at < $1
     LIMIT 5000`,
 );
 

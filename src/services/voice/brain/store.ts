@@ -1,4 +1,5 @@
 import { statement, type SqlSession } from '../../../db/sql.js';
+import { IN_FLIGHT_SQL } from '../../call-outcomes.js';
 
 // The statements of the built-in brain: the call a socket is for, with what the brain says and runs on
 // (its agent, the callee's region), the transcript kept on the call, and the secret socket URLs are
@@ -48,7 +49,7 @@ export async function brainCall(sql: SqlSession, providerCallId: string): Promis
 const transcriptStatement = statement(
   'brain.transcript',
   `UPDATE call_attempts SET transcript = $2, updated_at = $3
-   WHERE id = $1::uuid AND status IN ('queued', 'ringing', 'in_progress') AND pending_result IS NULL`,
+   WHERE id = $1::uuid AND status IN ${IN_FLIGHT_SQL} AND pending_result IS NULL`,
 );
 
 export async function saveTranscript(sql: SqlSession, attemptId: string, transcript: string, now: Date): Promise<void> {

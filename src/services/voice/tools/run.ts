@@ -5,7 +5,7 @@ import { gate } from '../../calling-rules/gate.js';
 import { putOnList } from '../../contacts/do-not-call.js';
 import type { ServiceEnv } from '../../context.js';
 import { contactSnapshot } from '../../dialer/decisions.js';
-import { isUnfinished } from '../../dialer/outcomes.js';
+import { isUnfinished } from '../../call-outcomes.js';
 import { windowOf } from '../../calling-rules/window.js';
 import { ConflictError, NotFoundError, ValidationError, type FieldErrors } from '../../errors.js';
 import { uuidv7 } from '../../ids.js';

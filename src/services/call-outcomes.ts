@@ -1,7 +1,8 @@
-import { CallOutcome, type CallStatus } from '../../generated/prisma/client.js';
+import { CallOutcome, type CallStatus } from '../generated/prisma/client.js';
 
-// One outcome vocabulary for every provider: each adapter maps its own reports onto these words, and
-// everything after (retries, billing, reports, events) reads the outcome alone.
+// The words every domain shares about a call: one outcome vocabulary for every provider (each adapter
+// maps its own reports onto these words, and everything after — retries, billing, reports, events — reads
+// the outcome alone), the status each outcome shows, and which statuses mean a call is still in flight.
 
 export const CALL_OUTCOMES = Object.values(CallOutcome);
 export type { CallOutcome };
@@ -26,10 +27,15 @@ const STATUS_OF: Record<CallOutcome, FinalStatus> = {
 
 export const statusOf = (outcome: CallOutcome): FinalStatus => STATUS_OF[outcome];
 
-const UNFINISHED: ReadonlySet<string> = new Set<CallStatus>(['queued', 'ringing', 'in_progress']);
+/** A call in one of these is still in flight: a provider's report about it may still change it. */
+export const IN_FLIGHT_STATUSES = ['queued', 'ringing', 'in_progress'] as const satisfies readonly CallStatus[];
 
-/** A call still in flight: a provider's report about it may still change it. */
-export const isUnfinished = (status: string) => UNFINISHED.has(status);
+/** The same list as SQL, for `status IN ${IN_FLIGHT_SQL}`; it reads as the partial indexes' predicates do. */
+export const IN_FLIGHT_SQL = `(${IN_FLIGHT_STATUSES.map((status) => `'${status}'`).join(', ')})`;
+
+const IN_FLIGHT: ReadonlySet<string> = new Set(IN_FLIGHT_STATUSES);
+
+export const isUnfinished = (status: string) => IN_FLIGHT.has(status);
 
 /** The outcome a result stored before outcomes were kept meant: the status alone, `invalidDestination` aside. */
 export function outcomeOfLegacy(status: FinalStatus, invalidDestination: boolean): CallOutcome {
