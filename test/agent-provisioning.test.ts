@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProvisioning, type ProvisioningRuntime } from '../src/jobs/provisioning.js';
 import { systemClock } from '../src/services/context.js';
-import { RetellTelephony } from '../src/services/dialer/retell.js';
+import { RetellTelephony } from '../src/services/voice/providers/retell/telephony.js';
 import { sweepDrift } from '../src/services/voice/provisioning.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createCampaign, customer, dispatch, type Customer } from './support/campaigns.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebhookDelivery, type WebhookRuntime } from '../src/jobs/webhooks.js';
 import { systemClock } from '../src/services/context.js';
 import type { DialerControl } from '../src/services/dialer/control.js';
-import { RetellTelephony } from '../src/services/dialer/retell.js';
+import { RetellTelephony } from '../src/services/voice/providers/retell/telephony.js';
 import { inProcessEventBus } from '../src/services/events.js';
 import { defaultSettings } from '../src/services/settings.js';
 import { startTestApp, type TestApp } from './support/app.js';

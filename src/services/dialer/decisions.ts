@@ -9,7 +9,7 @@ import { statusOf } from './outcomes.js';
 import { decide, policyOf } from '../calling-rules/retry-policy.js';
 import type { BookingNote, CallBooking, CampaignRecord, ContactStep, FinishedAttempt, NewAppointment } from './store/ended-calls.js';
 import type { Candidate, TickAgent, TickCampaign } from './store/placing.js';
-import { CallRefused, type CallResult } from './telephony.js';
+import { CallRefused, type CallResult } from '../voice/providers/telephony.js';
 import { gate, type BlockReason } from '../calling-rules/gate.js';
 import { countCall, pickCallerId, poolOpensAt, type PoolNumber } from './caller-id.js';
 import { localDate, nextOpening, windowOf } from '../calling-rules/window.js';

@@ -31,7 +31,7 @@ import { needsRest, type PoolNumber } from './caller-id.js';
 import { emitEvents } from '../webhooks/emit.js';
 import type { SqlTransaction } from '../../db/sql.js';
 import type { PlacedCall } from './store/ended-calls.js';
-import type { CallResult, PlaceCall, Telephony } from './telephony.js';
+import type { CallResult, PlaceCall, Telephony } from '../voice/providers/telephony.js';
 
 // A tick, step by step: look at the campaign without its lock, claim contacts under it (the rules in
 // decisions.ts decide which), then place their calls. While a tick holds the campaign's lock, every

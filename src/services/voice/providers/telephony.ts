@@ -1,5 +1,5 @@
-import type { Sentiment } from '../../generated/prisma/client.js';
-import type { CallOutcome } from './outcomes.js';
+import type { Sentiment } from '../../../generated/prisma/client.js';
+import type { CallOutcome } from '../../dialer/outcomes.js';
 
 // Telephony is a port: the dialer asks an adapter to place a call, and the adapter reports back, later,
 // through `report` (from its own timers, or from a provider's webhooks).

@@ -1,10 +1,10 @@
 import type Retell from 'retell-sdk';
 import { APIError } from 'retell-sdk';
-import { messageOf, retellClient, type RetellClientOptions } from '../voice/providers/retell/client.js';
-import { CallRefused, type PlaceCall, type Telephony } from './telephony.js';
+import { messageOf, retellClient, type RetellClientOptions } from './client.js';
+import { CallRefused, type PlaceCall, type Telephony } from '../telephony.js';
 
 // The Retell adapter: places calls through Retell's create-phone-call API, with the official SDK.
-// Results come back later on Retell's webhooks (see retell-webhooks.ts), which find the attempt by the
+// Results come back later on Retell's webhooks (see callbacks.ts), which find the attempt by the
 // `attempt_id` put in the call's metadata here.
 
 export type RetellOptions = RetellClientOptions;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PlaceCall } from './telephony.js';
+import type { PlaceCall } from '../telephony.js';
 
 // The two URLs a Twilio call is given: the voice URL, which Twilio asks for TwiML once the call is
 // answered (and the machine detection is done), and the status callback. Each carries in its query what

@@ -1,5 +1,5 @@
-import { answererOf } from './twilio-calls.js';
-import type { VoiceQuery } from './twilio-urls.js';
+import { answererOf } from './calls.js';
+import type { VoiceQuery } from './urls.js';
 
 // The TwiML our voice URL answers once Twilio's machine detection has decided who answered: a person
 // is connected to the voice agent (a media stream to the agent runtime, outside this service); a

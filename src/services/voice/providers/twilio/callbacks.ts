@@ -1,16 +1,16 @@
 import type { z } from 'zod';
-import type { ServiceEnv } from '../context.js';
-import { NON_FIELD, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
-import { refuseUnsafeInput } from '../input-safety.js';
-import { parseInput } from '../validation.js';
-import { pendingResultJson } from './pending-result.js';
-import { lockEventAttempt, markStarted, recordDelivery, storeResult } from './store/call-events.js';
-import { isUnfinished } from './outcomes.js';
-import type { CallResult } from './telephony.js';
-import { callResultOf, isFinal, isStarted, twilioCall, type TwilioCall } from './twilio-calls.js';
-import { verifyTwilioSignature, type FormParam } from './twilio-signature.js';
-import { twimlFor } from './twilio-twiml.js';
-import type { StatusQuery, VoiceQuery } from './twilio-urls.js';
+import type { ServiceEnv } from '../../../context.js';
+import { NON_FIELD, UnsupportedMediaTypeError, ValidationError } from '../../../errors.js';
+import { refuseUnsafeInput } from '../../../input-safety.js';
+import { parseInput } from '../../../validation.js';
+import { pendingResultJson } from '../../../dialer/pending-result.js';
+import { lockEventAttempt, markStarted, recordDelivery, storeResult } from '../../../dialer/store/call-events.js';
+import { isUnfinished } from '../../../dialer/outcomes.js';
+import type { CallResult } from '../telephony.js';
+import { callResultOf, isFinal, isStarted, twilioCall, type TwilioCall } from './calls.js';
+import { verifyTwilioSignature, type FormParam } from './signature.js';
+import { twimlFor } from './twiml.js';
+import type { StatusQuery, VoiceQuery } from './urls.js';
 
 // Twilio's requests to us: the voice URL, answered with TwiML, and the status callbacks. A request is
 // verified (its signature covers our URL, query included, and its form), then a status is recorded
