@@ -32,6 +32,7 @@ import { retellCallbacks } from './http/retell-callbacks.js';
 import { retellTools } from './http/retell-tools.js';
 import { stripeWebhook } from './http/stripe-webhook.js';
 import { twilioStatusCallback, twilioVoiceCallback } from './http/twilio-callbacks.js';
+import { VOICE_RUNTIME_CONFIG_PATH, voiceRuntimeConfig } from './http/voice-runtime.js';
 import { TWILIO_STATUS_PATH, TWILIO_VOICE_PATH } from './services/voice/providers/twilio/urls.js';
 
 export interface AppDeps {
@@ -106,6 +107,8 @@ export function createApp(deps: AppDeps): Hono {
   const twilio = { ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, twilio: deps.twilioWebhook };
   app.post(TWILIO_VOICE_PATH, twilioVoiceCallback(twilio));
   app.post(TWILIO_STATUS_PATH, twilioStatusCallback(twilio));
+  // The voice runtime of Twilio calls reads its call's agent with the stream's token.
+  app.get(VOICE_RUNTIME_CONFIG_PATH, voiceRuntimeConfig(deps.env));
   app.route('/', createRestApp(deps));
   app.notFound(() => json(404, { detail: 'Not found.' }));
   app.onError((error, c) => {

@@ -54,7 +54,7 @@ export function twilioVoiceCallback(deps: TwilioWebhookDeps) {
     if (!deps.twilio) return json(503, NOT_CONFIGURED);
     try {
       const request = await twilioRequest(c, deps.twilio, deps.maxBodyBytes, TWILIO_VOICE_PATH, voiceQuery);
-      const twiml = answerTwilioCall(request, deps.twilio);
+      const twiml = await answerTwilioCall({ ...deps, log }, request, deps.twilio);
       log.info(
         { callSid: request.call.CallSid, answeredBy: request.call.AnsweredBy, attemptId: request.query.attempt_id },
         'twilio call answered',

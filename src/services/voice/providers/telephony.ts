@@ -20,6 +20,14 @@ export interface PlaceCall {
   voicemailMessage: string | null;
 }
 
+/**
+ * The dynamic variables an agent hears on a call: the contact's fields (and the campaign's transfer
+ * number), and the message to leave, for the agent's voicemail setting to say, when there is one.
+ */
+export function dynamicVariables(call: Pick<PlaceCall, 'variables' | 'voicemailMessage'>): Record<string, string> {
+  return call.voicemailMessage === null ? call.variables : { ...call.variables, voicemail_message: call.voicemailMessage };
+}
+
 export interface CallResult {
   attemptId: string;
   /** What the call met; `invalid_number` makes the contact done (outcome `invalid`), never retried. */

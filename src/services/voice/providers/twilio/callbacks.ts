@@ -7,7 +7,8 @@ import { pendingResultJson } from '../../../dialer/pending-result.js';
 import { lockEventAttempt, markStarted, recordDelivery, storeResult } from '../../../dialer/store/call-events.js';
 import { isUnfinished } from '../../../dialer/outcomes.js';
 import type { CallResult } from '../telephony.js';
-import { callResultOf, isFinal, isStarted, twilioCall, type TwilioCall } from './calls.js';
+import { answererOf, callResultOf, isFinal, isStarted, twilioCall, type TwilioCall } from './calls.js';
+import { streamGrant } from '../../runtime/config.js';
 import { verifyTwilioSignature, type FormParam } from './signature.js';
 import { twimlFor } from './twiml.js';
 import type { StatusQuery, VoiceQuery } from './urls.js';
@@ -73,9 +74,18 @@ function asObject(params: readonly FormParam[]): Record<string, string | string[
   return out;
 }
 
-/** The TwiML that answers Twilio's request for the voice URL. */
-export function answerTwilioCall(request: TwilioRequest<VoiceQuery>, settings: TwilioWebhookSettings): string {
-  return twimlFor(request.call.AnsweredBy, request.query, settings.agentStreamUrl);
+/** The TwiML that answers Twilio's request for the voice URL; a person gets the call's agent and a token for its configuration. */
+export async function answerTwilioCall(
+  env: ServiceEnv,
+  request: TwilioRequest<VoiceQuery>,
+  settings: TwilioWebhookSettings,
+): Promise<string> {
+  const { call, query } = request;
+  const grant = answererOf(call.AnsweredBy) === 'human' ? await streamGrant(env, query.attempt_id, call.CallSid) : undefined;
+  if (answererOf(call.AnsweredBy) === 'human' && !grant) {
+    env.log.warn({ attemptId: query.attempt_id, callSid: call.CallSid }, 'twilio call answered for no call in flight; hung up');
+  }
+  return twimlFor(call.AnsweredBy, query, settings.agentStreamUrl, grant);
 }
 
 export type TwilioStatusOutcome = 'applied' | 'duplicate' | 'ignored';
