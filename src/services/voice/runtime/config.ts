@@ -7,9 +7,9 @@ import { isUnfinished } from '../../dialer/outcomes.js';
 import { beginMessage, calleeRegion } from '../brain/begin-message.js';
 import { dynamicVariables } from '../providers/telephony.js';
 import { specOf } from '../provisioning.js';
-import { agentToProvision } from '../store.js';
+import { agentToProvision, signingSecret } from '../store.js';
 import { IN_CALL_TOOLS, type InCallToolDefinition } from '../tools/definitions.js';
-import { runtimeCall, runtimeSecret, type RuntimeCall } from './store.js';
+import { runtimeCall, type RuntimeCall } from './store.js';
 import { readRuntimeToken, runtimeToken, RUNTIME_TOKEN_MINUTES } from './token.js';
 
 // A voice runtime outside this service (the one a Twilio call's media stream goes to) holds the
@@ -25,7 +25,7 @@ const secrets = new WeakMap<Sql, Promise<Buffer>>();
 function secretOf(sql: Sql): Promise<Buffer> {
   let secret = secrets.get(sql);
   if (!secret) {
-    secret = runtimeSecret(sql, SECRET_NAME, randomBytes(32));
+    secret = signingSecret(sql, SECRET_NAME, randomBytes(32));
     secrets.set(sql, secret);
     secret.catch(() => secrets.delete(sql));
   }

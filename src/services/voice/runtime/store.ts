@@ -1,8 +1,8 @@
 import { statement, type SqlSession } from '../../../db/sql.js';
 
-// The statements of the voice runtime's configuration: the call a token is for, with what its agent
-// hears of it (the contact's fields, the campaign's transfer number and voicemail policy), and the
-// secret tokens are signed with. The agent itself is read as provisioning reads it (../store.ts).
+// The statement of the voice runtime's configuration: the call a token is for, with what its agent
+// hears of it (the contact's fields, the campaign's transfer number and voicemail policy). The agent
+// itself is read as provisioning reads it, and the secret tokens are signed with kept, by ../store.ts.
 
 export interface RuntimeCall {
   id: string;
@@ -36,17 +36,4 @@ const callStatement = statement<RuntimeCall>(
 
 export async function runtimeCall(sql: SqlSession, attemptId: string): Promise<RuntimeCall | undefined> {
   return (await sql.run(callStatement, [attemptId]))[0];
-}
-
-const insertSecretStatement = statement(
-  'voiceRuntime.insertSecret',
-  'INSERT INTO signing_keys (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
-);
-const readSecretStatement = statement<{ secret: Uint8Array }>('voiceRuntime.secret', 'SELECT secret FROM signing_keys WHERE name = $1');
-
-/** The secret named `name`, made from `candidate` when there is none yet; every instance reads the same. */
-export async function runtimeSecret(sql: SqlSession, name: string, candidate: Buffer): Promise<Buffer> {
-  await sql.run(insertSecretStatement, [name, candidate]);
-  const [row] = await sql.run(readSecretStatement, [name]);
-  return Buffer.from(row!.secret);
 }
