@@ -8,8 +8,8 @@ import type { RouteDefinition } from './rest/route.js';
 import { createRestApp, V1_PREFIX } from './rest/router.js';
 import type { Authenticator } from './services/auth.js';
 import type { ServiceEnv } from './services/context.js';
-import type { RetellWebhookSettings } from './services/dialer/retell-webhooks.js';
-import type { TwilioWebhookSettings } from './services/dialer/twilio-webhooks.js';
+import type { RetellWebhookSettings } from './services/voice/providers/retell/callbacks.js';
+import type { TwilioWebhookSettings } from './services/voice/providers/twilio/callbacks.js';
 import { accessLog } from './http/access-log.js';
 import { compression } from './http/compression.js';
 import { GRAPHIQL_ASSETS_PATH, graphiqlAsset } from './schema/server/graphiql.js';
@@ -28,11 +28,12 @@ import { requestMetrics } from './http/request-metrics.js';
 import { requestTracing } from './http/tracing.js';
 import { tracingOn } from './ops/tracing.js';
 import { requestScope, scopeOf } from './http/request-scope.js';
-import { retellWebhook } from './http/retell-webhook.js';
+import { retellCallbacks } from './http/retell-callbacks.js';
 import { retellTools } from './http/retell-tools.js';
 import { stripeWebhook } from './http/stripe-webhook.js';
-import { twilioStatusWebhook, twilioVoiceWebhook } from './http/twilio-webhook.js';
-import { TWILIO_STATUS_PATH, TWILIO_VOICE_PATH } from './services/dialer/twilio-urls.js';
+import { twilioStatusCallback, twilioVoiceCallback } from './http/twilio-callbacks.js';
+import { VOICE_RUNTIME_CONFIG_PATH, voiceRuntimeConfig } from './http/voice-runtime.js';
+import { TWILIO_STATUS_PATH, TWILIO_VOICE_PATH } from './services/voice/providers/twilio/urls.js';
 
 export interface AppDeps {
   env: ServiceEnv;
@@ -96,7 +97,7 @@ export function createApp(deps: AppDeps): Hono {
   });
   app.post('/webhooks/stripe', stripeWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, secret: deps.stripeWebhookSecret }));
   // A long call's events carry its whole transcript, word by word: they get the import body limit.
-  app.post('/webhooks/retell', retellWebhook({ ...deps.env, maxBodyBytes: deps.limits.maxImportBodyBytes, retell: deps.retellWebhook }));
+  app.post('/webhooks/retell', retellCallbacks({ ...deps.env, maxBodyBytes: deps.limits.maxImportBodyBytes, retell: deps.retellWebhook }));
   // The agent's tools during a call: each request carries the call object, transcript so far included.
   app.post(
     '/voice/retell/tools/:name',
@@ -104,8 +105,10 @@ export function createApp(deps: AppDeps): Hono {
   );
   // Twilio's requests are small forms: the ordinary body limit.
   const twilio = { ...deps.env, maxBodyBytes: deps.limits.maxBodyBytes, twilio: deps.twilioWebhook };
-  app.post(TWILIO_VOICE_PATH, twilioVoiceWebhook(twilio));
-  app.post(TWILIO_STATUS_PATH, twilioStatusWebhook(twilio));
+  app.post(TWILIO_VOICE_PATH, twilioVoiceCallback(twilio));
+  app.post(TWILIO_STATUS_PATH, twilioStatusCallback(twilio));
+  // The voice runtime of Twilio calls reads its call's agent with the stream's token.
+  app.get(VOICE_RUNTIME_CONFIG_PATH, voiceRuntimeConfig(deps.env));
   app.route('/', createRestApp(deps));
   app.notFound(() => json(404, { detail: 'Not found.' }));
   app.onError((error, c) => {

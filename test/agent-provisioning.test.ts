@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProvisioning, type ProvisioningRuntime } from '../src/jobs/provisioning.js';
 import { systemClock } from '../src/services/context.js';
-import { RetellTelephony } from '../src/services/dialer/retell.js';
+import { RetellTelephony } from '../src/services/voice/providers/retell/telephony.js';
 import { sweepDrift } from '../src/services/voice/provisioning.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createCampaign, customer, dispatch, type Customer } from './support/campaigns.js';
@@ -90,7 +90,7 @@ describe('an agent provisioned at Retell', () => {
     const [llm, ...moreLlms] = [...fake.llms.values()].filter((l) => l.default_dynamic_variables?.callflow_agent_id === agentId);
     expect(moreLlms).toHaveLength(0);
     const row = await app.prisma.agent.findUniqueOrThrow({ where: { id: agentId } });
-    expect(llm).toMatchObject({ general_prompt: row.systemPrompt, model: 'gpt-4o-mini', model_temperature: 0.4 });
+    expect(llm).toMatchObject({ general_prompt: row.systemPrompt, model: 'gpt-4.1-mini', model_temperature: 0.4 });
     expect(toolNames(llm!)).toEqual(['end_call', 'check_availability', 'book_appointment', 'add_to_do_not_call', 'schedule_callback']);
     for (const tool of llm!.general_tools.slice(1)) {
       expect(tool).toMatchObject({ type: 'custom', url: `${PUBLIC}/voice/retell/tools/${tool.name}`, parameters: { type: 'object' } });
@@ -100,7 +100,7 @@ describe('an agent provisioned at Retell', () => {
     expect(versions[0]).toMatchObject({
       agent_name: `callflow:${agentId}`,
       response_engine: { type: 'retell-llm', llm_id: llm!.llm_id },
-      voice_id: 'warm-female-en-us',
+      voice_id: '11labs-Myra',
       language: 'en-US',
       webhook_url: `${PUBLIC}/webhooks/retell`,
       is_published: true,
@@ -207,19 +207,17 @@ describe('failures at Retell', () => {
   }, 60_000);
 
   it('fails on a refusal with the provider’s message, refuses dispatch with agent_not_ready, and is ready after a retry', async () => {
-    fake.inject('create-agent', { kind: 'status', status: 422, message: 'voice_id warm-female-en-us is not a voice of this workspace' });
+    fake.inject('create-agent', { kind: 'status', status: 422, message: 'voice_id 11labs-Myra is not a voice of this workspace' });
     const who = await customer(app, { contacts: 2, credits: 100_000 });
     const failed = await settled(who.agent.id, who.token);
     expect(failed.provisioning.state).toBe('failed');
-    expect(failed.provisioning.error).toBe(
-      'Retell answered 422 to create-agent: voice_id warm-female-en-us is not a voice of this workspace',
-    );
+    expect(failed.provisioning.error).toBe('Retell answered 422 to create-agent: voice_id 11labs-Myra is not a voice of this workspace');
 
     const campaign = await createCampaign(app, who, ALWAYS_OPEN);
     const refused = await dispatch(app, who.token, campaign.id);
     expect(refused.status).toBe(409);
     expect(refused.text).toContain('agent_not_ready');
-    expect(refused.text).toContain('voice_id warm-female-en-us is not a voice');
+    expect(refused.text).toContain('voice_id 11labs-Myra is not a voice');
     expect((await app.prisma.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).status).toBe('draft');
 
     const again = await app.gql(RETRY, { id: who.agent.id }, who.token);
@@ -229,6 +227,23 @@ describe('failures at Retell', () => {
     expect(twice.errors![0]!.extensions!.code).toBe('CONFLICT');
     expect((await dispatch(app, who.token, campaign.id)).status).toBe(202);
   }, 60_000);
+
+  it('is failed with Retell’s 400 for a model Retell does not offer, and ready once the agent names one it does', async () => {
+    const who = await customer(app, { contacts: 1, credits: 100_000 });
+    await settled(who.agent.id, who.token);
+    const edited = await app.gql(UPDATE, { id: who.agent.id, input: { llmRuntimeOverrides: { model: 'gpt-4o-mini' } } }, who.token);
+    expect(edited.errors).toBeUndefined();
+    const failed = await settled(who.agent.id, who.token);
+    expect(failed.provisioning.state).toBe('failed');
+    expect(failed.provisioning.error).toMatch(/^Retell answered 400 to update-retell-llm: model must be one of: gpt-4\.1, /);
+    const llm = () => [...fake.llms.values()].find((l) => l.default_dynamic_variables?.callflow_agent_id === who.agent.id)!;
+    expect(llm().model).toBe('gpt-4.1-mini');
+
+    await app.gql(UPDATE, { id: who.agent.id, input: { llmRuntimeOverrides: { model: 'claude-4.5-haiku' } } }, who.token);
+    const ready = await settled(who.agent.id, who.token);
+    expect(ready.provisioning).toMatchObject({ state: 'ready', error: null, version: 3 });
+    expect(llm().model).toBe('claude-4.5-haiku');
+  });
 
   it('gives up on passing errors after its last try, with the last error', async () => {
     fake.inject('create-retell-llm', { kind: 'status', status: 503, message: 'Service Unavailable' }, 6);
@@ -319,7 +334,7 @@ describe('the drift sweep', () => {
     expect(restored.provisioning.drift).toContain('was changed at retell');
     expect(fake.agents.get(c.provisioning.providerAgentId)!.find((v) => v.version === restored.provisioning.providerVersion)).toMatchObject(
       {
-        voice_id: 'warm-female-en-us',
+        voice_id: '11labs-Myra',
         is_published: true,
       },
     );

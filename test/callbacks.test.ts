@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callResultOf, retellCall } from '../src/services/dialer/retell-calls.js';
-import { SimulatedTelephony } from '../src/services/dialer/simulated.js';
-import type { CallResult } from '../src/services/dialer/telephony.js';
+import { callResultOf, retellCall } from '../src/services/voice/providers/retell/calls.js';
+import { SimulatedTelephony } from '../src/services/voice/providers/simulated/telephony.js';
+import type { CallResult } from '../src/services/voice/providers/telephony.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ManualClock, recordingDialer, runningCampaign } from './support/dialer.js';
 

@@ -4,8 +4,8 @@ import codesFile from '../src/services/calling-rules/data/nanp-area-codes.json' 
 import rulesFile from '../src/services/calling-rules/data/calling-rules.json' with { type: 'json' };
 import { enrollContacts } from '../src/services/campaigns/store.js';
 import { importContacts } from '../src/services/contacts/import.js';
-import { SimulatedTelephony } from '../src/services/dialer/simulated.js';
-import type { CallResult, PlaceCall, Telephony } from '../src/services/dialer/telephony.js';
+import { SimulatedTelephony } from '../src/services/voice/providers/simulated/telephony.js';
+import type { CallResult, PlaceCall, Telephony } from '../src/services/voice/providers/telephony.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ManualClock, manualDialer, runningCampaign } from './support/dialer.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrollContacts } from '../src/services/campaigns/store.js';
-import type { PlaceCall } from '../src/services/dialer/telephony.js';
+import type { PlaceCall } from '../src/services/voice/providers/telephony.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ManualClock, recordingDialer, runningCampaign } from './support/dialer.js';
 

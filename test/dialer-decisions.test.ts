@@ -15,7 +15,7 @@ import { isStartRefusal } from '../src/services/campaigns/states.js';
 import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/options.js';
 import type { FinishedAttempt } from '../src/services/dialer/store/ended-calls.js';
 import type { Candidate, TickCampaign } from '../src/services/dialer/store/placing.js';
-import { CallRefused, type CallResult } from '../src/services/dialer/telephony.js';
+import { CallRefused, type CallResult } from '../src/services/voice/providers/telephony.js';
 
 // The dialer's rules on plain objects: no database, no clock, no telephony.
 

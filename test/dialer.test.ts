@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Statement } from '../src/db/sql.js';
-import type { CallResult, PlaceCall } from '../src/services/dialer/telephony.js';
+import type { CallResult, PlaceCall } from '../src/services/voice/providers/telephony.js';
 import { statusOf } from '../src/services/call-outcomes.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import {

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startProvisioning, type ProvisioningRuntime } from '../src/jobs/provisioning.js';
 import { startWebhookDelivery, type WebhookRuntime } from '../src/jobs/webhooks.js';
 import { systemClock } from '../src/services/context.js';
 import type { DialerControl } from '../src/services/dialer/control.js';
-import { RetellTelephony } from '../src/services/dialer/retell.js';
+import { RetellTelephony } from '../src/services/voice/providers/retell/telephony.js';
 import { inProcessEventBus } from '../src/services/events.js';
 import { defaultSettings } from '../src/services/settings.js';
 import { startTestApp, type TestApp } from './support/app.js';
@@ -19,8 +20,8 @@ import { waitFor } from './support/wait.js';
 // with two A/B variants and a booking calendar with one slot left, calls placed through the Retell
 // adapter, two callees racing for the last slot, the booking seen on GraphQL and delivered to the
 // customer's webhook receiver while the calls are up, a callee opting out by voice and listed before
-// hanging up, and the report agreeing with the webhooks after the calls end. Registering the agents at
-// Retell is stood in for by setting their provider ids.
+// hanging up, and the report agreeing with the webhooks after the calls end. The agents are provisioned
+// at the Retell fake through the provisioning job (pg-boss), as in production.
 
 const API_KEY = 'key_test_retell_api_0123456789';
 const WEBHOOK_KEY = 'key_test_retell_webhook_0123456789';
@@ -32,6 +33,7 @@ let app: TestApp;
 let fake: FakeRetell;
 let dialer: ReturnType<typeof manualDialer>;
 let delivery: WebhookRuntime;
+let provisioning: ProvisioningRuntime;
 let receiver: Receiver;
 
 beforeAll(async () => {
@@ -43,6 +45,7 @@ beforeAll(async () => {
     dialer: control,
     settings,
     retellWebhook: { key: WEBHOOK_KEY, toleranceSeconds: 300, analysisWaitSeconds: 120 },
+    voice: { queued: (id) => provisioning.control.queued(id) },
   });
   fake = await new FakeRetell({
     apiKey: API_KEY,
@@ -52,6 +55,14 @@ beforeAll(async () => {
     script: () => ({ kind: 'silent' }),
     now: () => clock.now().getTime(),
   }).start();
+  provisioning = await startProvisioning(dialerEnv(app, systemClock), app.db, {
+    voice: { provider: 'retell', baseUrl: fake.url, apiKey: API_KEY, timeoutSeconds: 10, publicBaseUrl: app.url },
+    relayMs: 100,
+    retryLimit: 3,
+    retryDelaySeconds: 1,
+    jobExpireSeconds: 60,
+    driftSweepSeconds: 86_400,
+  });
   dialer = manualDialer(dialerEnv(app, clock), new RetellTelephony({ baseUrl: fake.url, apiKey: API_KEY, timeoutSeconds: 10 }));
   receiver = await startReceiver();
   delivery = await startWebhookDelivery({ ...dialerEnv(app, systemClock), settings: { ...defaultSettings, ...settings } }, app.db, {
@@ -63,6 +74,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  await provisioning?.stop();
   await delivery?.stop();
   await receiver?.close();
   await fake?.close();
@@ -101,13 +113,36 @@ describe('the in-call journey', () => {
       token,
     );
 
-    // Two agents from the appointment setter template, registered at Retell.
+    // Two agents from the appointment setter template, provisioned at Retell by the job: an LLM and a
+    // published agent each, the agent's number bound to it.
     const agents = [await createAgent(app, token, { name: 'Sam' }), await createAgent(app, token, { name: 'Alex' })];
-    const providerIds = new Map([
-      [agents[0]!.id, 'agent_retell_sam'],
-      [agents[1]!.id, 'agent_retell_alex'],
-    ]);
-    for (const [id, providerAgentId] of providerIds) await app.prisma.agent.update({ where: { id }, data: { providerAgentId } });
+    const provisioned = new Map<string, { providerAgentId: string; providerVersion: number }>();
+    for (const agent of agents) {
+      const ready = await waitFor(
+        async () => {
+          const { agent: read } = await gql(
+            `query($id: UUID!) { agent(id: $id) { provisioning { state error providerAgentId providerVersion version } } }`,
+            { id: agent.id },
+            token,
+          );
+          expect(read.provisioning.state).not.toBe('failed');
+          return read.provisioning.state === 'ready' ? read.provisioning : undefined;
+        },
+        30_000,
+        'the agent to be provisioned',
+      );
+      expect(ready).toMatchObject({ error: null, version: 1, providerAgentId: expect.stringMatching(/^agent_/) });
+      const [published] = fake.agents.get(ready.providerAgentId)!;
+      expect(published).toMatchObject({ agent_name: `callflow:${agent.id}`, is_published: true, version: ready.providerVersion });
+      expect(fake.llms.get((published!.response_engine as { llm_id: string }).llm_id)).toMatchObject({
+        model: 'gpt-4.1-mini',
+      });
+      expect(fake.phoneNumbers.get(agent.phoneNumbers[0]!.number)!.outbound_agents).toEqual([
+        { agent_id: ready.providerAgentId, agent_version: ready.providerVersion, weight: 1 },
+      ]);
+      provisioned.set(agent.id, ready);
+    }
+    expect(provisioned.get(agents[0]!.id)!.providerAgentId).not.toBe(provisioned.get(agents[1]!.id)!.providerAgentId);
     await gql(
       `mutation($input: GrantCreditsInput!) { grantCredits(input: $input) { id } }`,
       { input: { userId, kind: 'top_up', amountCents: 100_000 } },
@@ -169,15 +204,20 @@ describe('the in-call journey', () => {
     await gql(`mutation($id: UUID!) { dispatchCampaign(id: $id) { status } }`, { id: campaignId }, token);
     await dialer.run(campaignId);
 
-    // Every call carries the agent of its contact's variant.
+    // Every call carries the agent of its contact's variant, at the version Retell published, and its
+    // attempt records that agent and our version.
     const calls = PHONES.map((phone) => fake.calls.find((c) => c.body.to_number === phone)!);
     expect(calls.every(Boolean)).toBe(true);
     const enrolments = await app.prisma.campaignContact.findMany({ where: { campaignId }, include: { contact: true } });
     const variants = await app.prisma.campaignVariant.findMany({ where: { campaignId } });
+    const attempts = await app.prisma.callAttempt.findMany({ where: { campaignId } });
     for (const call of calls) {
       const enrolment = enrolments.find((e) => e.contact.phoneNumber === call.body.to_number)!;
       const variant = variants.find((v) => v.id === enrolment.variantId)!;
-      expect(call.body.override_agent_id).toBe(providerIds.get(variant.agentId));
+      const agent = provisioned.get(variant.agentId)!;
+      expect(call.body).toMatchObject({ override_agent_id: agent.providerAgentId, override_agent_version: agent.providerVersion });
+      const attempt = attempts.find((a) => a.id === call.body.metadata.attempt_id)!;
+      expect(attempt).toMatchObject({ agentId: variant.agentId, agentVersion: 1 });
     }
     for (const call of calls) await deliver('call_started', call, talk());
     const asAgent = (call: CreatedCall) => ({

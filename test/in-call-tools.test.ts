@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrollContacts } from '../src/services/campaigns/store.js';
 import { importContacts } from '../src/services/contacts/import.js';
 import type { DialerControl } from '../src/services/dialer/control.js';
-import { RetellTelephony } from '../src/services/dialer/retell.js';
+import { RetellTelephony } from '../src/services/voice/providers/retell/telephony.js';
 import { inProcessEventBus } from '../src/services/events.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, manualDialer, ManualClock, runningCampaign } from './support/dialer.js';

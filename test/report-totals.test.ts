@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statement } from '../src/db/sql.js';
-import type { CallResult } from '../src/services/dialer/telephony.js';
+import type { CallResult } from '../src/services/voice/providers/telephony.js';
 import { foldReportTotals } from '../src/services/results/reports.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ManualClock, recordingDialer, runningCampaign } from './support/dialer.js';

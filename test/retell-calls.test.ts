@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attemptIdOf, callResultOf, retellCall } from '../src/services/dialer/retell-calls.js';
+import { attemptIdOf, callResultOf, retellCall } from '../src/services/voice/providers/retell/calls.js';
 
 // What a Retell call object means for our attempt: the mapping alone, without HTTP or a database.
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialerControl } from '../src/services/dialer/control.js';
-import { RetellTelephony } from '../src/services/dialer/retell.js';
+import { RetellTelephony } from '../src/services/voice/providers/retell/telephony.js';
 import { inProcessEventBus, type CampaignEvent } from '../src/services/events.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, manualDialer, ManualClock, runningCampaign } from './support/dialer.js';

@@ -4,11 +4,14 @@ import { loadConfig } from '../src/config.js';
 import { startDialer, type DialerRuntime } from '../src/jobs/dialer.js';
 import { systemClock } from '../src/services/context.js';
 import type { DialerControl } from '../src/services/dialer/control.js';
-import { CallRefused, type PlaceCall } from '../src/services/dialer/telephony.js';
-import { TwilioTelephony } from '../src/services/dialer/twilio.js';
-import { callResultOf, twilioCall } from '../src/services/dialer/twilio-calls.js';
-import { twilioSignature, verifyTwilioSignature } from '../src/services/dialer/twilio-signature.js';
-import { twimlFor } from '../src/services/dialer/twilio-twiml.js';
+import { CallRefused, type PlaceCall } from '../src/services/voice/providers/telephony.js';
+import { TwilioTelephony } from '../src/services/voice/providers/twilio/telephony.js';
+import { callResultOf, twilioCall } from '../src/services/voice/providers/twilio/calls.js';
+import { twilioSignature, verifyTwilioSignature } from '../src/services/voice/providers/twilio/signature.js';
+import { twimlFor } from '../src/services/voice/providers/twilio/twiml.js';
+import { runtimeToken, type RuntimeGrant } from '../src/services/voice/runtime/token.js';
+import { AI_DISCLOSURE_SENTENCE } from '../src/services/calling-rules/disclosure.js';
+import { IN_CALL_TOOLS } from '../src/services/voice/tools/definitions.js';
 import { configProblems } from './support/config.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { campaignCompleted, dialerEnv, ledgerMatchesAccount, runningCampaign } from './support/dialer.js';
@@ -25,6 +28,7 @@ const PUBLIC_BASE_URL = 'https://calls.example.test';
 const STREAM_URL = 'wss://agents.example.test/twilio';
 const ATTEMPT = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
 const SID = 'CA0123456789abcdef0123456789abcdef';
+const AGENT = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c';
 
 describe('the Twilio signature', () => {
   // Twilio's documented example: auth token 12345, this URL and these parameters.
@@ -125,16 +129,30 @@ describe('Twilio statuses as our results', () => {
 });
 
 describe('the TwiML of the voice URL', () => {
-  const call = { attempt_id: ATTEMPT, agent_id: 'agent_1', voicemail_message: 'Hi Ann & "Bob", <call> us back.' };
+  const call = { attempt_id: ATTEMPT, voicemail_message: 'Hi Ann & "Bob", <call> us back.' };
+  const grant = { token: 'payload.sig&"', agentId: AGENT, agentVersion: 3, expiresAt: new Date() };
 
-  it('connects a person (or an answer the detection could not tell) to the voice agent, with our attempt id', () => {
+  it("connects a person (or an answer the detection could not tell) to the call's agent, with our attempt id, its version and token", () => {
     for (const answeredBy of ['human', 'unknown', undefined]) {
-      const twiml = twimlFor(answeredBy, call, STREAM_URL);
+      const twiml = twimlFor(answeredBy, call, STREAM_URL, grant);
       expect(readTwiml(twiml)).toEqual({
-        connect: { url: STREAM_URL, parameters: { attempt_id: ATTEMPT, agent_id: 'agent_1', answered_by: answeredBy ?? 'unknown' } },
+        connect: {
+          url: STREAM_URL,
+          parameters: {
+            attempt_id: ATTEMPT,
+            agent_id: AGENT,
+            agent_version: '3',
+            token: grant.token,
+            answered_by: answeredBy ?? 'unknown',
+          },
+        },
         hangup: false,
       });
     }
+  });
+
+  it('hangs up on a person when there is no call in flight to connect them to (no grant)', () => {
+    expect(readTwiml(twimlFor('human', call, STREAM_URL))).toEqual({ hangup: true });
   });
 
   it('says the message, escaped, after a voicemail greeting ended, and hangs up; hangs up on anything else', () => {
@@ -367,7 +385,6 @@ describe('a campaign dialed through Twilio', () => {
         scheduleConfig: { max_attempts: 1, voicemail: { action: 'leave_message', message: MESSAGE } },
       },
     });
-    await app.prisma.agent.update({ where: { id: setup.agent.id }, data: { providerAgentId: 'agent_4f2b1c' } });
     const dispatched = await app.request('POST', `/api/v1/campaigns/${setup.campaignId}/dispatch/`, { token: setup.token, body: {} });
     expect(dispatched.status).toBe(202);
     await campaignCompleted(app, setup.campaignId, 90_000);
@@ -399,11 +416,7 @@ describe('a campaign dialed through Twilio', () => {
       });
       const voice = new URL(String(call.params.Url));
       expect(voice.origin + voice.pathname).toBe(`${PUBLIC_BASE_URL}/webhooks/twilio/voice`);
-      expect(Object.fromEntries(voice.searchParams)).toEqual({
-        attempt_id: attempt.id,
-        agent_id: 'agent_4f2b1c',
-        voicemail_message: rendered(person),
-      });
+      expect(Object.fromEntries(voice.searchParams)).toEqual({ attempt_id: attempt.id, voicemail_message: rendered(person) });
       const status = new URL(String(call.params.StatusCallback));
       expect(status.origin + status.pathname).toBe(`${PUBLIC_BASE_URL}/webhooks/twilio/status`);
       expect(Object.fromEntries(status.searchParams)).toEqual({ attempt_id: attempt.id, leave_voicemail: 'true' });
@@ -421,13 +434,25 @@ describe('a campaign dialed through Twilio', () => {
       [8, 'human'],
       [11, 'unknown'],
     ] as const) {
-      expect(byNumber.get(number(i))!.verbs).toEqual({
+      const attempt = attempts.get(number(i))!;
+      expect(attempt).toMatchObject({ agentId: setup.agent.id, agentVersion: 1 });
+      const verbs = byNumber.get(number(i))!.verbs;
+      expect(verbs).toEqual({
         connect: {
           url: STREAM_URL,
-          parameters: { attempt_id: attempts.get(number(i))!.id, agent_id: 'agent_4f2b1c', answered_by: answeredBy },
+          parameters: {
+            attempt_id: attempt.id,
+            agent_id: setup.agent.id,
+            agent_version: '1',
+            token: expect.any(String),
+            answered_by: answeredBy,
+          },
         },
         hangup: false,
       });
+      // The call is over now: its token reads nothing more.
+      const { token } = (verbs as { connect: { parameters: Record<string, string> } }).connect.parameters;
+      expect((await app.request('GET', '/voice/runtime/config', { token })).status).toBe(401);
     }
     const voicemail = byNumber.get(number(2))!;
     expect(voicemail.verbs).toEqual({ say: rendered('Person 2'), hangup: true });
@@ -653,18 +678,87 @@ describe('Twilio webhooks, one request at a time', { timeout: 120_000 }, () => {
   });
 
   it('hangs up on a machine when the campaign leaves no message: the call is a voicemail, billed nothing', async () => {
-    const { call, campaignId, agent } = await dialOne({ scheduleConfig: { max_attempts: 1, voicemail: { action: 'hang_up' } } });
-    // The agent's id at the provider (the simulator's, with which agents are provisioned here), and no message.
-    const { providerAgentId } = await app.prisma.agent.findUniqueOrThrow({ where: { id: agent.id } });
-    expect(Object.fromEntries(new URL(String(call.params.Url)).searchParams)).toEqual({
-      attempt_id: expect.any(String),
-      agent_id: providerAgentId,
-    });
+    const { call, campaignId } = await dialOne({ scheduleConfig: { max_attempts: 1, voicemail: { action: 'hang_up' } } });
+    // No message to leave: nothing but the attempt in the voice URL.
+    expect(Object.fromEntries(new URL(String(call.params.Url)).searchParams)).toEqual({ attempt_id: expect.any(String) });
     expect(new URL(String(call.params.StatusCallback)).searchParams.has('leave_voicemail')).toBe(false);
     const voice = await fetchTwiml(call, 'machine_end_beep');
     expect(readTwiml(voice)).toEqual({ hangup: true });
     await fake.status(call, 'completed', { CallDuration: '15', AnsweredBy: 'machine_end_beep' });
     expect(await final(campaignId)).toMatchObject({ status: 'voicemail', outcome: 'voicemail', durationSeconds: 15, costCents: 0n });
+  });
+
+  it("gives a person's stream the call's agent and a token with which the runtime reads the agent, the tools and the contact's variables, until the call ends", async () => {
+    seq += 1;
+    const phone = silent(seq);
+    const one = await runningCampaign(app, dialerEnv(app, systemClock), {
+      rows: [{ 'First Name': 'Ann', Phone: phone, Plan: 'Gold' }],
+      campaign: { transferNumber: '+14155550999' },
+    });
+    const agent = await app.prisma.agent.findUniqueOrThrow({ where: { id: one.agent.id } });
+    await runtime.control.wake(one.campaignId);
+    const call = await waitFor(async () => fake.calls.find((c) => c.params.To === phone), 30_000, 'the call to be created');
+    const attempt = await waitFor(
+      async () => {
+        const a = await attemptOf(one.campaignId);
+        return a.providerCallId === call.sid ? a : undefined;
+      },
+      30_000,
+      'the call to be ringing',
+    );
+    await fake.status(call, 'in-progress');
+    const verbs = readTwiml(await fetchTwiml(call, 'human')) as { connect: { parameters: Record<string, string> } };
+    const { token, ...parameters } = verbs.connect.parameters;
+    expect(parameters).toEqual({ attempt_id: attempt.id, agent_id: agent.id, agent_version: String(agent.version), answered_by: 'human' });
+
+    const config = await app.request('GET', '/voice/runtime/config', { token });
+    expect(config.status).toBe(200);
+    expect(config.headers.get('cache-control')).toBe('no-store');
+    expect(config.json).toEqual({
+      attempt_id: attempt.id,
+      expires_at: new Date(attempt.createdAt.getTime() + 15 * 60_000).toISOString(),
+      agent: { id: agent.id, name: agent.name, version: agent.version, settings_version: agent.version },
+      prompt: {
+        system_prompt: agent.systemPrompt,
+        // A +1 415 number is in California, whose AB 2905 requires the disclosure first.
+        begin_message: expect.stringMatching(new RegExp(`^${AI_DISCLOSURE_SENTENCE.replace(/[.?]/g, '\\$&')}`)),
+        ai_disclosure: { required: true, region: 'US-CA', rule: expect.stringContaining('AB 2905'), source: expect.any(String) },
+      },
+      model: { model: expect.any(String), temperature: expect.any(Number) },
+      voice: expect.objectContaining({ voice_id: expect.any(String) }),
+      tools: JSON.parse(JSON.stringify(IN_CALL_TOOLS)),
+      dynamic_variables: { first_name: 'Ann', Plan: 'Gold', transfer_number: '+14155550999' },
+    });
+
+    const refused = async (authorization: string | undefined) => {
+      const res = await app.request('GET', '/voice/runtime/config', authorization === undefined ? {} : { headers: { authorization } });
+      return { status: res.status, body: res.json };
+    };
+    expect(await refused(undefined)).toEqual({ status: 401, body: { detail: 'Authentication credentials were not provided.' } });
+    const [payload, signature] = token!.split('.');
+    const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+    const forged = Buffer.from(JSON.stringify({ ...claims, e: claims.e + 3_600_000 })).toString('base64url');
+    for (const bad of [`${forged}.${signature}`, `${payload}.${signature!.slice(1)}x`, 'not-a-token', `${payload}.${signature}.x`]) {
+      expect((await refused(`Bearer ${bad}`)).status).toBe(401);
+    }
+    // Signed with our own key: expired, or naming another agent or another customer's call.
+    const { secret } = await app.prisma.signingKey.findUniqueOrThrow({ where: { name: 'voice-runtime' } });
+    const signed = (grant: Partial<RuntimeGrant>) =>
+      `Bearer ${runtimeToken(Buffer.from(secret), { attemptId: attempt.id, agentId: agent.id, agentVersion: agent.version, expiresAt: new Date(Date.now() + 60_000), ...grant })}`;
+    expect((await refused(signed({ expiresAt: new Date(Date.now() - 1000) }))).status).toBe(401);
+    const other = await dialOne();
+    const otherAttempt = await attemptOf(other.campaignId);
+    expect(await refused(signed({ agentId: other.agent.id }))).toEqual({ status: 404, body: { detail: 'Not found.' } });
+    expect(await refused(signed({ attemptId: otherAttempt.id }))).toEqual({ status: 404, body: { detail: 'Not found.' } });
+    expect((await refused(signed({}))).status).toBe(200);
+
+    await fake.status(call, 'completed', ENDED);
+    await final(one.campaignId);
+    expect(await refused(`Bearer ${token}`)).toEqual({
+      status: 401,
+      body: { detail: 'Given token not valid for any token type', code: 'token_not_valid' },
+    });
+    await fake.status(other.call, 'no-answer');
   });
 
   it('answers 503 on both routes while Twilio is not configured', async () => {

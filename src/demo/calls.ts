@@ -1,6 +1,6 @@
 import { DEFAULT_DIALER_OPTIONS } from '../services/dialer/options.js';
 import { Dialer } from '../services/dialer/engine.js';
-import type { CallResult, PlaceCall, Telephony } from '../services/dialer/telephony.js';
+import type { CallResult, PlaceCall, Telephony } from '../services/voice/providers/telephony.js';
 import type { Clock, ServiceEnv } from '../services/context.js';
 
 // The demo's finished campaign is called by the real dialer, so that its history, report, charges and

@@ -7,10 +7,10 @@ import { createCampaign } from '../services/campaigns/campaigns.js';
 import { dispatchCampaign } from '../services/campaigns/dispatch.js';
 import { importContacts } from '../services/contacts/import.js';
 import { serviceContext, type ServiceEnv } from '../services/context.js';
-import { SimulatedVoiceProvider } from '../services/voice/providers/simulated.js';
+import { SimulatedVoiceProvider } from '../services/voice/providers/simulated/agents.js';
 import { provisionAgent } from '../services/voice/provisioning.js';
 import { WEEKDAYS } from '../services/calling-rules/schedule.js';
-import type { CallResult } from '../services/dialer/telephony.js';
+import type { CallResult } from '../services/voice/providers/telephony.js';
 import { insertUserIfMissing } from '../services/users/store.js';
 import { callThrough, DemoClock, type CallScript } from './calls.js';
 

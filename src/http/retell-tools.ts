@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { readRawBody } from './body.js';
 import { errorResponse, json } from './errors.js';
 import type { ServiceEnv } from '../services/context.js';
-import { RetellSignatureError, type RetellWebhookSettings } from '../services/dialer/retell-webhooks.js';
+import { RetellSignatureError, type RetellWebhookSettings } from '../services/voice/providers/retell/callbacks.js';
 import { retellToolRequest } from '../services/voice/tools/retell.js';
 import { runInCallTool } from '../services/voice/tools/run.js';
 import { scopeOf } from './request-scope.js';

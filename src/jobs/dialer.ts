@@ -7,10 +7,10 @@ import type { ServiceEnv } from '../services/context.js';
 import type { DialerControl } from '../services/dialer/control.js';
 import { Dialer } from '../services/dialer/engine.js';
 import type { DialerOptions, Wake } from '../services/dialer/options.js';
-import { RetellTelephony, type RetellOptions } from '../services/dialer/retell.js';
-import { SimulatedTelephony, type SimulatorOptions } from '../services/dialer/simulated.js';
+import { RetellTelephony, type RetellOptions } from '../services/voice/providers/retell/telephony.js';
+import { SimulatedTelephony, type SimulatorOptions } from '../services/voice/providers/simulated/telephony.js';
 import { TickTurns } from '../services/dialer/turns.js';
-import { TwilioTelephony, type TwilioOptions } from '../services/dialer/twilio.js';
+import { TwilioTelephony, type TwilioOptions } from '../services/voice/providers/twilio/telephony.js';
 import { ensureQueue } from './queues.js';
 import { wakeNotifications, type WakeNotifications } from './wake-notifications.js';
 

@@ -5,7 +5,7 @@ import type { ServiceEnv } from '../services/context.js';
 import type { VoiceControl } from '../services/voice/control.js';
 import type { VoiceProvider } from '../services/voice/provider.js';
 import { RetellVoiceProvider, type RetellProvisioningOptions } from '../services/voice/providers/retell/agents.js';
-import { SimulatedVoiceProvider } from '../services/voice/providers/simulated.js';
+import { SimulatedVoiceProvider } from '../services/voice/providers/simulated/agents.js';
 import { provisionAgent, queueProvisioning, sweepDrift } from '../services/voice/provisioning.js';
 import { queueSession } from '../services/webhooks/queueing.js';
 import { ensureQueue } from './queues.js';

@@ -18,11 +18,11 @@ import type { TrustedDocuments } from '../../src/schema/server/trusted-documents
 import { createAuthenticator, signToken, UserRegistry, type AuthSettings } from '../../src/services/auth.js';
 import { systemClock, type Clock, type ServiceEnv } from '../../src/services/context.js';
 import { idleDialer, type DialerControl } from '../../src/services/dialer/control.js';
-import type { RetellWebhookSettings } from '../../src/services/dialer/retell-webhooks.js';
-import type { TwilioWebhookSettings } from '../../src/services/dialer/twilio-webhooks.js';
+import type { RetellWebhookSettings } from '../../src/services/voice/providers/retell/callbacks.js';
+import type { TwilioWebhookSettings } from '../../src/services/voice/providers/twilio/callbacks.js';
 import { inProcessEventBus, type EventBus } from '../../src/services/events.js';
 import type { VoiceControl } from '../../src/services/voice/control.js';
-import { SimulatedVoiceProvider } from '../../src/services/voice/providers/simulated.js';
+import { SimulatedVoiceProvider } from '../../src/services/voice/providers/simulated/agents.js';
 import { provisionAgent } from '../../src/services/voice/provisioning.js';
 import { defaultSettings, type Settings } from '../../src/services/settings.js';
 import { openTestDatabase } from './database.js';

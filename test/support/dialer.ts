@@ -8,7 +8,7 @@ import { idleDialer } from '../../src/services/dialer/control.js';
 import { Dialer } from '../../src/services/dialer/engine.js';
 import { DEFAULT_DIALER_OPTIONS, type DialerOptions } from '../../src/services/dialer/options.js';
 import { enrollContacts } from '../../src/services/campaigns/store.js';
-import type { CallResult, PlaceCall, Telephony } from '../../src/services/dialer/telephony.js';
+import type { CallResult, PlaceCall, Telephony } from '../../src/services/voice/providers/telephony.js';
 import { inProcessEventBus } from '../../src/services/events.js';
 import { defaultSettings } from '../../src/services/settings.js';
 import type { TestApp } from './app.js';

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { LlmCreateParams } from 'retell-sdk/resources/llm';
 import { LocalFake, reply } from './local-fake.js';
 
 // A local stand-in for Retell's API, speaking its protocol: POST /v2/create-phone-call with a bearer API
@@ -86,6 +87,35 @@ export interface FakeRetellOptions {
   /** The clock webhooks are signed with (unix ms). */
   now?: () => number;
 }
+
+// The LLM models Retell offers, as retell-sdk's types list them (a record of every one, so that the
+// type check fails when the SDK's list changes); any other `model` is refused with a 400, as Retell does.
+const MODELS: Record<NonNullable<LlmCreateParams['model']>, true> = {
+  'gpt-4.1': true,
+  'gpt-4.1-mini': true,
+  'gpt-4.1-nano': true,
+  'gpt-5': true,
+  'gpt-5-mini': true,
+  'gpt-5-nano': true,
+  'gpt-5.1': true,
+  'gpt-5.2': true,
+  'gpt-5.4': true,
+  'gpt-5.4-mini': true,
+  'gpt-5.4-nano': true,
+  'gpt-5.5': true,
+  'gpt-5.6-terra': true,
+  'gpt-5.6-luna': true,
+  'claude-4.5-sonnet': true,
+  'claude-4.6-sonnet': true,
+  'claude-5-sonnet': true,
+  'claude-4.5-haiku': true,
+  'gemini-3.0-flash': true,
+  'gemini-3.1-flash-lite': true,
+  'gemini-3.5-flash': true,
+  'gemini-3.5-flash-lite': true,
+  'gemini-3.6-flash': true,
+};
+export const RETELL_MODELS: readonly string[] = Object.keys(MODELS);
 
 export class FakeRetell extends LocalFake {
   readonly calls: CreatedCall[] = [];
@@ -185,6 +215,10 @@ export class FakeRetell extends LocalFake {
   private serve(method: string, operation: string, id: string | undefined, body: Record<string, any>, query: URLSearchParams) {
     const notFound = { status: 404, body: { status: 'error', message: 'Not found.' } };
     const key = `${method} ${operation}`;
+    const badModel = body.model !== undefined && body.model !== null && !RETELL_MODELS.includes(body.model);
+    if ((key === 'POST create-retell-llm' || key === 'PATCH update-retell-llm') && badModel) {
+      return { status: 400, body: { status: 'error', message: `model must be one of: ${RETELL_MODELS.join(', ')}.` } };
+    }
     if (key === 'POST create-retell-llm') {
       const llm = {
         ...body,

@@ -1,4 +1,4 @@
-import type { CallResult } from './telephony.js';
+import type { CallResult } from '../voice/providers/telephony.js';
 
 /**
  * What the rest of the service needs from the dialer: a nudge when a campaign starts or resumes, so calls

@@ -9,7 +9,7 @@ import { statusOf } from '../call-outcomes.js';
 import { decide, policyOf } from '../calling-rules/retry-policy.js';
 import type { BookingNote, CallBooking, CampaignRecord, ContactStep, FinishedAttempt, NewAppointment } from './store/ended-calls.js';
 import type { Candidate, TickAgent, TickCampaign } from './store/placing.js';
-import { CallRefused, type CallResult } from './telephony.js';
+import { CallRefused, type CallResult, type PlaceCall } from '../voice/providers/telephony.js';
 import { gate, type BlockReason } from '../calling-rules/gate.js';
 import { countCall, pickCallerId, poolOpensAt, type PoolNumber } from './caller-id.js';
 import { localDate, nextOpening, windowOf } from '../calling-rules/window.js';
@@ -180,6 +180,20 @@ export function variablesOf(stored: unknown): Record<string, string> {
   const out: Record<string, string> = { ...data.custom_fields };
   for (const key of ['first_name', 'last_name', 'email', 'address'] as const) if (data[key]) out[key] = data[key]!;
   return out;
+}
+
+/** What a call carries to its agent: the contact's fields with the campaign's transfer number, and the message to leave. */
+export function callVariables(
+  contactData: unknown,
+  transferNumber: string | null,
+  voicemailTemplate: string | null,
+): Pick<PlaceCall, 'variables' | 'voicemailMessage'> {
+  const variables = variablesOf(contactData);
+  return {
+    // The agent's transfer_call dials {{transfer_number}}: the campaign names it, per call.
+    variables: transferNumber ? { ...variables, transfer_number: transferNumber } : variables,
+    voicemailMessage: voicemailMessageOf(voicemailTemplate, variables),
+  };
 }
 
 /**

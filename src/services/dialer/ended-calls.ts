@@ -23,7 +23,7 @@ import {
   type FinishedAttempt,
   type PlacedCall,
 } from './store/ended-calls.js';
-import type { CallResult } from './telephony.js';
+import type { CallResult } from '../voice/providers/telephony.js';
 import { bookingEvents, callEvents } from './webhook-events.js';
 
 // A batch of results, step by step: the dialer collects what was reported (report), the rules in

@@ -9,7 +9,7 @@ import { putBackUnplaced } from './put-back.js';
 import { attemptsOfLockedAccounts, markEnded, markRinging, type EndedMark, type PlacedCall } from './store/ended-calls.js';
 import { nextDue } from './store/placing.js';
 import { sweep } from './sweep.js';
-import type { CallResult, Telephony } from './telephony.js';
+import type { CallResult, Telephony } from '../voice/providers/telephony.js';
 
 // The dialer: claims contacts and places calls (tick: placing.ts), applies finished calls (report and
 // flush: ended-calls.ts), and repairs what time breaks (sweep.ts); the rules they follow are the pure

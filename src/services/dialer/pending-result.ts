@@ -1,5 +1,5 @@
 import { outcomeOfLegacy, type CallOutcome, type FinalStatus } from '../call-outcomes.js';
-import type { CallResult } from './telephony.js';
+import type { CallResult } from '../voice/providers/telephony.js';
 
 // A provider's result kept on its attempt (`call_attempts.pending_result`) until the dialer applies it,
 // so that a result accepted from a webhook survives the process that accepted it.

@@ -10,8 +10,7 @@ import {
   freeSlots,
   planClaim,
   refusalOutcome,
-  variablesOf,
-  voicemailMessageOf,
+  callVariables,
   voicemailTemplateOf,
 } from './decisions.js';
 import type { DialerOptions } from './options.js';
@@ -31,7 +30,7 @@ import { needsRest, type PoolNumber } from './caller-id.js';
 import { emitEvents } from '../webhooks/emit.js';
 import type { SqlTransaction } from '../../db/sql.js';
 import type { PlacedCall } from './store/ended-calls.js';
-import type { CallResult, PlaceCall, Telephony } from './telephony.js';
+import type { CallResult, PlaceCall, Telephony } from '../voice/providers/telephony.js';
 
 // A tick, step by step: look at the campaign without its lock, claim contacts under it (the rules in
 // decisions.ts decide which), then place their calls. While a tick holds the campaign's lock, every
@@ -155,7 +154,6 @@ export async function claim(
       if (plan.chosen.length === 0) return { claim: { calls: [], more: false, wakeAt: plan.poolOpensAt }, changed };
       const voicemail = voicemailTemplateOf(campaign.scheduleConfig);
       const calls = plan.chosen.map((c) => {
-        const variables = variablesOf(c.data);
         return {
           id: uuidv7(),
           contactId: c.contactId,
@@ -166,9 +164,7 @@ export async function claim(
             ? { agentId: c.variant.agentId, agentVersion: c.variant.agentVersion, providerAgentId: c.variant.providerAgentId }
             : { agentId: agent.agentId, agentVersion: agent.agentVersion, providerAgentId: agent.providerAgentId }),
           providerAgentVersion: c.variant ? c.variant.providerVersion : agent.providerVersion,
-          // The agent's transfer_call dials {{transfer_number}}: the campaign names it, per call.
-          variables: campaign.transferNumber ? { ...variables, transfer_number: campaign.transferNumber } : variables,
-          voicemailMessage: voicemailMessageOf(voicemail, variables),
+          ...callVariables(c.data, campaign.transferNumber, voicemail),
         };
       });
       // Under the numbers' locks, with the calls that start their new runs.

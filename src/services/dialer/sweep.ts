@@ -6,7 +6,7 @@ import { foldReportTotals } from '../results/reports.js';
 import { readPendingResult } from './pending-result.js';
 import { retryOnConflict } from './retry.js';
 import { clearEndedMarks, closeCancelled, expiredAttempts, runningCampaigns, scheduledToStart } from './store/sweep.js';
-import type { CallResult } from './telephony.js';
+import type { CallResult } from '../voice/providers/telephony.js';
 
 // What time alone changes, repaired by every worker now and then: calls whose lease ran out, scheduled
 // campaigns whose start has come, cancelled campaigns' waiting contacts, and running campaigns that

@@ -3,7 +3,7 @@ import type { Ending } from './decisions.js';
 import type { FinishedAttempt, NewAppointment, NotedBooking } from './store/ended-calls.js';
 import { appointmentEventData } from '../results/appointments.js';
 import { statusOf } from '../call-outcomes.js';
-import type { CallResult } from './telephony.js';
+import type { CallResult } from '../voice/providers/telephony.js';
 
 /** What a batch of results tells customers' webhooks: each call's end, its analysis, the appointments it booked, an opt-out. */
 export function callEvents(

@@ -3,7 +3,7 @@ import type { ProvisioningState } from '../../generated/prisma/client.js';
 import type { Provisioned, ProviderIds } from './provider.js';
 
 // The voice domain's statements: the provisioning columns of agents (state, the provider's ids and
-// versions, drift) and the read of what provisioning sends. The agent's own fields are the agents
+// versions, drift), the read of what provisioning sends, and the secrets the domain signs with. The agent's own fields are the agents
 // domain's; this module only reads them.
 
 /** An agent as provisioning reads it: its fields, its template's runtime defaults, its numbers. */
@@ -139,4 +139,20 @@ const driftStatement = statement<{ id: string }>(
 /** Records drift of an agent still as the sweep read it; false when it changed meanwhile (nothing done). */
 export async function recordDrift(sql: SqlSession, id: string, providerAgentId: string, drift: string, deleted: boolean): Promise<boolean> {
   return (await sql.run(driftStatement, [id, providerAgentId, drift, deleted])).length > 0;
+}
+
+const insertSecretStatement = statement(
+  'voice.insert_signing_secret',
+  'INSERT INTO signing_keys (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+);
+const readSecretStatement = statement<{ secret: Uint8Array }>('voice.signing_secret', 'SELECT secret FROM signing_keys WHERE name = $1');
+
+/**
+ * The secret named `name` (the built-in agent's socket URLs, the voice runtime's tokens), made from
+ * `candidate` when there is none yet; every instance reads the same.
+ */
+export async function signingSecret(sql: SqlSession, name: string, candidate: Buffer): Promise<Buffer> {
+  await sql.run(insertSecretStatement, [name, candidate]);
+  const [row] = await sql.run(readSecretStatement, [name]);
+  return Buffer.from(row!.secret);
 }

@@ -4,10 +4,9 @@ import type {
   ChatCompletionMessageFunctionToolCall,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import { aiDisclosure, AI_DISCLOSURE_SENTENCE } from '../../calling-rules/disclosure.js';
-import { placeOfNumber } from '../../calling-rules/places.js';
 import type { ServiceEnv } from '../../context.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
+import { beginMessage, calleeRegion } from './begin-message.js';
 import { parseRetellFrame, type BrainFrame, type RetellFrame, type Utterance } from './frames.js';
 import { saveTranscript, type BrainCall } from './store.js';
 
@@ -123,16 +122,15 @@ export class Conversation {
   }
 
   private beginMessage(): string {
-    const profile = this.call.agentProfile;
-    const greeting = typeof profile.begin_message === 'string' ? profile.begin_message.trim() : '';
-    const region = this.call.contactRegion ?? (this.call.toNumber ? placeOfNumber(this.call.toNumber).region : null);
-    const disclosure = aiDisclosure(region, this.deps.clock.now());
-    if (!disclosure.required) return greeting;
-    this.deps.log.info(
-      { providerCallId: this.providerCallId, region, rule: disclosure.rule?.name ?? 'unknown region' },
-      'brain: AI disclosure',
-    );
-    return greeting ? `${AI_DISCLOSURE_SENTENCE} ${greeting}` : AI_DISCLOSURE_SENTENCE;
+    const region = calleeRegion(this.call.contactRegion, this.call.toNumber);
+    const begin = beginMessage(this.call.agentProfile, region, this.deps.clock.now());
+    if (begin.disclosure.required) {
+      this.deps.log.info(
+        { providerCallId: this.providerCallId, region, rule: begin.disclosure.rule?.name ?? 'unknown region' },
+        'brain: AI disclosure',
+      );
+    }
+    return begin.text;
   }
 
   private async respond(turn: { id: number; controller: AbortController }, reminder: boolean): Promise<void> {

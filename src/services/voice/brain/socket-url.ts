@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { SqlSession } from '../../../db/sql.js';
-import { socketSecret } from './store.js';
+import { signingSecret } from '../store.js';
 
 // Retell does not sign the socket it opens to an LLM server, so the URL we give it is the credential:
 // `wss://<public host>/voice/retell/llm/<token>`, to which Retell adds `/<call_id>`. The token is an
@@ -11,7 +11,7 @@ export const BRAIN_SOCKET_PATH = '/voice/retell/llm';
 
 const SECRET_NAME = 'brain-socket';
 
-export const loadSocketSecret = (sql: SqlSession) => socketSecret(sql, SECRET_NAME, randomBytes(32));
+export const loadSocketSecret = (sql: SqlSession) => signingSecret(sql, SECRET_NAME, randomBytes(32));
 
 export function socketToken(secret: Buffer, agentId: string): string {
   return createHmac('sha256', secret).update(`agent:${agentId}`).digest('base64url');

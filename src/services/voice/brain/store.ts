@@ -2,8 +2,8 @@ import { statement, type SqlSession } from '../../../db/sql.js';
 import { IN_FLIGHT_SQL } from '../../call-outcomes.js';
 
 // The statements of the built-in brain: the call a socket is for, with what the brain says and runs on
-// (its agent, the callee's region), the transcript kept on the call, and the secret socket URLs are
-// signed with.
+// (its agent, the callee's region), and the transcript kept on the call. The secret socket URLs are
+// signed with is the voice store's.
 
 /** A call Retell opened an LLM socket for, with the agent on it (the contact's A/B variant's, else the campaign's). */
 export interface BrainCall {
@@ -54,17 +54,4 @@ const transcriptStatement = statement(
 
 export async function saveTranscript(sql: SqlSession, attemptId: string, transcript: string, now: Date): Promise<void> {
   await sql.run(transcriptStatement, [attemptId, transcript, now]);
-}
-
-const insertSecretStatement = statement(
-  'brain.insertSecret',
-  'INSERT INTO signing_keys (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
-);
-const readSecretStatement = statement<{ secret: Uint8Array }>('brain.secret', 'SELECT secret FROM signing_keys WHERE name = $1');
-
-/** The secret named `name`, made from `candidate` when there is none yet; every instance reads the same. */
-export async function socketSecret(sql: SqlSession, name: string, candidate: Buffer): Promise<Buffer> {
-  await sql.run(insertSecretStatement, [name, candidate]);
-  const [row] = await sql.run(readSecretStatement, [name]);
-  return Buffer.from(row!.secret);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { attemptIdOf, retellCall } from '../../dialer/retell-calls.js';
-import { verifiedRetellBody, type RetellWebhookSettings } from '../../dialer/retell-webhooks.js';
+import { attemptIdOf, retellCall } from '../providers/retell/calls.js';
+import { verifiedRetellBody, type RetellWebhookSettings } from '../providers/retell/callbacks.js';
 import { ValidationError } from '../../errors.js';
 import type { ToolRequest } from './run.js';
 

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../../../errors.js';
 
 // Twilio's request signature, `X-Twilio-Signature`: base64 of HMAC-SHA1, keyed with the account's auth
 // token, over the full URL Twilio requested (scheme, host, path and query) followed by every POST

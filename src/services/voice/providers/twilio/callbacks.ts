@@ -1,16 +1,17 @@
 import type { z } from 'zod';
-import type { ServiceEnv } from '../context.js';
-import { NON_FIELD, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
-import { refuseUnsafeInput } from '../input-safety.js';
-import { parseInput } from '../validation.js';
-import { pendingResultJson } from './pending-result.js';
-import { lockEventAttempt, markStarted, recordDelivery, storeResult } from './store/call-events.js';
-import { isUnfinished } from '../call-outcomes.js';
-import type { CallResult } from './telephony.js';
-import { callResultOf, isFinal, isStarted, twilioCall, type TwilioCall } from './twilio-calls.js';
-import { verifyTwilioSignature, type FormParam } from './twilio-signature.js';
-import { twimlFor } from './twilio-twiml.js';
-import type { StatusQuery, VoiceQuery } from './twilio-urls.js';
+import type { ServiceEnv } from '../../../context.js';
+import { NON_FIELD, UnsupportedMediaTypeError, ValidationError } from '../../../errors.js';
+import { refuseUnsafeInput } from '../../../input-safety.js';
+import { parseInput } from '../../../validation.js';
+import { pendingResultJson } from '../../../dialer/pending-result.js';
+import { lockEventAttempt, markStarted, recordDelivery, storeResult } from '../../../dialer/store/call-events.js';
+import { isUnfinished } from '../../../call-outcomes.js';
+import type { CallResult } from '../telephony.js';
+import { answererOf, callResultOf, isFinal, isStarted, twilioCall, type TwilioCall } from './calls.js';
+import { streamGrant } from '../../runtime/config.js';
+import { verifyTwilioSignature, type FormParam } from './signature.js';
+import { twimlFor } from './twiml.js';
+import type { StatusQuery, VoiceQuery } from './urls.js';
 
 // Twilio's requests to us: the voice URL, answered with TwiML, and the status callbacks. A request is
 // verified (its signature covers our URL, query included, and its form), then a status is recorded
@@ -73,9 +74,18 @@ function asObject(params: readonly FormParam[]): Record<string, string | string[
   return out;
 }
 
-/** The TwiML that answers Twilio's request for the voice URL. */
-export function answerTwilioCall(request: TwilioRequest<VoiceQuery>, settings: TwilioWebhookSettings): string {
-  return twimlFor(request.call.AnsweredBy, request.query, settings.agentStreamUrl);
+/** The TwiML that answers Twilio's request for the voice URL; a person gets the call's agent and a token for its configuration. */
+export async function answerTwilioCall(
+  env: ServiceEnv,
+  request: TwilioRequest<VoiceQuery>,
+  settings: TwilioWebhookSettings,
+): Promise<string> {
+  const { call, query } = request;
+  const grant = answererOf(call.AnsweredBy) === 'human' ? await streamGrant(env, query.attempt_id, call.CallSid) : undefined;
+  if (answererOf(call.AnsweredBy) === 'human' && !grant) {
+    env.log.warn({ attemptId: query.attempt_id, callSid: call.CallSid }, 'twilio call answered for no call in flight; hung up');
+  }
+  return twimlFor(call.AnsweredBy, query, settings.agentStreamUrl, grant);
 }
 
 export type TwilioStatusOutcome = 'applied' | 'duplicate' | 'ignored';

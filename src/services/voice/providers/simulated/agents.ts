@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentSpec, Inspection, Provisioned, ProviderIds, VoiceProvider } from '../provider.js';
+import type { AgentSpec, Inspection, Provisioned, ProviderIds, VoiceProvider } from '../../provider.js';
 
 // The simulator's voice provider: nothing to reach, so provisioning completes at once, through the same
 // job and states as with a real provider, with an id of its own and a version per change.

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Sentiment } from '../../generated/prisma/client.js';
-import { jsonObject } from '../validation.js';
-import type { CallOutcome } from '../call-outcomes.js';
-import type { CallResult } from './telephony.js';
+import type { Sentiment } from '../../../../generated/prisma/client.js';
+import { jsonObject } from '../../../validation.js';
+import type { CallOutcome } from '../../../call-outcomes.js';
+import type { CallResult } from '../telephony.js';
 
 // Retell's call object (as its webhooks carry it) and what it means for our attempt. Only the fields the
 // dialer uses are read; everything else Retell adds is ignored.

@@ -1,8 +1,10 @@
-import { answererOf } from './twilio-calls.js';
-import type { VoiceQuery } from './twilio-urls.js';
+import { answererOf } from './calls.js';
+import type { VoiceQuery } from './urls.js';
+import type { StreamGrant } from '../../runtime/config.js';
 
 // The TwiML our voice URL answers once Twilio's machine detection has decided who answered: a person
-// is connected to the voice agent (a media stream to the agent runtime, outside this service); a
+// is connected to the voice agent (a media stream to the agent runtime, outside this service, which
+// reads the agent from us: ../../runtime/config.ts); a
 // voicemail whose greeting has ended hears the campaign's message, if it has one; anything else is hung
 // up on.
 
@@ -23,14 +25,22 @@ export function xmlEscape(text: string): string {
 
 const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 
-/** TwiML for a call whose detection says `answeredBy` (absent when Twilio could not tell). */
-export function twimlFor(answeredBy: string | undefined, call: VoiceQuery, agentStreamUrl: string): string {
+/**
+ * TwiML for a call whose detection says `answeredBy` (absent when Twilio could not tell). A person is
+ * connected to the agent runtime with `grant`, the call's agent and its token; without one (a call that
+ * is over, or not ours) there is no one to connect them to, and the call is hung up on.
+ */
+export function twimlFor(answeredBy: string | undefined, call: VoiceQuery, agentStreamUrl: string, grant?: StreamGrant): string {
   const answerer = answererOf(answeredBy);
   if (answerer === 'human') {
-    // The agent runtime hears who to talk to in the stream's start message (customParameters).
+    if (!grant) return `${DECLARATION}<Response><Hangup/></Response>`;
+    // The agent runtime hears who to talk to in the stream's start message (customParameters), and
+    // fetches the agent's configuration from us with the token.
     const parameters: [string, string][] = [
       ['attempt_id', call.attempt_id],
-      ...(call.agent_id ? [['agent_id', call.agent_id] as [string, string]] : []),
+      ['agent_id', grant.agentId],
+      ['agent_version', String(grant.agentVersion)],
+      ['token', grant.token],
       ['answered_by', answeredBy ?? 'unknown'],
     ];
     const tags = parameters.map(([name, value]) => `<Parameter name="${xmlEscape(name)}" value="${xmlEscape(value)}"/>`).join('');

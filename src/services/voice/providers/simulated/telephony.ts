@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
-import type { Sentiment } from '../../generated/prisma/client.js';
-import type { CallOutcome } from '../call-outcomes.js';
-import type { CallResult, PlaceCall, ReportResult, Telephony } from './telephony.js';
+import type { Sentiment } from '../../../../generated/prisma/client.js';
+import type { CallOutcome } from '../../../call-outcomes.js';
+import type { CallResult, PlaceCall, ReportResult, Telephony } from '../telephony.js';
 
 // The default telephony adapter: no network, outcomes drawn deterministically from SIM_SEED and the
 // call (same seed, same attempt, same outcome), delivered asynchronously like a provider's, after the

@@ -1,9 +1,9 @@
-import { CallRefused, type PlaceCall, type Telephony } from './telephony.js';
-import { statusUrl, voiceUrl } from './twilio-urls.js';
+import { CallRefused, type PlaceCall, type Telephony } from '../telephony.js';
+import { statusUrl, voiceUrl } from './urls.js';
 
 // The Twilio adapter: places calls through Twilio's Calls API with answering-machine detection. Twilio
 // then asks our voice URL what to do once the call is answered, and reports the call's progress to our
-// status callback (see twilio-webhooks.ts); both find the attempt by the `attempt_id` in their query.
+// status callback (see callbacks.ts); both find the attempt by the `attempt_id` in their query.
 
 export interface TwilioOptions {
   /** https://api.twilio.com, or a stand-in speaking the same protocol. */

@@ -1,10 +1,10 @@
 import type Retell from 'retell-sdk';
 import { APIError } from 'retell-sdk';
-import { messageOf, retellClient, type RetellClientOptions } from '../voice/providers/retell/client.js';
-import { CallRefused, type PlaceCall, type Telephony } from './telephony.js';
+import { messageOf, retellClient, type RetellClientOptions } from './client.js';
+import { CallRefused, dynamicVariables, type PlaceCall, type Telephony } from '../telephony.js';
 
 // The Retell adapter: places calls through Retell's create-phone-call API, with the official SDK.
-// Results come back later on Retell's webhooks (see retell-webhooks.ts), which find the attempt by the
+// Results come back later on Retell's webhooks (see callbacks.ts), which find the attempt by the
 // `attempt_id` put in the call's metadata here.
 
 export type RetellOptions = RetellClientOptions;
@@ -29,8 +29,7 @@ export class RetellTelephony implements Telephony {
         ...(call.providerAgentId ? { override_agent_id: call.providerAgentId } : {}),
         ...(call.providerAgentId && call.providerAgentVersion !== null ? { override_agent_version: call.providerAgentVersion } : {}),
         // The agent's voicemail setting may say {{voicemail_message}}; leave_voicemail tells the result apart.
-        retell_llm_dynamic_variables:
-          call.voicemailMessage === null ? call.variables : { ...call.variables, voicemail_message: call.voicemailMessage },
+        retell_llm_dynamic_variables: dynamicVariables(call),
         metadata: call.voicemailMessage === null ? { attempt_id: call.attemptId } : { attempt_id: call.attemptId, leave_voicemail: true },
       });
       if (created.call_id) return { providerCallId: created.call_id };

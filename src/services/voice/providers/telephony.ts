@@ -1,5 +1,5 @@
-import type { Sentiment } from '../../generated/prisma/client.js';
-import type { CallOutcome } from '../call-outcomes.js';
+import type { Sentiment } from '../../../generated/prisma/client.js';
+import type { CallOutcome } from '../../call-outcomes.js';
 
 // Telephony is a port: the dialer asks an adapter to place a call, and the adapter reports back, later,
 // through `report` (from its own timers, or from a provider's webhooks).
@@ -18,6 +18,14 @@ export interface PlaceCall {
   variables: Record<string, string>;
   /** The message to leave when a voicemail answers (the campaign's voicemail policy), or null to hang up. */
   voicemailMessage: string | null;
+}
+
+/**
+ * The dynamic variables an agent hears on a call: the contact's fields (and the campaign's transfer
+ * number), and the message to leave, for the agent's voicemail setting to say, when there is one.
+ */
+export function dynamicVariables(call: Pick<PlaceCall, 'variables' | 'voicemailMessage'>): Record<string, string> {
+  return call.voicemailMessage === null ? call.variables : { ...call.variables, voicemail_message: call.voicemailMessage };
 }
 
 export interface CallResult {

@@ -9,8 +9,8 @@ import {
   verifiedTwilioRequest,
   type TwilioRequest,
   type TwilioWebhookSettings,
-} from '../services/dialer/twilio-webhooks.js';
-import { statusQuery, TWILIO_STATUS_PATH, TWILIO_VOICE_PATH, voiceQuery } from '../services/dialer/twilio-urls.js';
+} from '../services/voice/providers/twilio/callbacks.js';
+import { statusQuery, TWILIO_STATUS_PATH, TWILIO_VOICE_PATH, voiceQuery } from '../services/voice/providers/twilio/urls.js';
 import { scopeOf } from './request-scope.js';
 
 export interface TwilioWebhookDeps extends ServiceEnv {
@@ -48,13 +48,13 @@ async function twilioRequest<Q extends z.ZodType>(
  * verified request; 400 (field errors) for a bad signature or parameters that are not Twilio's, which
  * Twilio shows in its debugger (and the callee hears its application error).
  */
-export function twilioVoiceWebhook(deps: TwilioWebhookDeps) {
+export function twilioVoiceCallback(deps: TwilioWebhookDeps) {
   return async (c: Context): Promise<Response> => {
     const log = scopeOf(c).log.child({ webhook: 'twilio-voice' });
     if (!deps.twilio) return json(503, NOT_CONFIGURED);
     try {
       const request = await twilioRequest(c, deps.twilio, deps.maxBodyBytes, TWILIO_VOICE_PATH, voiceQuery);
-      const twiml = answerTwilioCall(request, deps.twilio);
+      const twiml = await answerTwilioCall({ ...deps, log }, request, deps.twilio);
       log.info(
         { callSid: request.call.CallSid, answeredBy: request.call.AnsweredBy, attemptId: request.query.attempt_id },
         'twilio call answered',
@@ -70,7 +70,7 @@ export function twilioVoiceWebhook(deps: TwilioWebhookDeps) {
  * POST /webhooks/twilio/status: answers 200 for every status it verified (applied, repeated or of no
  * use), 400 for a bad signature or parameters that are not Twilio's.
  */
-export function twilioStatusWebhook(deps: TwilioWebhookDeps) {
+export function twilioStatusCallback(deps: TwilioWebhookDeps) {
   return async (c: Context): Promise<Response> => {
     const log = scopeOf(c).log.child({ webhook: 'twilio-status' });
     if (!deps.twilio) return json(503, NOT_CONFIGURED);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PlaceCall } from './telephony.js';
+import type { PlaceCall } from '../telephony.js';
 
 // The two URLs a Twilio call is given: the voice URL, which Twilio asks for TwiML once the call is
 // answered (and the machine detection is done), and the status callback. Each carries in its query what
@@ -16,11 +16,10 @@ function ourUrl(publicBaseUrl: string, path: string, query: Record<string, strin
   return `${publicBaseUrl}${path}?${params.toString()}`;
 }
 
-/** Where Twilio gets the call's TwiML: the attempt, the agent to connect, and the message to leave, if any. */
+/** Where Twilio gets the call's TwiML: the attempt (whose agent a person is connected to), and the message to leave, if any. */
 export function voiceUrl(publicBaseUrl: string, call: PlaceCall): string {
   return ourUrl(publicBaseUrl, TWILIO_VOICE_PATH, {
     attempt_id: call.attemptId,
-    agent_id: call.providerAgentId,
     voicemail_message: call.voicemailMessage,
   });
 }
@@ -41,7 +40,6 @@ const attemptId = z.guid().transform((id) => id.toLowerCase());
 /** The voice URL's query, read back. */
 export const voiceQuery = z.object({
   attempt_id: attemptId,
-  agent_id: z.string().min(1).max(128).optional(),
   voicemail_message: z.string().min(1).max(MESSAGE_MAX).optional(),
 });
 export type VoiceQuery = z.output<typeof voiceQuery>;

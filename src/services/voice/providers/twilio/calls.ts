@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { CallOutcome } from '../call-outcomes.js';
-import type { CallResult } from './telephony.js';
+import type { CallOutcome } from '../../../call-outcomes.js';
+import type { CallResult } from '../telephony.js';
 
 // Twilio's reports on a call (the form parameters of its status callbacks and of its request for the
 // voice URL) and what they mean for our attempt. Only the parameters the dialer uses are read;

@@ -1,14 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import type { ServiceEnv } from '../context.js';
-import { ValidationError } from '../errors.js';
-import { refuseDeepJsonText, refuseUnsafeInput } from '../input-safety.js';
-import { parseInput } from '../validation.js';
-import { pendingResultJson } from './pending-result.js';
-import { attemptIdOf, callResultOf, retellCall } from './retell-calls.js';
-import { lockEventAttempt, markStarted, recordDelivery, storeResult } from './store/call-events.js';
-import { isUnfinished } from '../call-outcomes.js';
-import type { CallResult } from './telephony.js';
+import type { ServiceEnv } from '../../../context.js';
+import { ValidationError } from '../../../errors.js';
+import { refuseDeepJsonText, refuseUnsafeInput } from '../../../input-safety.js';
+import { parseInput } from '../../../validation.js';
+import { pendingResultJson } from '../../../dialer/pending-result.js';
+import { attemptIdOf, callResultOf, retellCall } from './calls.js';
+import { lockEventAttempt, markStarted, recordDelivery, storeResult } from '../../../dialer/store/call-events.js';
+import { isUnfinished } from '../../../call-outcomes.js';
+import type { CallResult } from '../telephony.js';
 
 // Retell's webhooks: call_started, call_ended and call_analyzed, each carrying the call object. A
 // delivery is verified, recorded once (source `retell`, key `call_id:event`) in the same transaction

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { readRawBody } from './body.js';
 import { errorResponse, json } from './errors.js';
 import type { ServiceEnv } from '../services/context.js';
-import { acceptRetellEvent, verifiedRetellEvent, type RetellWebhookSettings } from '../services/dialer/retell-webhooks.js';
+import { acceptRetellEvent, verifiedRetellEvent, type RetellWebhookSettings } from '../services/voice/providers/retell/callbacks.js';
 import { scopeOf } from './request-scope.js';
 
 export interface RetellWebhookDeps extends ServiceEnv {
@@ -15,7 +15,7 @@ export interface RetellWebhookDeps extends ServiceEnv {
  * it verified (applied, repeated or of no use), 400 for a bad or stale signature or a body that is not a
  * Retell event, so that Retell shows and retries those.
  */
-export function retellWebhook(deps: RetellWebhookDeps) {
+export function retellCallbacks(deps: RetellWebhookDeps) {
   return async (c: Context): Promise<Response> => {
     const log = scopeOf(c).log.child({ webhook: 'retell' });
     // 503 rather than 404 so that Retell keeps retrying until the key is configured.
