@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statement } from '../src/db/sql.js';
-import { capBlock, CAP_LOOKBACK_MS } from '../src/services/calling-rules/caps.js';
+import rulesFile from '../src/services/calling-rules/data/calling-rules.json' with { type: 'json' };
+import { capBlock, CAP_LOOKBACK_MS, CAPS_VERSION } from '../src/services/calling-rules/caps.js';
+import { REVOCATION_VERSION, REVOKE_ALL_FROM } from '../src/services/calling-rules/revocation.js';
 import { gate, type GateCampaign } from '../src/services/calling-rules/gate.js';
 import { windowOf } from '../src/services/calling-rules/window.js';
 import { enrollContacts } from '../src/services/campaigns/store.js';
@@ -64,6 +67,18 @@ describe('the caps, as rules', () => {
     });
     expect(capBlock(now, 'FR', { placed: [], refusedAt: ago(now, 60 * DAY) })).toBeNull();
     expect(CAP_LOOKBACK_MS).toBe(60 * DAY);
+  });
+
+  it('are data with a source each, documented with their version in docs/compliance-rules.md', () => {
+    const docs = readFileSync(new URL('../docs/compliance-rules.md', import.meta.url), 'utf8');
+    expect(docs).toContain(`frequency caps ${CAPS_VERSION}`);
+    expect(docs).toContain(`consent revocation ${REVOCATION_VERSION}`);
+    for (const rule of rulesFile.frequencyCaps.rules) {
+      expect(rule.source, rule.region).toMatch(/https:\/\//);
+      expect(docs).toContain(`| \`${rule.region}\` | ${rule.calls} |`);
+    }
+    expect(REVOKE_ALL_FROM.toISOString()).toBe('2027-01-31T00:00:00.000Z');
+    expect(docs).toContain('From 2027-01-31 (revoke-all)');
   });
 
   it('make the gate wait until the cap and the regional hours both allow a call, and go with the regional rules', () => {
