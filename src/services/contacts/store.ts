@@ -608,9 +608,11 @@ export function findConsent(ctx: ServiceContext, id: string, query: ConsentQuery
 // claim locks the contacts it calls: a claim under way finishes first, and a later one sees the revocation.
 const lockHoldersStatement = statement<{ id: string }>(
   'compliance.lock_consent_holders',
-  `SELECT o.id FROM contact_consents g JOIN contacts c ON c.id = g.contact_id
-   JOIN contacts o ON o.id = c.id OR (o.user_id = c.user_id AND o.phone_number = c.phone_number)
-   WHERE g.id = $1::uuid AND g.user_id = $2::uuid ORDER BY o.id FOR NO KEY UPDATE OF o`,
+  `WITH holder AS (SELECT c.id, c.phone_number FROM contact_consents g JOIN contacts c ON c.id = g.contact_id
+                   WHERE g.id = $1::uuid AND g.user_id = $2::uuid)
+   SELECT o.id FROM contacts o
+   WHERE o.id = (SELECT id FROM holder) OR (o.user_id = $2::uuid AND o.phone_number = (SELECT phone_number FROM holder))
+   ORDER BY o.id FOR NO KEY UPDATE OF o`,
 );
 
 const revokeConsentStatement = statement(
