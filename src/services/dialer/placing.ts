@@ -41,7 +41,8 @@ import type { CallResult, PlaceCall, Telephony } from './telephony.js';
 // A tick, step by step: look at the campaign without its lock, claim contacts under it (the rules in
 // decisions.ts decide which), then place their calls. While a tick holds the campaign's lock, every
 // other tick of the campaign waits: so the claim sends three statements and its commit (one more when
-// contacts are set aside), and between them only checks calling windows.
+// contacts are set aside, two when a frequency cap applies to one), and between them only checks
+// calling windows.
 
 /** What a tick may try, read before the campaign's lock. */
 export interface Look {
