@@ -176,7 +176,7 @@ describe('a campaign behind the gate', () => {
     const { data } = await app.gql(
       `query ($id: UUID!, $contact: UUID!) {
          campaign(id: $id) {
-           report { metrics { blocked { total doNotCall consentMissing regionalHours regionalDay holiday } } }
+           report { metrics { blocked { total doNotCall consentMissing regionalHours regionalDay holiday frequencyCap consentRevoked } } }
            dialBlocks(first: 10, contactId: $contact) { edges { node { reason detail until } } }
          }
          contact(id: $contact) { region consents { kind source } dialBlocks(first: 5) { edges { node { reason } } } }
@@ -191,6 +191,8 @@ describe('a campaign behind the gate', () => {
       regionalHours: 2,
       regionalDay: 1,
       holiday: 0,
+      frequencyCap: 0,
+      consentRevoked: 0,
     });
     expect(data.campaign.dialBlocks.edges).toEqual([
       { node: { reason: 'regional_hours', detail: 'US-FL', until: '2026-11-02T13:00:00.000Z' } },
@@ -271,7 +273,8 @@ describe('a campaign behind the gate', () => {
     await run.run(setup.campaignId);
     expect(run.telephony.placed).toEqual([]);
     const block = await app.prisma.dialBlock.findFirstOrThrow({ where: { campaignId: setup.campaignId } });
-    expect([block.reason, block.detail]).toEqual(['consent_missing', 'ai_calls']);
+    // Revoked, not just missing: the block says so.
+    expect([block.reason, block.detail]).toEqual(['consent_revoked', 'ai_calls']);
   });
 });
 

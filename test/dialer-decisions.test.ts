@@ -32,6 +32,7 @@ const campaign = (over: Partial<TickCampaign> = {}): TickCampaign => ({
   scheduleConfig: {},
   requiredConsent: [],
   regionalRules: false,
+  exemptionId: 'exemption',
   spendCapCents: null,
   transferNumber: null,
   ...over,
@@ -46,6 +47,7 @@ const candidate = (i: number, over: Partial<Candidate> = {}): Candidate => ({
   timezone: null,
   region: null,
   consents: [],
+  revocations: [],
   data: { first_name: `Person ${i}` },
   variant: null,
   ...over,
@@ -59,6 +61,7 @@ const limits = (over: Partial<Parameters<typeof planClaim>[3]> = {}) => ({
   callsPerTick: 50,
   pool: null,
   from: '+14155550100',
+  histories: new Map(),
   ...over,
 });
 const idle = { inFlight: 0, live: 0 };

@@ -217,6 +217,8 @@ const REPORT = /* GraphQL */ `
                   regionalHours
                   regionalDay
                   holiday
+                  frequencyCap
+                  consentRevoked
                 }
               }
               recentSuccessfulCalls {

@@ -4,6 +4,7 @@ import { listTemplates } from '../services/agents/templates.js';
 import { grantCredits } from '../services/billing/grants.js';
 import { applyStripeEvent } from '../services/billing/stripe.js';
 import { createCampaign } from '../services/campaigns/campaigns.js';
+import { grantExemption } from '../services/campaigns/exemptions.js';
 import { dispatchCampaign } from '../services/campaigns/dispatch.js';
 import { importContacts } from '../services/contacts/import.js';
 import { serviceContext, type ServiceEnv } from '../services/context.js';
@@ -107,6 +108,12 @@ export async function seedDemo(env: ServiceEnv): Promise<boolean> {
   const admin = serviceContext(past, { id: DEMO_USER_ID, isAdmin: true });
 
   await grantCredits(admin, { user_id: DEMO_USER_ID, kind: 'included_grant', amount_cents: 1_000n });
+  // The demo calls at any hour through the simulator, which calls nobody: an exemption says so, for a year.
+  await grantExemption(admin, {
+    user_id: DEMO_USER_ID,
+    reason: 'Demo account: calls go to the simulator, never to a person.',
+    expires_at: yesterday.plus({ days: 365 }).toJSDate(),
+  });
   // A paid Stripe invoice, as its webhook delivers it: a top-up with a receipt link.
   await applyStripeEvent(past, {
     id: 'evt_demo_top_up',

@@ -174,6 +174,15 @@ export async function runningCampaign(app: TestApp, env: ServiceEnv, setup: Camp
   const imported = await importContacts(ctx, { group_name: 'Dial list', csv_data: setup.rows });
   const admin = serviceContext(env, { id: randomUUID(), isAdmin: true });
   await grantCredits(admin, { user_id: userId, kind: 'top_up', amount_cents: setup.creditsCents ?? 10_000_000 });
+  // Its campaigns turn the regional rules off, which needs an admin's exemption: one that lasts.
+  const exemption = await app.prisma.regionalRuleExemption.create({
+    data: {
+      userId,
+      grantedBy: admin.user.id,
+      reason: 'Tests: calls at any hour to numbers nobody answers.',
+      expiresAt: new Date('2100-01-01T00:00:00Z'),
+    },
+  });
   const campaign = await app.prisma.campaign.create({
     data: {
       userId,
@@ -199,7 +208,7 @@ export async function runningCampaign(app: TestApp, env: ServiceEnv, setup: Camp
     },
   });
   await enrollContacts(app.sql, campaign.id, env.clock.now());
-  return { userId, token, agent, campaignId: campaign.id, groupId: imported.groupId, ctx, admin };
+  return { userId, token, agent, campaignId: campaign.id, groupId: imported.groupId, ctx, admin, exemptionId: exemption.id };
 }
 
 /** Sum of the ledger next to the account: they must agree. */

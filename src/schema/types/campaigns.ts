@@ -197,6 +197,7 @@ export const Campaign = builder.prismaObject('Campaign', {
         activeDays: true,
         requiredConsent: true,
         regionalRules: true,
+        userId: true,
       },
       resolve: (c, _args, ctx) => callingBeginsAt(ctx.service, c),
     }),

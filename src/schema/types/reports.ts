@@ -151,6 +151,11 @@ const CampaignReport = builder.objectRef<reports.CampaignReport>('CampaignReport
       description: 'One page of the group’s contacts, in the order they were added.',
       resolve: (r) => r.contactOutcomes,
     }),
+    longestRevocationLagSeconds: t.float({
+      description:
+        'The longest time between a revocation (a consent revoked by any means, a do-not-call request) and the last of this campaign’s calls placed after it to that person; 0 when every revocation took effect at once.',
+      resolve: (r, _args, ctx) => reports.longestRevocationLagSeconds(ctx.service, r.campaign.id),
+    }),
     totalContactOutcomes: t.exposeInt('totalContactOutcomes'),
     hasMoreContactOutcomes: t.exposeBoolean('hasMoreContactOutcomes'),
     limit: t.exposeInt('limit', { description: 'Page size applied.' }),

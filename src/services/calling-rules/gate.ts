@@ -2,12 +2,18 @@ import type { ConsentKind } from '../../generated/prisma/client.js';
 import { isOpen, nextOpening, type CallingWindow } from './window.js';
 import { calleeRegion, placeOfNumber } from './places.js';
 import { regionalBlock, type RegionalReason } from './regional-hours.js';
+import { capBlock, capsOf, type CallHistory } from './caps.js';
+import { revocationStops, type Revocation } from './revocation.js';
 
-// The compliance gate every dial passes, first attempts and retries alike, right before the call: the
-// consents the campaign requires, then the calling window of the campaign and the regional rules of the
-// callee's place, both in the callee's local time. What the gate stops is recorded with its reason.
+// The compliance gate every dial passes, first attempts and retries alike, right before the call: a
+// revoked consent, the consents the campaign requires, then the frequency caps, the calling window of the
+// campaign and the regional rules of the callee's place, in the callee's local time. What the gate stops
+// is recorded with its reason.
 
-export type BlockReason = 'do_not_call' | 'consent_missing' | RegionalReason;
+/** Why a call waits: a regional rule of the hour or day, or a frequency cap. */
+export type LaterReason = RegionalReason | 'frequency_cap';
+
+export type BlockReason = 'do_not_call' | 'consent_missing' | 'consent_revoked' | LaterReason;
 
 /** The callee as the gate sees it: the contact's own zone and region, when set, win over its number's. */
 export interface Callee {
@@ -16,27 +22,33 @@ export interface Callee {
   region: string | null;
   /** The kinds of consent the contact holds (not revoked). */
   consents: readonly ConsentKind[];
+  /** The consents the contact revoked and has not given again since; none when not read. */
+  revocations?: readonly Revocation[];
+  /** The customer's recent calls to the number, which the frequency caps count; undefined: not read, caps not checked. */
+  history?: CallHistory;
 }
 
 export interface GateCampaign {
   timezone: string;
   window: CallingWindow;
   requiredConsent: readonly ConsentKind[];
-  /** Off only for calls the regional rules do not cover (the campaign says so). */
+  /** Off only under an admin's exemption (campaigns/exemptions.ts): then no regional rule or cap applies. */
   regionalRules: boolean;
 }
 
 export type Verdict =
   | { kind: 'call' }
   /** Never to be called by this campaign. */
-  | { kind: 'blocked'; reason: 'consent_missing'; detail: string }
+  | { kind: 'blocked'; reason: 'consent_missing' | 'consent_revoked'; detail: string }
   /** Not now: due again at `until`. A reason names the rule that stopped it; none for the campaign's own window. */
-  | { kind: 'later'; until: Date; reason: RegionalReason | null; detail: string };
+  | { kind: 'later'; until: Date; reason: LaterReason | null; detail: string };
 
 /** How far ahead the gate looks for a moment both the campaign's window and the regional rules allow. */
 const MAX_STEPS = 32;
 
 export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict {
+  const revoked = (callee.revocations ?? []).filter((r) => revocationStops(r, campaign.requiredConsent));
+  if (revoked.length) return { kind: 'blocked', reason: 'consent_revoked', detail: [...new Set(revoked.map((r) => r.kind))].join(',') };
   const missing = campaign.requiredConsent.filter((kind) => !callee.consents.includes(kind));
   if (missing.length) return { kind: 'blocked', reason: 'consent_missing', detail: missing.join(',') };
   const place = placeOfNumber(callee.phoneNumber);
@@ -45,6 +57,11 @@ export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict
   // number may be in (the contact's own zone, when set, is the one that counts).
   const windowZone = callee.timezone ?? campaign.timezone;
   const zones = callee.timezone ? [callee.timezone] : place.zones.length ? place.zones : [windowZone];
+  const capped = callee.history ? capBlock(now, region, callee.history) : null;
+  if (capped) {
+    const until = allowedFrom(capped.until, campaign.window, windowZone, region, zones);
+    return { kind: 'later', until, reason: 'frequency_cap', detail: capped.region };
+  }
   if (!isOpen(now, windowZone, campaign.window)) {
     return { kind: 'later', until: allowedFrom(now, campaign.window, windowZone, region, zones), reason: null, detail: '' };
   }
@@ -56,6 +73,11 @@ export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict
     reason: block.reason,
     detail: block.region,
   };
+}
+
+/** Whether the frequency caps of the callee's region apply to this campaign's calls: then the caller reads the callee's history. */
+export function capsApply(campaign: Pick<GateCampaign, 'regionalRules'>, callee: Pick<Callee, 'phoneNumber' | 'region'>): boolean {
+  return campaign.regionalRules && capsOf(calleeRegion(callee.region, placeOfNumber(callee.phoneNumber))).length > 0;
 }
 
 /** The first moment at or after `from` that both the campaign's window and the regional rules allow. */

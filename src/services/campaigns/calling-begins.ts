@@ -1,9 +1,10 @@
 import type { Campaign } from '../../generated/prisma/client.js';
 import { gate, type GateCampaign, type Verdict } from '../calling-rules/gate.js';
-import type { RegionalReason } from '../calling-rules/regional-hours.js';
+import type { LaterReason } from '../calling-rules/gate.js';
 import type { ServiceContext } from '../context.js';
 import { windowOf, type CallingWindow } from '../calling-rules/window.js';
-import { waitingContact, waitingPlaces, type WaitingContact, type WaitingPlace } from './store.js';
+import { regionalRulesApply } from './exemptions.js';
+import { exemptionAt, waitingContact, waitingPlaces, type WaitingContact, type WaitingPlace } from './store.js';
 
 // When a started campaign places its first call: the earliest moment one of the contacts it still has to
 // call is due, inside the campaign's calling window in that contact's zone and allowed by the regional
@@ -15,7 +16,7 @@ const MAX_PLACES = 500;
 
 type Schedule = Pick<
   Campaign,
-  'id' | 'status' | 'startedAt' | 'timezone' | 'callingHours' | 'activeDays' | 'requiredConsent' | 'regionalRules'
+  'id' | 'userId' | 'status' | 'startedAt' | 'timezone' | 'callingHours' | 'activeDays' | 'requiredConsent' | 'regionalRules'
 >;
 
 type Ctx = Pick<ServiceContext, 'sql' | 'clock'>;
@@ -27,7 +28,7 @@ export type Wait =
   /** The campaign's own calling hours and days, read in the callee's zone. */
   | { kind: 'calling_hours'; zone: string; window: CallingWindow }
   /** The regional calling rules of the callee's place. */
-  | { kind: 'regional_rules'; reason: RegionalReason; region: string };
+  | { kind: 'regional_rules'; reason: LaterReason; region: string };
 
 export interface FirstCall {
   at: Date;
@@ -77,7 +78,10 @@ async function earliest(ctx: Ctx, campaign: Schedule): Promise<Earliest | null> 
     timezone: campaign.timezone,
     window: windowOf(campaign.callingHours, campaign.activeDays),
     requiredConsent: campaign.requiredConsent,
-    regionalRules: campaign.regionalRules,
+    regionalRules: regionalRulesApply(
+      campaign.regionalRules,
+      !campaign.regionalRules && (await exemptionAt(ctx.sql, campaign.userId, now)) !== undefined,
+    ),
   };
   let first: Earliest | null = null;
   for (const place of await waitingPlaces(ctx.sql, campaign.id, MAX_PLACES)) {

@@ -5,6 +5,7 @@ import { uuidv7 } from '../ids.js';
 import { ownedOrNotFound } from '../owned.js';
 import { defaultCountryOf } from '../users/store.js';
 import { parseInput } from '../validation.js';
+import { checkRegionalRulesOff } from './exemptions.js';
 import { createCampaignInput, updateCampaignInput, type CreateCampaignInput, type UpdateCampaignInput } from './inputs.js';
 import { actFor } from './actor.js';
 import { checkAgent, checkDescriptions, checkGroup } from './references.js';
@@ -84,6 +85,7 @@ export async function createCampaign<Q extends CampaignQuery = {}>(
     const agent = await checkAgent(tx, ctx.user.id, input.agent_id, errors);
     const group = await checkGroup(tx, ctx.user.id, input.contact_group_id, errors);
     if (agent && group) checkDescriptions(input, agent, group, country, errors);
+    await checkRegionalRulesOff(tx, ctx.user.id, input.regional_rules, now, errors);
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
     const { agent_name, agent_phone_number, contact_group_name, contact_group_total, status, ...columns } = input;
     await insertCampaign(tx, { ...columns, ...redial, id, user_id: ctx.user.id, status });
@@ -124,6 +126,7 @@ export async function updateCampaign<Q extends CampaignQuery = {}>(
       if (started) errors.contact_group_id = ['The contact group cannot change once the campaign has started.'];
       else await checkGroup(tx, ctx.user.id, input.contact_group_id, errors);
     }
+    await checkRegionalRulesOff(tx, ctx.user.id, input.regional_rules, now, errors);
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
     const windowChanged = input.calling_hours !== undefined || input.active_days !== undefined || input.timezone !== undefined;
     if (windowChanged) await replanWaiting(tx, id, now);

@@ -89,6 +89,7 @@ const REGIONAL: Record<Extract<Wait, { kind: 'regional_rules' }>['reason'], stri
   regional_hours: 'the legal calling hours',
   regional_day: 'a day on which the law allows no calls',
   holiday: 'a public holiday',
+  frequency_cap: 'the most calls the law allows to one person in a while',
 };
 
 /** One wait, as the clause of a sentence. */

@@ -21,7 +21,7 @@ const CONSENT_KINDS = Object.values(ConsentKind);
 const DATETIME_MESSAGE = 'Datetime has wrong format. Use ISO 8601, e.g. 2026-01-31T09:00:00Z.';
 
 /** An ISO 8601 string with a zone (v1) or a Date (GraphQL). */
-const instant = describedAs(
+export const instant = describedAs(
   z.union([z.date(), z.iso.datetime({ offset: true }).transform((text) => new Date(text))], { error: DATETIME_MESSAGE }),
   { type: 'string', format: 'date-time' },
 );
@@ -59,7 +59,7 @@ export const CAMPAIGN_FIELDS = {
   regional_rules: z
     .boolean()
     .describe(
-      "Whether the regional calling-hour rules of the callee's place apply (default true); turn off only for calls they do not cover.",
+      "Whether the regional rules of the callee's place (hours, days, holidays, frequency caps) apply (default true); false only while an admin's exemption is in force for the account.",
     ),
   /** The planned start while draft or scheduled; once started, when it started. */
   started_at: instant.nullable().describe('Planned start, in the future.'),

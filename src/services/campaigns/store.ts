@@ -554,3 +554,28 @@ export async function setCallTools(
     settings.transferNumber ?? null,
   ]);
 }
+
+// Exemptions from the regional calling rules, granted by an admin (campaigns/exemptions.ts).
+
+export type ExemptionQuery = Pick<Prisma.RegionalRuleExemptionFindManyArgs, 'select' | 'include'>;
+
+export function insertExemption(ctx: ServiceContext, data: Prisma.RegionalRuleExemptionUncheckedCreateInput, query: ExemptionQuery) {
+  return named('campaigns.insertExemption', () => ctx.db.regionalRuleExemption.create({ ...query, data }));
+}
+
+/** A customer's exemptions, latest to expire first. */
+export function findExemptions<Q extends ExemptionQuery>(ctx: ServiceContext, userId: string, query: Q) {
+  return named('campaigns.exemptions', () =>
+    ctx.db.regionalRuleExemption.findMany({ ...query, where: { userId }, orderBy: [{ expiresAt: 'desc' }, { id: 'desc' }] }),
+  );
+}
+
+const exemptionInForce = statement<{ id: string }>(
+  'campaigns.exemption_in_force',
+  `SELECT id FROM regional_rule_exemptions WHERE user_id = $1::uuid AND expires_at > $2 ORDER BY expires_at DESC LIMIT 1`,
+);
+
+/** The customer's exemption in force at `at`, the latest to expire; undefined when none. */
+export async function exemptionAt(sql: SqlSession, userId: string, at: Date): Promise<string | undefined> {
+  return (await sql.run(exemptionInForce, [userId, at]))[0]?.id;
+}

@@ -38,7 +38,19 @@ export function recordImportedConsents(tx: SqlSession, groupId: string, now: Dat
   return store.recordImportedConsents(tx, groupId, now);
 }
 
+/**
+ * Revokes a consent, at once: under the locks of every contact of the user with its number, and stamped
+ * after taking them, so that every call claimed after the revocation sees it (calling-rules/revocation.ts
+ * says which campaigns it stops).
+ */
 export async function revokeConsent(ctx: ServiceContext, id: string, query: store.ConsentQuery = {}) {
-  if (!uuid.safeParse(id).success || !(await store.revokeConsent(ctx, id, ctx.clock.now()))) throw new NotFoundError('Consent');
+  const owned =
+    uuid.safeParse(id).success &&
+    (await ctx.sql.transaction(async (tx) => {
+      if (!(await store.lockConsentHolders(tx, ctx.user.id, id))) return false;
+      await store.revokeConsent(tx, id, ctx.clock.now());
+      return true;
+    }));
+  if (!owned) throw new NotFoundError('Consent');
   return ownedOrNotFound('Consent', id, (id) => store.findConsent(ctx, id, query));
 }

@@ -76,9 +76,16 @@ export const REGION = /^[A-Z]{2}(-[A-Z0-9]{1,3})?$/;
 
 const YES = new Set(['yes', 'y', 'true', '1', 'x']);
 
-/** A consent cell: its date (ISO, with the zone it was given in or UTC), `yes` when only given, else null (no consent). */
+/** Cells that say the person revoked the consent: a revocation by any reasonable means (FCC 24-24). */
+const REVOKED = new Set(['revoked', 'withdrawn', 'opted out', 'opted-out', 'opt-out', 'opt out']);
+
+/**
+ * A consent cell: its date (ISO, with the zone it was given in or UTC), `yes` when only given, `revoked`
+ * when the person revoked it, else null (no consent).
+ */
 function consentValue(value: string): string | null {
   if (YES.has(value.toLowerCase())) return 'yes';
+  if (REVOKED.has(value.toLowerCase().trim())) return 'revoked';
   if (!/^\d{4}-\d{2}-\d{2}/.test(value)) return null;
   const at = new Date(/[zZ]|[+-]\d{2}:?\d{2}$/.test(value) || value.length === 10 ? value : `${value}Z`);
   return Number.isNaN(at.getTime()) || at.getUTCFullYear() < 1970 ? null : at.toISOString();

@@ -574,12 +574,15 @@ export async function insertRegistryNumbers(tx: SqlSession, userId: string, numb
 // The consents contacts gave. (The dialer writes dial blocks with its claim, in one statement: see
 // dialer/store/placing.ts.)
 
-// The import normalised each consent cell to an ISO instant or `yes` (contacts/fields.ts).
+// The import normalised each consent cell to an ISO instant, `yes`, or `revoked` (contacts/fields.ts): a
+// revocation is recorded as a consent of the kind revoked at the import, which counts for every contact
+// of the user with the number.
 const importedConsentsStatement = statement(
   'compliance.imported_consents',
-  `INSERT INTO contact_consents (id, user_id, contact_id, kind, source, obtained_at, proof, created_at)
+  `INSERT INTO contact_consents (id, user_id, contact_id, kind, source, obtained_at, proof, revoked_at, created_at)
    SELECT gen_random_uuid(), c.user_id, c.id, k.kind::"ConsentKind", left(coalesce(nullif(c.data->>'consent_source', ''), 'import'), 200),
-          CASE k.value WHEN 'yes' THEN $2 ELSE k.value::timestamptz END, left(nullif(c.data->>'consent_proof', ''), 2000), $2
+          CASE WHEN k.value IN ('yes', 'revoked') THEN $2 ELSE k.value::timestamptz END, left(nullif(c.data->>'consent_proof', ''), 2000),
+          CASE WHEN k.value = 'revoked' THEN $2 END, $2
    FROM contacts c
    CROSS JOIN LATERAL (VALUES ('calls', c.data->>'consent_calls'), ('ai_calls', c.data->>'consent_ai_calls'),
                               ('recording', c.data->>'consent_recording')) AS k(kind, value)
@@ -601,10 +604,28 @@ export function findConsent(ctx: ServiceContext, id: string, query: ConsentQuery
   return named('compliance.consent', () => ctx.db.contactConsent.findFirst({ ...query, where: { id, userId: ctx.user.id } }));
 }
 
-/** Revokes the consent (once: a revoked one keeps its first revocation); false when it is not the user's. */
-export async function revokeConsent(ctx: ServiceContext, id: string, at: Date): Promise<boolean> {
-  const owned = await named('compliance.revokeConsent', () =>
-    ctx.db.contactConsent.updateMany({ where: { id, userId: ctx.user.id, revokedAt: null }, data: { revokedAt: at } }),
-  );
-  return owned.count > 0 || (await findConsent(ctx, id, { select: { id: true } })) !== null;
+// Every contact of the user with the consent's number (a person is their number), locked as the dialer's
+// claim locks the contacts it calls: a claim under way finishes first, and a later one sees the revocation.
+const lockHoldersStatement = statement<{ id: string }>(
+  'compliance.lock_consent_holders',
+  `WITH holder AS (SELECT c.id, c.phone_number FROM contact_consents g JOIN contacts c ON c.id = g.contact_id
+                   WHERE g.id = $1::uuid AND g.user_id = $2::uuid)
+   SELECT o.id FROM contacts o
+   WHERE o.id = (SELECT id FROM holder) OR (o.user_id = $2::uuid AND o.phone_number = (SELECT phone_number FROM holder))
+   ORDER BY o.id FOR NO KEY UPDATE OF o`,
+);
+
+const revokeConsentStatement = statement(
+  'compliance.revoke_consent',
+  'UPDATE contact_consents SET revoked_at = $2 WHERE id = $1::uuid AND revoked_at IS NULL',
+);
+
+/** Locks the contacts the consent's revocation stops calls to; false when the consent is not the user's. */
+export async function lockConsentHolders(tx: SqlSession, userId: string, id: string): Promise<boolean> {
+  return (await tx.run(lockHoldersStatement, [id, userId])).length > 0;
+}
+
+/** Revokes the consent (once: a revoked one keeps its first revocation). */
+export async function revokeConsent(tx: SqlSession, id: string, at: Date): Promise<void> {
+  await tx.run(revokeConsentStatement, [id, at]);
 }

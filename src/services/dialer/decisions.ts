@@ -11,6 +11,8 @@ import type { BookingNote, CallBooking, CampaignRecord, ContactStep, FinishedAtt
 import type { Candidate, TickAgent, TickCampaign } from './store/placing.js';
 import { CallRefused, type CallResult, type PlaceCall } from '../voice/providers/telephony.js';
 import { gate, type BlockReason } from '../calling-rules/gate.js';
+import type { CallHistory } from '../calling-rules/caps.js';
+import { regionalRulesApply } from '../campaigns/exemptions.js';
 import { countCall, pickCallerId, poolOpensAt, type PoolNumber } from './caller-id.js';
 import { localDate, nextOpening, windowOf } from '../calling-rules/window.js';
 
@@ -42,7 +44,7 @@ export interface Block {
 
 /** What a tick does with the contacts it looked at, under the campaign's lock. */
 export interface ClaimPlan {
-  /** Done for good: the contact cannot be called (its status, the do-not-call list, or a consent it lacks). */
+  /** Done for good: the contact cannot be called (its status, the do-not-call list, or a consent it lacks or revoked). */
   uncallable: { id: string; outcome: 'do_not_call' | 'invalid' | 'consent_missing' }[];
   /** The calls a rule stopped, done or waiting. */
   blocks: Block[];
@@ -50,6 +52,8 @@ export interface ClaimPlan {
   waiting: { id: string; nextAttemptAt: Date }[];
   /** To call now, each from its caller ID. */
   chosen: (Candidate & { from: string })[];
+  /** The exemption the calls go out under, with the regional rules off; null: the rules applied. */
+  exemptionId: string | null;
   /** Contacts could be called now but every number of the agent's pool is at a limit: when one frees. */
   poolOpensAt: Date | null;
   /** Contacts could be called now, but the campaign's spend cap leaves room for none of them. */
@@ -72,6 +76,8 @@ export interface ClaimLimits {
   /** The agent's numbers when its calls choose among them (counted as the tick picks), else null: all go out from `from`. */
   pool: PoolNumber[] | null;
   from: string;
+  /** The customer's recent calls to the numbers whose frequency caps apply (read under their locks), by number. */
+  histories: ReadonlyMap<string, CallHistory>;
 }
 
 /**
@@ -100,12 +106,14 @@ export function planClaim(
   const free = freeSlots(campaign.concurrentCalls, agent.inFlight, agent.live);
   if (free <= 0) return null;
   const slots = Math.min(free, limits.callsPerTick);
-  const rules = { ...campaign, window: windowOf(campaign.callingHours, campaign.activeDays) };
+  const regionalRules = regionalRulesApply(campaign.regionalRules, campaign.exemptionId !== null);
+  const rules = { ...campaign, regionalRules, window: windowOf(campaign.callingHours, campaign.activeDays) };
   const plan: ClaimPlan = {
     uncallable: [],
     blocks: [],
     waiting: [],
     chosen: [],
+    exemptionId: regionalRules ? null : campaign.exemptionId,
     poolOpensAt: null,
     capped: false,
     unpaid: false,
@@ -119,9 +127,11 @@ export function planClaim(
       if (listed) plan.blocks.push({ contactId: candidate.contactId, reason: 'do_not_call', detail: '', until: null });
       continue;
     }
-    const verdict = gate(limits.now, rules, { ...candidate, phoneNumber: candidate.phoneNumber });
+    const history = limits.histories.get(candidate.phoneNumber);
+    const verdict = gate(limits.now, rules, { ...candidate, phoneNumber: candidate.phoneNumber, ...(history && { history }) });
     if (verdict.kind === 'blocked') {
-      plan.uncallable.push({ id: candidate.id, outcome: verdict.reason });
+      // A revoked consent ends the contact's part as a missing one does: the reason of the block tells them apart.
+      plan.uncallable.push({ id: candidate.id, outcome: 'consent_missing' });
       plan.blocks.push({ contactId: candidate.contactId, reason: verdict.reason, detail: verdict.detail, until: null });
     } else if (verdict.kind === 'later') {
       plan.waiting.push({ id: candidate.id, nextAttemptAt: verdict.until });

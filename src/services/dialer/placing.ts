@@ -19,14 +19,19 @@ import {
   campaignLoad,
   claimCalls,
   creditCheck,
+  lockCallHistories,
   lockCampaignForTick,
   readCandidates,
   setAside,
+  type Candidate,
   type DraftCall,
   type TickCampaign,
 } from './store/placing.js';
 import { endCooldowns, lockPool, restNumber } from './store/caller-id.js';
 import { needsRest, type PoolNumber } from './caller-id.js';
+import { CAP_LOOKBACK_MS } from '../calling-rules/caps.js';
+import { capsApply } from '../calling-rules/gate.js';
+import { regionalRulesApply } from '../campaigns/exemptions.js';
 import { emitEvents } from '../webhooks/emit.js';
 import type { SqlTransaction } from '../../db/sql.js';
 import type { PlacedCall } from './store/ended-calls.js';
@@ -35,7 +40,8 @@ import type { CallResult, PlaceCall, Telephony } from '../voice/providers/teleph
 // A tick, step by step: look at the campaign without its lock, claim contacts under it (the rules in
 // decisions.ts decide which), then place their calls. While a tick holds the campaign's lock, every
 // other tick of the campaign waits: so the claim sends three statements and its commit (one more when
-// contacts are set aside), and between them only checks calling windows.
+// contacts are set aside, two when a frequency cap applies to one), and between them only checks
+// calling windows.
 
 /** What a tick may try, read before the campaign's lock. */
 export interface Look {
@@ -108,6 +114,19 @@ async function callerIdPool(tx: SqlTransaction, campaign: TickCampaign, now: Dat
 }
 
 /**
+ * The recent calls to the candidates' numbers whose frequency caps apply, read under the numbers' locks
+ * (held until the claim commits): none read, and no lock taken, when no cap applies.
+ */
+async function cappedHistories(tx: SqlTransaction, campaign: TickCampaign, candidates: Candidate[], now: Date) {
+  const rules = { regionalRules: regionalRulesApply(campaign.regionalRules, campaign.exemptionId !== null) };
+  const numbers = candidates.flatMap((c) =>
+    c.status === 'active' && c.phoneNumber && capsApply(rules, { phoneNumber: c.phoneNumber, region: c.region }) ? [c.phoneNumber] : [],
+  );
+  if (numbers.length === 0) return new Map();
+  return lockCallHistories(tx, campaign.userId, numbers, new Date(now.getTime() - CAP_LOOKBACK_MS));
+}
+
+/**
  * Under the campaign's lock: claims what planClaim chooses, sets aside the contacts it cannot call, and
  * pauses the campaign when its agent or its balance cannot call. `changed`: the campaign paused, or
  * contacts were found uncallable (its status or progress changed). A null claim: nothing more to do now.
@@ -123,7 +142,7 @@ export async function claim(
 ): Promise<{ claim: Claim | null; changed: boolean }> {
   return retryOnConflict(() =>
     env.sql.transaction(async (tx) => {
-      const campaign = await lockCampaignForTick(tx, campaignId);
+      const campaign = await lockCampaignForTick(tx, campaignId, now);
       if (campaign?.status !== 'running') return { claim: null, changed: false };
       // As many contacts are looked at as the read before the lock found slots free: a few more may
       // have freed since, and the wake-up that freed them brings a tick of its own.
@@ -132,7 +151,8 @@ export async function claim(
       if (refusal) return { claim: null, changed: await pauseForReason(tx, campaignId, refusal) };
       const underCap = callsUnderCap(campaign.spendCapCents, agent.spentCents, agent.inFlight, estimate);
       const pool = agent.pooled && candidates.length ? await callerIdPool(tx, campaign, now) : null;
-      const limits = { now, ...look, underCap, callsPerTick: options.callsPerTick, pool, from: agent.fromNumber! };
+      const histories = await cappedHistories(tx, campaign, candidates, now);
+      const limits = { now, ...look, underCap, callsPerTick: options.callsPerTick, pool, from: agent.fromNumber!, histories };
       const plan = planClaim(campaign, agent, candidates, limits);
       if (!plan) return { claim: null, changed: false };
       if (plan.uncallable.length || plan.waiting.length) await setAside(tx, { campaignId, userId: campaign.userId }, plan, now);
@@ -165,6 +185,7 @@ export async function claim(
             : { agentId: agent.agentId, agentVersion: agent.agentVersion, providerAgentId: agent.providerAgentId }),
           providerAgentVersion: c.variant ? c.variant.providerVersion : agent.providerVersion,
           ...callVariables(c.data, campaign.transferNumber, voicemail),
+          exemptionId: plan.exemptionId,
         };
       });
       // Under the numbers' locks, with the calls that start their new runs.

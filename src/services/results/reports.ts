@@ -9,6 +9,7 @@ import {
   type Sentiment,
 } from '../../generated/prisma/client.js';
 import { getCampaign } from '../campaigns/campaigns.js';
+import { revocationStops } from '../calling-rules/revocation.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
 import { parseInput, type RawInput } from '../validation.js';
 import { EXPORT_BATCH } from './calls.js';
@@ -181,6 +182,20 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
     limit: page.limit,
     offset: page.offset,
   };
+}
+
+/**
+ * The longest time, in seconds, between a revocation (a consent revoked, a do-not-call request) and the
+ * last of the campaign's calls placed after it to the person, among the revocations whose scope covers the
+ * campaign's calls (calling-rules/revocation.ts); 0 when none was followed by a call, as the gate ensures
+ * for every revocation. The law allows 10 business days (FCC 24-24).
+ */
+export async function longestRevocationLagSeconds(ctx: ServiceContext, campaignId: string): Promise<number> {
+  const campaign = await getCampaign(ctx, campaignId, { select: { id: true, requiredConsent: true } });
+  const lags = (await store.callsAfterRevocations(ctx, campaign))
+    .filter((row) => row.kind === null || revocationStops({ kind: row.kind, at: row.at }, campaign.requiredConsent))
+    .map((row) => (row.placedAt.getTime() - row.at.getTime()) / 1000);
+  return Math.max(0, ...lags);
 }
 
 /**

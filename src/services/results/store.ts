@@ -1,6 +1,14 @@
 import { named } from '../../db/prisma-names.js';
 import { statement, type SqlSession } from '../../db/sql.js';
-import type { CallOutcome, CallStatus, ContactStatus, DialBlockReason, Prisma, Sentiment } from '../../generated/prisma/client.js';
+import type {
+  CallOutcome,
+  CallStatus,
+  ConsentKind,
+  ContactStatus,
+  DialBlockReason,
+  Prisma,
+  Sentiment,
+} from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
 
 // The results store: every statement of call history, reports and appointments, and the only module of
@@ -205,6 +213,32 @@ export function countBlocksByReason(ctx: ServiceContext, campaign: ReportCampaig
       (row) => ({ reason: row.reason, count: row._count }),
     ),
   );
+}
+
+// Each of the campaign's calls placed at or after a revocation of its number's consent (not given again
+// before the call), or after its number went on the do-not-call list by the person's or the customer's
+// hand (registry copies are not revocations): none, when every revocation took effect at once.
+const callsAfterRevocation = statement<{ placedAt: Date; kind: ConsentKind | null; at: Date }>(
+  'results.report.calls_after_revocation',
+  `SELECT a.created_at AS "placedAt", r.kind, r.at
+   FROM call_attempts a
+   JOIN LATERAL (
+     SELECT g.kind::text AS kind, g.revoked_at AS at
+     FROM contacts o JOIN contact_consents g ON g.contact_id = o.id
+     WHERE o.user_id = a.user_id AND o.phone_number = a.to_number AND g.revoked_at <= a.created_at
+       AND NOT EXISTS (SELECT 1 FROM contacts p JOIN contact_consents h ON h.contact_id = p.id
+                       WHERE p.user_id = a.user_id AND p.phone_number = a.to_number AND h.kind = g.kind
+                         AND h.obtained_at > g.revoked_at AND h.obtained_at <= a.created_at AND h.revoked_at IS NULL)
+     UNION ALL
+     SELECT NULL, d.created_at FROM do_not_call_entries d
+     WHERE d.user_id = a.user_id AND d.phone_number = a.to_number AND d.created_at <= a.created_at AND d.source <> 'registry'
+   ) r ON true
+   WHERE a.campaign_id = $1::uuid AND a.user_id = $2::uuid`,
+);
+
+/** The campaign's calls placed after a revocation of their number's consent or a do-not-call request (kind null), with it. */
+export function callsAfterRevocations(ctx: ServiceContext, campaign: { id: string }) {
+  return ctx.sql.run(callsAfterRevocation, [campaign.id, ctx.user.id]);
 }
 
 export interface ContactOutcomeRow {

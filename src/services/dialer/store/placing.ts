@@ -1,6 +1,8 @@
 import { statement, type SqlSession } from '../../../db/sql.js';
 import type { ConsentKind } from '../../../generated/prisma/client.js';
 import { uuidv7 } from '../../ids.js';
+import type { CallHistory } from '../../calling-rules/caps.js';
+import type { Revocation } from '../../calling-rules/revocation.js';
 import type { ClaimPlan } from '../decisions.js';
 import { IN_FLIGHT_SQL } from '../../call-outcomes.js';
 
@@ -57,19 +59,23 @@ export interface TickCampaign {
   regionalRules: boolean;
   /** Where its calls may be transferred (E.164), given to the agent as {{transfer_number}}; null: nowhere. */
   transferNumber: string | null;
+  /** The customer's exemption from the regional rules in force at the tick's moment, the latest to expire; null: none. */
+  exemptionId: string | null;
 }
 
 const lockStatement = statement<TickCampaign>(
   'dialer.lock_campaign',
   `SELECT user_id AS "userId", agent_id AS "agentId", status::text, concurrent_calls AS "concurrentCalls", timezone, calling_hours AS "callingHours",
           active_days AS "activeDays", schedule_config AS "scheduleConfig", spend_cap_cents AS "spendCapCents",
-          coalesce(required_consent, '{}')::text[] AS "requiredConsent", regional_rules AS "regionalRules", transfer_number AS "transferNumber"
+          coalesce(required_consent, '{}')::text[] AS "requiredConsent", regional_rules AS "regionalRules", transfer_number AS "transferNumber",
+          (SELECT x.id FROM regional_rule_exemptions x WHERE x.user_id = campaigns.user_id AND x.expires_at > $2
+           ORDER BY x.expires_at DESC LIMIT 1) AS "exemptionId"
    FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE`,
 );
 
-/** Locks the campaign's row (FOR NO KEY UPDATE) for the tick and reads it; every other tick of the campaign waits. */
-export async function lockCampaignForTick(tx: SqlSession, campaignId: string): Promise<TickCampaign | undefined> {
-  return (await tx.run(lockStatement, [campaignId]))[0];
+/** Locks the campaign's row (FOR NO KEY UPDATE) for the tick and reads it, with the exemption in force at `now`; every other tick of the campaign waits. */
+export async function lockCampaignForTick(tx: SqlSession, campaignId: string, now: Date): Promise<TickCampaign | undefined> {
+  return (await tx.run(lockStatement, [campaignId, now]))[0];
 }
 
 /** The campaign's agent, its calls in flight and what its calls were charged, read under the campaign's lock. */
@@ -102,6 +108,8 @@ export interface Candidate {
   region: string | null;
   /** The consents the contact holds, of those the campaign requires (none read when it requires none). */
   consents: ConsentKind[];
+  /** The consents it revoked and has not given again since. */
+  revocations: Revocation[];
   data: unknown;
   /** With A/B variants: the contact's variant's agent (null: the campaign agent's). */
   variant: VariantAgent | null;
@@ -116,6 +124,7 @@ export interface VariantAgent {
 }
 
 type CandidateRow = {
+  revocations: { kind: ConsentKind; at: string }[] | null;
   agentActive: boolean;
   pooled: boolean;
   agentId: string;
@@ -128,7 +137,8 @@ type CandidateRow = {
   spentCents: bigint;
 } & (Candidate | { [K in keyof Candidate]: null });
 
-// A person is their number: a contact whose number has a call in flight, from any group or campaign
+// A person is their number: a consent revoked on any of the user's contacts with the number counts for
+// all of them, unless given again since. A contact whose number has a call in flight, from any group or campaign
 // of the user, is left for later. That read cannot see the claims of ticks of other campaigns still
 // under way, so the claim inserts its attempts against a unique index of the numbers in flight and
 // leaves out any number another tick took meanwhile. A number on the do-not-call list is skipped even
@@ -143,7 +153,13 @@ const candidatesStatement = statement<CandidateRow>(
              FROM campaign_variants v JOIN agents va ON va.id = v.agent_id WHERE v.id = cc.variant_id) AS variant,
             CASE WHEN $5::text[] = '{}' THEN '{}'::text[]
                  ELSE ARRAY(SELECT DISTINCT g.kind::text FROM contact_consents g
-                            WHERE g.contact_id = c.id AND g.revoked_at IS NULL AND g.kind::text = ANY($5::text[])) END AS consents
+                            WHERE g.contact_id = c.id AND g.revoked_at IS NULL AND g.kind::text = ANY($5::text[])) END AS consents,
+            (SELECT coalesce(json_agg(json_build_object('kind', r.kind, 'at', r.revoked_at)), '[]')
+             FROM contacts o JOIN contact_consents r ON r.contact_id = o.id
+             WHERE o.user_id = c.user_id AND o.phone_number = c.phone_number AND r.revoked_at IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM contacts p JOIN contact_consents g ON g.contact_id = p.id
+                               WHERE p.user_id = c.user_id AND p.phone_number = c.phone_number AND g.kind = r.kind
+                                 AND g.revoked_at IS NULL AND g.obtained_at > r.revoked_at)) AS revocations
      FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
      LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
      WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $3
@@ -158,8 +174,8 @@ const candidatesStatement = statement<CandidateRow>(
           EXISTS (SELECT 1 FROM phone_numbers q WHERE q.agent_id = a.id AND (q.id <> a.phone_number_id OR q.max_calls_per_hour IS NOT NULL
                   OR q.max_calls_per_day IS NOT NULL OR q.cooldown_after_unanswered IS NOT NULL OR q.rest_below_answer_rate IS NOT NULL)) AS pooled,
           coalesce((SELECT spent_cents FROM campaign_spend WHERE campaign_id = k.id), 0) AS "spentCents",
-          n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.region, n.consents, n.data,
-          n.variant
+          n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.region, n.consents,
+          n.revocations, n.data, n.variant
    FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id
         CROSS JOIN LATERAL (${inFlight('$2')}) f
         LEFT JOIN candidates n ON true
@@ -181,8 +197,25 @@ export async function readCandidates(
 ): Promise<{ agent: TickAgent; candidates: Candidate[] }> {
   const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit, requiredConsent]);
   const { agentActive, agentId, agentVersion, providerAgentId, providerVersion, fromNumber, inFlight, live, spentCents, pooled } = rows[0]!;
-  const candidates = rows.flatMap(({ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data, variant }) =>
-    id === null ? [] : [{ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data, variant }],
+  const candidates = rows.flatMap(
+    ({ id, contactId, attempts, phoneNumber, status, timezone, region, consents, revocations, data, variant }) =>
+      id === null
+        ? []
+        : [
+            {
+              id,
+              contactId,
+              attempts,
+              phoneNumber,
+              status,
+              timezone,
+              region,
+              consents,
+              revocations: (revocations ?? []).map((r) => ({ kind: r.kind, at: new Date(r.at) })),
+              data,
+              variant,
+            },
+          ],
   );
   return {
     agent: {
@@ -199,6 +232,42 @@ export async function readCandidates(
     },
     candidates,
   };
+}
+
+// One lock per (customer, number) whose calls a frequency cap counts, taken in the claim's transaction
+// in number order, so that two ticks (of any campaigns, on any workers) claiming a call to one number
+// count each other's: the second waits for the first to commit, then reads its call.
+const lockNumbersStatement = statement(
+  'dialer.lock_capped_numbers',
+  `SELECT count(pg_advisory_xact_lock(hashtextextended('frequency_cap:' || $1::text || ':' || n, 0)))::int AS locked FROM unnest($2::text[]) AS n`,
+);
+
+// A refusal: the callee asked during the call not to be called again, or declined the call.
+const historiesStatement = statement<{ phoneNumber: string; placed: string[]; refusedAt: Date | null }>(
+  'dialer.call_histories',
+  `SELECT n AS "phoneNumber",
+          (SELECT coalesce(json_agg(a.created_at), '[]') FROM call_attempts a WHERE a.user_id = $1::uuid AND a.to_number = n AND a.created_at > $3) AS placed,
+          (SELECT max(coalesce(a.opted_out_at, a.ended_at, a.created_at)) FROM call_attempts a
+           WHERE a.user_id = $1::uuid AND a.to_number = n AND a.created_at > $3
+             AND (a.opted_out_at IS NOT NULL OR a.disconnect_reason = 'user_declined')) AS "refusedAt"
+   FROM unnest($2::text[]) AS n`,
+);
+
+/**
+ * Under a lock of each (customer, number), held until the claim commits: the calls the customer placed to
+ * these numbers since `since`, and each one's latest refusal then. Every call placed later to one of the
+ * numbers is claimed after this transaction ends.
+ */
+export async function lockCallHistories(tx: SqlSession, userId: string, numbers: string[], since: Date): Promise<Map<string, CallHistory>> {
+  const sorted = [...new Set(numbers)].sort();
+  await tx.run(lockNumbersStatement, [userId, sorted]);
+  const rows = await tx.run(historiesStatement, [userId, sorted, since]);
+  return new Map(
+    rows.map((row) => [
+      row.phoneNumber,
+      { placed: row.placed.map((at) => new Date(at)), refusedAt: row.refusedAt && new Date(row.refusedAt) },
+    ]),
+  );
 }
 
 const setAsideStatement = statement(
@@ -267,6 +336,8 @@ export interface DraftCall {
   providerAgentVersion: number | null;
   variables: Record<string, string>;
   voicemailMessage: string | null;
+  /** The exemption it goes out under, with the regional rules off; null: they applied. */
+  exemptionId: string | null;
 }
 
 // A number another tick put in flight since the candidates were read is not inserted (ON CONFLICT on
@@ -276,9 +347,11 @@ const claimStatement = statement<{ id: string }>(
   'dialer.claim',
   `WITH attempts AS (
      INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, from_number, agent_id, agent_version,
-                                lease_expires_at, created_at, updated_at)
-     SELECT r.id, $2::uuid, $3::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, r.from_number, r.agent_id, r.agent_version, $4, $5, $5
-     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, contact_id uuid, attempt_number int, to_number text, from_number text, agent_id uuid, agent_version int)
+                                regional_rule_exemption_id, lease_expires_at, created_at, updated_at)
+     SELECT r.id, $2::uuid, $3::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, r.from_number, r.agent_id, r.agent_version,
+            r.exemption_id, $4, $5, $5
+     FROM jsonb_to_recordset($1::jsonb)
+          AS r(id uuid, contact_id uuid, attempt_number int, to_number text, from_number text, agent_id uuid, agent_version int, exemption_id uuid)
      ORDER BY r.to_number
      ON CONFLICT (user_id, to_number) WHERE status IN ${IN_FLIGHT_SQL} DO NOTHING
      RETURNING id, contact_id
@@ -305,6 +378,7 @@ export async function claimCalls(
         from_number: c.from,
         agent_id: c.agentId,
         agent_version: c.agentVersion,
+        exemption_id: c.exemptionId,
       })),
     ),
     claim.userId,

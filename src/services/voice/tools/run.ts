@@ -15,6 +15,7 @@ import { parseInput } from '../../validation.js';
 import { emitEvents } from '../../webhooks/emit.js';
 import { effectiveCalendar, type BookingCalendar } from '../booking/calendar.js';
 import { openSlots, searchWindow, slotAt, type NotBookable, type Slot, type Taken } from '../booking/slots.js';
+import { regionalRulesApply } from '../../campaigns/exemptions.js';
 import { lockToolCall, markOptedOut, setCallback, type ToolCall } from './store.js';
 
 // Runs one in-call tool for a call under way, whoever asks (Retell's custom functions now, our own LLM
@@ -204,7 +205,7 @@ const HANDLERS: { [T in ServedTool]: Handler<T> } = {
         timezone: call.campaignTimezone,
         window: windowOf(call.callingHours, call.activeDays),
         requiredConsent: call.requiredConsent,
-        regionalRules: call.regionalRules,
+        regionalRules: regionalRulesApply(call.regionalRules, call.exemptionEndsAt !== null && call.exemptionEndsAt > asked.toJSDate()),
       },
       { phoneNumber: call.toNumber, timezone: call.contactTimezone, region: call.contactRegion, consents: call.consents },
     );

@@ -27,6 +27,8 @@ export interface ToolCall {
   activeDays: unknown;
   requiredConsent: ConsentKind[];
   regionalRules: boolean;
+  /** When the customer's latest exemption from the regional rules ends; null: none was granted. */
+  exemptionEndsAt: Date | null;
   campaignCalendar: unknown;
   transferNumber: string | null;
   /** The agent on the call: the contact's A/B variant's, else the campaign's. */
@@ -46,6 +48,7 @@ const lockCallStatement = statement<ToolCall>(
           ARRAY(SELECT DISTINCT g.kind::text FROM contact_consents g WHERE g.contact_id = c.id AND g.revoked_at IS NULL) AS consents,
           k.timezone AS "campaignTimezone", k.calling_hours AS "callingHours", k.active_days AS "activeDays",
           coalesce(k.required_consent, '{}')::text[] AS "requiredConsent", k.regional_rules AS "regionalRules",
+          (SELECT max(x.expires_at) FROM regional_rule_exemptions x WHERE x.user_id = k.user_id) AS "exemptionEndsAt",
           k.booking_calendar AS "campaignCalendar",
           coalesce(k.transfer_number, ag.agent_config->>'transfer_number') AS "transferNumber",
           ag.id AS "agentId", ag.booking_calendar AS "agentCalendar", ag.provider_agent_id AS "providerAgentId"
