@@ -10,7 +10,7 @@ import { decide, policyOf } from '../calling-rules/retry-policy.js';
 import type { BookingNote, CallBooking, CampaignRecord, ContactStep, FinishedAttempt, NewAppointment } from './store/ended-calls.js';
 import type { Candidate, TickAgent, TickCampaign } from './store/placing.js';
 import { CallRefused, type CallResult } from './telephony.js';
-import { gate, type BlockReason } from '../calling-rules/gate.js';
+import { gate, type BlockReason, type GateCampaign } from '../calling-rules/gate.js';
 import { countCall, pickCallerId, poolOpensAt, type PoolNumber } from './caller-id.js';
 import { localDate, nextOpening, windowOf } from '../calling-rules/window.js';
 
@@ -100,7 +100,7 @@ export function planClaim(
   const free = freeSlots(campaign.concurrentCalls, agent.inFlight, agent.live);
   if (free <= 0) return null;
   const slots = Math.min(free, limits.callsPerTick);
-  const rules = { ...campaign, window: windowOf(campaign.callingHours, campaign.activeDays) };
+  const rules = gateRules(campaign);
   const plan: ClaimPlan = {
     uncallable: [],
     blocks: [],
@@ -113,21 +113,12 @@ export function planClaim(
   };
   const ready: Candidate[] = [];
   for (const candidate of candidates) {
-    if (candidate.status !== 'active' || !candidate.phoneNumber) {
-      const listed = candidate.status === 'do_not_call';
-      plan.uncallable.push({ id: candidate.id, outcome: listed ? 'do_not_call' : 'invalid' });
-      if (listed) plan.blocks.push({ contactId: candidate.contactId, reason: 'do_not_call', detail: '', until: null });
-      continue;
-    }
-    const verdict = gate(limits.now, rules, { ...candidate, phoneNumber: candidate.phoneNumber });
-    if (verdict.kind === 'blocked') {
-      plan.uncallable.push({ id: candidate.id, outcome: verdict.reason });
-      plan.blocks.push({ contactId: candidate.contactId, reason: verdict.reason, detail: verdict.detail, until: null });
-    } else if (verdict.kind === 'later') {
-      plan.waiting.push({ id: candidate.id, nextAttemptAt: verdict.until });
-      if (verdict.reason)
-        plan.blocks.push({ contactId: candidate.contactId, reason: verdict.reason, detail: verdict.detail, until: verdict.until });
-    } else if (ready.length < slots) ready.push(candidate);
+    const judged = judge(limits.now, rules, candidate);
+    const block = judged.block && { contactId: candidate.contactId, ...judged.block };
+    if (judged.kind === 'uncallable') plan.uncallable.push({ id: candidate.id, outcome: judged.outcome });
+    else if (judged.kind === 'later') plan.waiting.push({ id: candidate.id, nextAttemptAt: judged.until });
+    else if (ready.length < slots) ready.push(candidate);
+    if (block) plan.blocks.push(block);
   }
   plan.capped = ready.length > 0 && limits.underCap <= 0;
   const paid = ready.slice(0, Math.max(0, Math.min(limits.affordable, limits.underCap)));
@@ -138,6 +129,43 @@ export function planClaim(
   plan.more =
     taken > 0 && taken === paid.length && ((candidates.length === limits.looked && taken < slots) || (taken === slots && free > slots));
   return plan;
+}
+
+/** The campaign as the gate reads it, from its row. */
+export function gateRules(
+  campaign: Pick<TickCampaign, 'timezone' | 'callingHours' | 'activeDays' | 'requiredConsent' | 'regionalRules'>,
+): GateCampaign {
+  const { timezone, requiredConsent, regionalRules } = campaign;
+  return { timezone, requiredConsent, regionalRules, window: windowOf(campaign.callingHours, campaign.activeDays) };
+}
+
+/** What may be judged of a contact due for a call: the candidate's fields the gate and the checks before it read. */
+export type Judged = Pick<Candidate, 'status' | 'phoneNumber' | 'timezone' | 'region' | 'consents'>;
+
+/** A contact's verdict right before dialing, with the block to record (its reason, detail and until). */
+export type Judgement =
+  | { kind: 'uncallable'; outcome: 'do_not_call' | 'invalid' | 'consent_missing'; block: Omit<Block, 'contactId'> | null }
+  | { kind: 'later'; until: Date; block: Omit<Block, 'contactId'> | null }
+  | { kind: 'call'; block: null };
+
+/**
+ * One contact, checked again right before dialing: its status (invalid, or on the do-not-call list), then
+ * the compliance gate. The dialer's tick and the dispatch preview both judge contacts through this.
+ */
+export function judge(now: Date, rules: GateCampaign, candidate: Judged): Judgement {
+  if (candidate.status !== 'active' || !candidate.phoneNumber) {
+    if (candidate.status !== 'do_not_call') return { kind: 'uncallable', outcome: 'invalid', block: null };
+    return { kind: 'uncallable', outcome: 'do_not_call', block: { reason: 'do_not_call', detail: '', until: null } };
+  }
+  const verdict = gate(now, rules, { ...candidate, phoneNumber: candidate.phoneNumber });
+  if (verdict.kind === 'blocked') {
+    return { kind: 'uncallable', outcome: verdict.reason, block: { reason: verdict.reason, detail: verdict.detail, until: null } };
+  }
+  if (verdict.kind === 'later') {
+    const block = verdict.reason ? { reason: verdict.reason, detail: verdict.detail, until: verdict.until } : null;
+    return { kind: 'later', until: verdict.until, block };
+  }
+  return { kind: 'call', block: null };
 }
 
 /** Each call's caller ID: the pool's pick for it, until no number is free; without a pool, the agent's number. */
