@@ -11,7 +11,7 @@ import { dialerEnv, ManualClock, recordingDialer, runningCampaign } from './supp
 // signing_keys); and the records export as CSV through a signed link.
 
 const START = new Date('2026-11-05T15:00:00Z');
-const NUMBERS = ['+14155550101', '+14155550102', '+14155550103'];
+const NUMBERS = ['+13125550101', '+13125550102', '+13125550103'];
 const EXPORT = `mutation ($input: CallRecordsExportInput!) { exportCallRecords(input: $input) { path expiresAt } }`;
 
 let app: TestApp;
@@ -68,7 +68,7 @@ describe('a call record', () => {
   it('records that a campaign requiring no consent relied on none', async () => {
     const env = dialerEnv(app, clock);
     const dialer = recordingDialer(env, () => ({ outcome: 'busy', durationSeconds: 0 }));
-    const other = await runningCampaign(app, env, { rows: [{ Phone: '+14155550199', 'Consent to call': '2026-10-01' }] });
+    const other = await runningCampaign(app, env, { rows: [{ Phone: '+13125550199', 'Consent to call': '2026-10-01' }] });
     await dialer.run(other.campaignId);
     const attempt = await app.prisma.callAttempt.findFirstOrThrow({ where: { campaignId: other.campaignId } });
     expect(attempt).toMatchObject({ consentsRelied: [], rulesVersion: RULES_VERSION });
@@ -130,7 +130,7 @@ describe('erasing the person', () => {
     expect(row).toMatchObject({ to_number: null, to_number_hash: pseudonym, rules_version: RULES_VERSION, status: 'no_answer' });
     expect(row!.consents_relied).toEqual([{ id: expect.any(String), kind: 'calls' }]);
     const text = JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-    expect(text).not.toContain('5550102');
+    expect(text).not.toContain('3125550102');
   });
 
   it('still exports the record, and an auditor holding the number finds it by that number', async () => {
