@@ -200,36 +200,99 @@ describe('a dispatch preview', () => {
   });
 
   it('agrees with what the dialer does once the campaign is dispatched', async () => {
-    const dispatched = await app.request('POST', `/api/v1/campaigns/${campaignId}/dispatch/`, { token, body: {} });
-    expect(dispatched.status).toBe(202);
-    const env = dialerEnv(app, clock);
-    let dialer: ReturnType<typeof manualDialer>;
-    const simulator = new SimulatedTelephony({ seed: 'preview', timeScale: 0 }, (result: CallResult) => dialer.dialer.report(result));
-    const telephony = new Watched(clock, simulator);
-    dialer = manualDialer(env, telephony);
+    await dialedAsForetold(campaignId, previewRows);
+  });
+});
 
-    // Each moment the preview names, in order: the dialer calls exactly the contacts due then.
-    const moments = [...new Set(previewRows.flatMap((r) => (r.callAt ? [r.callAt] : [])))].sort();
-    for (const moment of moments) {
-      clock.set(moment);
-      const before = telephony.placed.length;
-      await dialer.run(campaignId);
-      const called = telephony.placed.slice(before).map((c) => c.to);
-      const expected = previewRows.filter((r) => r.callAt === moment).map((r) => r.phoneNumber);
-      expect(called.sort()).toEqual(expected.sort());
-      expect(telephony.placed.slice(before).every((c) => c.at.toISOString() === moment)).toBe(true);
-    }
+/** Dispatches the campaign at the preview's moment and dials it through the simulator, moment by moment. */
+async function dialedAsForetold(id: string, previewRows: Row[]) {
+  const dispatched = await app.request('POST', `/api/v1/campaigns/${id}/dispatch/`, { token, body: {} });
+  expect(dispatched.status).toBe(202);
+  const env = dialerEnv(app, clock);
+  let dialer: ReturnType<typeof manualDialer>;
+  const simulator = new SimulatedTelephony({ seed: 'preview', timeScale: 0 }, (result: CallResult) => dialer.dialer.report(result));
+  const telephony = new Watched(clock, simulator);
+  dialer = manualDialer(env, telephony);
 
-    // What it blocked, with the same rules and times as the preview said.
-    const blocks = await app.prisma.dialBlock.findMany({ where: { campaignId }, include: { contact: true } });
-    const blocked = blocks.map((b) => ({ contactId: b.contactId, rule: b.reason, until: b.until?.toISOString() ?? null }));
-    const foretold = previewRows
-      .filter((r) => r.blockedBy && r.blockedBy !== 'invalid' && r.blockedBy !== 'calling_hours')
-      .map((r) => ({ contactId: r.contactId, rule: r.blockedBy, until: r.blockedUntil }));
-    const order = (a: { contactId: string }, b: { contactId: string }) => a.contactId.localeCompare(b.contactId);
-    expect(blocked.sort(order)).toEqual(foretold.sort(order));
-    const invalid = previewRows.find((r) => r.blockedBy === 'invalid')!;
-    const enrolment = await app.prisma.campaignContact.findFirstOrThrow({ where: { campaignId, contactId: invalid.contactId } });
+  // The dispatch's own moment (its wake-up ticks at once), then each moment the preview names, in order:
+  // the dialer calls exactly the contacts the preview said, then.
+  const moments = [...new Set([clock.now().toISOString(), ...previewRows.flatMap((r) => (r.callAt ? [r.callAt] : []))])].sort();
+  expect(moments.length).toBeGreaterThan(1);
+  for (const moment of moments) {
+    clock.set(moment);
+    const before = telephony.placed.length;
+    await dialer.run(id);
+    const called = telephony.placed.slice(before).map((c) => c.to);
+    const expected = previewRows.filter((r) => r.callAt === moment).map((r) => r.phoneNumber);
+    expect(called.sort()).toEqual(expected.sort());
+    expect(telephony.placed.slice(before).every((c) => c.at.toISOString() === moment)).toBe(true);
+  }
+
+  // What it blocked, with the same rules and times as the preview said (the campaign's own window and an
+  // invalid number are not compliance blocks: the dialer records none for them).
+  const blocks = await app.prisma.dialBlock.findMany({ where: { campaignId: id } });
+  const blocked = blocks.map((b) => ({ contactId: b.contactId, rule: b.reason, until: b.until?.toISOString() ?? null }));
+  const foretold = previewRows
+    .filter((r) => r.blockedBy && r.blockedBy !== 'invalid' && r.blockedBy !== 'calling_hours')
+    .map((r) => ({ contactId: r.contactId, rule: r.blockedBy, until: r.blockedUntil }));
+  const order = (a: { contactId: string }, b: { contactId: string }) => a.contactId.localeCompare(b.contactId);
+  expect(blocked.sort(order)).toEqual(foretold.sort(order));
+  for (const row of previewRows.filter((r) => r.blockedBy === 'invalid')) {
+    const enrolment = await app.prisma.campaignContact.findFirstOrThrow({ where: { campaignId: id, contactId: row.contactId } });
     expect(enrolment).toMatchObject({ state: 'done', outcome: 'invalid' });
+  }
+}
+
+describe('a dispatch preview while the campaign’s own calling hours are closed', () => {
+  it('says the calling hours hold everyone until they open (in each contact’s zone), and the dialer agrees', async () => {
+    clock.set(NOW);
+    const campaign = await app.prisma.campaign.findUniqueOrThrow({ where: { id: campaignId } });
+    const group = await importContacts(serviceContext(dialerEnv(app, clock), { id: campaign.userId, isAdmin: false }), {
+      group_name: 'Window list',
+      csv_data: [
+        { Phone: '+12125557001', 'Consent to call': '2026-10-01' },
+        { Phone: '+13035557001', 'Consent to call': '2026-10-01' },
+        { Phone: '+14155557001', 'Consent to call': '2026-10-01' },
+        { Phone: '+12125557002', 'Consent to call': '2026-10-01', 'Time Zone': 'America/Los_Angeles' },
+      ],
+    });
+    // 09:00-17:00 Chicago time: at 14:30 UTC (08:30 there) nobody may be called yet.
+    const windowed = await app.prisma.campaign.create({
+      data: {
+        userId: campaign.userId,
+        agentId: campaign.agentId,
+        contactGroupId: group.groupId,
+        name: 'Windowed',
+        status: 'draft',
+        concurrentCalls: 50,
+        timezone: 'America/Chicago',
+        callingHours: { start: '09:00', end: '17:00' },
+        activeDays: ['mon', 'tue', 'wed', 'thu', 'fri'],
+        scheduleConfig: { max_attempts: 1, max_attempts_per_day: 1, retry_interval_minutes: 60 },
+        requiredConsent: ['calls'],
+        regionalRules: true,
+      },
+    });
+    const res = await app.request('GET', `/api/v1/campaigns/${windowed.id}/preview/`, { token });
+    expect(res.status).toBe(200);
+    const rows: Row[] = res.json.results.map((r: Record<string, string | null>) => ({
+      contactId: r.contact_id,
+      phoneNumber: r.phone_number,
+      callAt: r.call_at,
+      blockedBy: r.blocked_by,
+      blockedUntil: r.blocked_until,
+      detail: r.detail,
+    }));
+    const of = (n: string) => rows.find((r) => r.phoneNumber === n);
+    expect(res.json).toMatchObject({ callable_now: 0, to_call: 4, first_call_at: '2026-11-24T15:00:00.000Z' });
+    expect(res.json.by_rule.calling_hours).toBe(4);
+    expect(of('+12125557001')).toMatchObject({ callAt: '2026-11-24T15:00:00.000Z', blockedBy: 'calling_hours' });
+    // Denver at 09:00 Chicago time is 08:00: the law allows it then.
+    expect(of('+13035557001')).toMatchObject({ callAt: '2026-11-24T15:00:00.000Z', blockedBy: 'calling_hours' });
+    // Los Angeles is 07:00 then: the first moment both allow is 08:00 there.
+    expect(of('+14155557001')).toMatchObject({ callAt: '2026-11-24T16:00:00.000Z', blockedBy: 'calling_hours' });
+    // A contact's own zone is where the campaign's hours are read: 09:00 in Los Angeles.
+    expect(of('+12125557002')).toMatchObject({ callAt: '2026-11-24T17:00:00.000Z', blockedBy: 'calling_hours' });
+    await dialedAsForetold(windowed.id, rows);
   });
 });
