@@ -2,8 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { SqlSession } from '../../db/sql.js';
 import type { ServiceContext } from '../context.js';
-import { signingSecret } from '../exports/store.js';
-import { ValidationError } from '../errors.js';
+import { INSTANT_RANGE_MESSAGE, isStorableInstant } from '../input-safety.js';
 import { parseInput, type RawInput } from '../validation.js';
 import { INVALID_PHONE_MESSAGE, toE164 } from '../phone.js';
 import * as store from './store.js';
@@ -25,7 +24,7 @@ export function pseudonymOf(key: Buffer, e164: string): string {
 
 /** The pseudonymisation key, read (made the first time) in the caller's session: an erasure's transaction. */
 export function pseudonymKey(session: SqlSession): Promise<Buffer> {
-  return signingSecret(session, PSEUDONYM_KEY, randomBytes(32));
+  return store.signingKey(session, PSEUDONYM_KEY, randomBytes(32));
 }
 
 /** The columns of the records export, in order (docs/compliance-rules.md, "Call records"). */
@@ -55,12 +54,14 @@ const e164 = z
   .max(64)
   .transform((value, ctx) => toE164(value) ?? (ctx.addIssue({ code: 'custom', message: INVALID_PHONE_MESSAGE }), z.NEVER));
 
+const instant = z.coerce.date().refine(isStorableInstant, INSTANT_RANGE_MESSAGE);
+
 export const callRecordsInput = z
   .object({
     /** Placed at or after. */
-    from: z.coerce.date(),
+    from: instant,
     /** Placed before. */
-    to: z.coerce.date(),
+    to: instant,
     /** Only the calls to this number, erased or not (matched by its pseudonym once erased). */
     phone_number: e164.optional(),
   })
@@ -76,7 +77,6 @@ const BATCH = 1_000;
 
 /** The caller's call records placed in [from, to), oldest first, in batches read one after the other. */
 export async function* callRecordBatches(ctx: ServiceContext, filter: CallRecordsFilter): AsyncGenerator<CallRecordRow[]> {
-  if (filter.from > filter.to) throw ValidationError.field('to', 'Must not be earlier than from.');
   const number = filter.phone_number
     ? { plain: filter.phone_number, hash: pseudonymOf(await pseudonymKey(ctx.sql), filter.phone_number) }
     : null;

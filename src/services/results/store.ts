@@ -103,6 +103,19 @@ const CALL_RECORDS = statement<CallRecord>(
    LIMIT $8`,
 );
 
+const INSERT_SIGNING_KEY = statement(
+  'results.insertSigningKey',
+  'INSERT INTO signing_keys (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+);
+const SIGNING_KEY = statement<{ secret: Uint8Array }>('results.signingKey', 'SELECT secret FROM signing_keys WHERE name = $1');
+
+/** The key named `name`, made from `candidate` when there is none yet; every instance reads the same. */
+export async function signingKey(session: SqlSession, name: string, candidate: Buffer): Promise<Buffer> {
+  await session.run(INSERT_SIGNING_KEY, [name, candidate]);
+  const [row] = await session.run(SIGNING_KEY, [name]);
+  return Buffer.from(row!.secret);
+}
+
 /** A page of the user's call records placed in [from, to), after `after`. */
 export function callRecords(
   sql: SqlSession,
