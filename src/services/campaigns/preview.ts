@@ -1,4 +1,5 @@
 import { expectedCallsCents, spendableCents } from '../billing/calls.js';
+import type { BlockReason } from '../calling-rules/gate.js';
 import { placeOfNumber } from '../calling-rules/places.js';
 import type { ServiceContext } from '../context.js';
 import { gateRules, judge, type Judgement } from '../dialer/decisions.js';
@@ -21,7 +22,7 @@ export const PREVIEW_RULES = [
   'regional_day',
   'holiday',
   'calling_hours',
-] as const;
+] as const satisfies readonly (BlockReason | 'invalid' | 'calling_hours')[];
 export type PreviewRule = (typeof PREVIEW_RULES)[number];
 
 export interface PreviewedContact {
