@@ -14,6 +14,7 @@ import './types/campaign-variants.js';
 import './types/contacts.js';
 import './types/compliance.js';
 import './types/exemptions.js';
+import './types/dispatch-preview.js';
 import './types/exports.js';
 import './types/in-call-tools.js';
 import './types/live.js';

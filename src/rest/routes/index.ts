@@ -3,6 +3,7 @@ import { agentRoutes } from './agents.js';
 import { appointmentRoutes } from './appointments.js';
 import { billingRoutes } from './billing.js';
 import { campaignRoutes } from './campaigns.js';
+import { previewRoutes } from './preview.js';
 import { callRoutes } from './calls.js';
 import { contactRoutes } from './contacts.js';
 import { reportRoutes } from './reports.js';
@@ -11,6 +12,7 @@ import { reportRoutes } from './reports.js';
 export const v1Routes: RouteDefinition[] = [
   ...contactRoutes,
   ...campaignRoutes,
+  ...previewRoutes,
   ...agentRoutes,
   ...billingRoutes,
   ...reportRoutes,

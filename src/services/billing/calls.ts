@@ -34,6 +34,15 @@ export function callHoldCents(settings: Pick<Settings, 'callHoldMinutes' | 'call
 }
 
 /**
+ * What calling `contacts` people is expected to cost, for a dispatch preview: one call each of
+ * `callHoldMinutes` (the length the dialer holds credits for) at the call rate. Retries are not
+ * foreseen, and the call that reaches nobody costs nothing, so it is a ceiling for first attempts.
+ */
+export function expectedCallsCents(settings: Pick<Settings, 'callHoldMinutes' | 'callRateCentsPerMinute'>, contacts: number): bigint {
+  return BigInt(contacts) * callHoldCents(settings);
+}
+
+/**
  * How many calls' holds `spendableCents` covers: the one rule for "can this customer afford the next
  * call", asked by dispatch (at least one, or it is refused) and by the dialer (how many to claim, and
  * whether a campaign that could pay for none pauses). holdCalls writes the holds on the same condition.

@@ -1,7 +1,7 @@
 import { isoText } from '../../db/json-rows.js';
 import { named } from '../../db/prisma-names.js';
 import { dynamicStatement, statement, type SqlSession } from '../../db/sql.js';
-import type { CallOutcome, Campaign, CampaignStatus, Prisma, ProvisioningState } from '../../generated/prisma/client.js';
+import type { CallOutcome, Campaign, CampaignStatus, ConsentKind, Prisma, ProvisioningState } from '../../generated/prisma/client.js';
 import { camelCase } from '../../key-case.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
 import type { CampaignWithRelations } from './with-relations.js';
@@ -495,6 +495,56 @@ const waitingPlacesStatement = statement<WaitingPlace>(
 /** The places of the contacts still to call (by zone, region and area code), at most `limit` of them. */
 export function waitingPlaces(sql: SqlSession, campaignId: string, limit: number): Promise<WaitingPlace[]> {
   return sql.run(waitingPlacesStatement, [campaignId, limit]);
+}
+
+/** A contact a dispatch preview judges: the dialer's candidate fields, and when it is due (null: not enrolled yet, due at once). */
+export interface PreviewContact {
+  contactId: string;
+  phoneNumber: string | null;
+  status: 'active' | 'invalid' | 'do_not_call';
+  timezone: string | null;
+  region: string | null;
+  consents: ConsentKind[];
+  dueAt: Date | null;
+}
+
+// The contacts a dispatch would leave to the dialer: those enrolled and waiting, and those of its group
+// that enrolment would take (it enrols on every start). Read as the dialer's candidates statement reads
+// them (status with the do-not-call list, region, the required consents held), in contact id order.
+const previewContactsStatement = statement<PreviewContact>(
+  'campaigns.preview_contacts',
+  `SELECT p.* FROM (
+     (SELECT c.id AS "contactId", c.phone_number AS "phoneNumber", c.status::text AS status, c.timezone, c.data->>'region' AS region,
+             cc.next_attempt_at AS "dueAt", c.user_id
+      FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
+      WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND c.id > $2::uuid
+      ORDER BY c.id LIMIT $4)
+     UNION ALL
+     (SELECT c.id, c.phone_number, c.status::text, c.timezone, c.data->>'region', NULL, c.user_id
+      FROM campaigns k JOIN contacts c ON c.contact_group_id = k.contact_group_id
+      WHERE k.id = $1::uuid AND c.erased_at IS NULL AND ${ENROLLABLE} AND c.id > $2::uuid
+        AND NOT EXISTS (SELECT 1 FROM campaign_contacts e WHERE e.campaign_id = k.id AND e.contact_id = c.id)
+      ORDER BY c.id LIMIT $4)
+   ) q, LATERAL (
+     SELECT q."contactId", q."phoneNumber", q.timezone, q.region, q."dueAt",
+            CASE WHEN EXISTS (SELECT 1 FROM do_not_call_entries d WHERE d.user_id = q.user_id AND d.phone_number = q."phoneNumber")
+                 THEN 'do_not_call' ELSE q.status END AS status,
+            CASE WHEN $3::text[] = '{}' THEN '{}'::text[]
+                 ELSE ARRAY(SELECT DISTINCT g.kind::text FROM contact_consents g
+                            WHERE g.contact_id = q."contactId" AND g.revoked_at IS NULL AND g.kind::text = ANY($3::text[])) END AS consents
+   ) p
+   ORDER BY p."contactId" LIMIT $4`,
+);
+
+/** Up to `limit` of the contacts a dispatch preview judges, after contact `after` in id order. */
+export function previewContacts(
+  sql: SqlSession,
+  campaignId: string,
+  requiredConsent: readonly ConsentKind[],
+  after: string,
+  limit: number,
+): Promise<PreviewContact[]> {
+  return sql.run(previewContactsStatement, [campaignId, after, requiredConsent, limit]);
 }
 
 /** An enrolled contact still to call, with what decided when it is due. */

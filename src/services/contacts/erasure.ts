@@ -2,11 +2,13 @@ import type { SqlSession } from '../../db/sql.js';
 import { ConflictError } from '../errors.js';
 import * as store from './store.js';
 import { refreshTotals } from './totals.js';
+import { pseudonymKey, pseudonymOf } from '../results/records.js';
 
 // Removing people. What was done with a person (dial states, calls, their cost, appointments) is the
 // history of the campaigns that called them and of the money they cost, so it stays; who the person was
 // goes for good. A contact with such history is erased in place: its row stays, anonymous, so reports,
-// call history and the ledger keep their figures. A contact without any is deleted outright.
+// call history and the ledger keep their figures; its calls keep their five-year records, the number
+// dialed replaced by its pseudonym. A contact without any is deleted outright.
 
 export interface Removal {
   /** Contacts erased in place: anonymous rows kept for the history that names them. */
@@ -36,11 +38,19 @@ export async function removeContacts(tx: SqlSession, contactIds: string[], now: 
   const kept = facts.filter((f) => f.kept).map((f) => f.id);
   const gone = facts.filter((f) => !f.kept).map((f) => f.id);
 
-  const campaignIds = kept.length ? await store.erasePeople(tx, kept, now) : [];
+  const campaignIds = kept.length ? await store.erasePeople(tx, kept, now, await pseudonyms(tx, kept)) : [];
   if (gone.length) await store.deleteContacts(tx, gone);
   await refreshTotals(
     tx,
     locked.map((c) => c.groupId),
   );
   return { erased: kept.length, deleted: gone.length, campaignIds };
+}
+
+/** Each number these contacts' calls dialed, with its pseudonym (the key is read only when there is one). */
+async function pseudonyms(tx: SqlSession, ids: string[]): Promise<Map<string, string>> {
+  const numbers = await store.dialedNumbers(tx, ids);
+  if (numbers.length === 0) return new Map();
+  const key = await pseudonymKey(tx);
+  return new Map(numbers.map((n) => [n, pseudonymOf(key, n)]));
 }

@@ -270,13 +270,24 @@ const ERASE_CONTACTS = statement(
 );
 
 // Status, duration, cost, outcome and sentiment are the facts; the number, the words and the recording
-// are the person's.
+// are the person's. The number stays as its pseudonym ($3: number -> pseudonym), the call record's
+// (results/records.ts).
 const ERASE_CALL_ATTEMPTS = statement(
   'contacts.eraseCallAttempts',
-  `UPDATE call_attempts SET to_number = NULL, summary = NULL, transcript = NULL, recording_url = NULL,
-     analysis = '{}', pending_result = NULL, updated_at = $2
+  `UPDATE call_attempts SET to_number = NULL, to_number_hash = coalesce($3::jsonb ->> to_number, to_number_hash),
+     summary = NULL, transcript = NULL, recording_url = NULL, analysis = '{}', pending_result = NULL, updated_at = $2
    WHERE contact_id = ANY($1::uuid[])`,
 );
+
+const DIALED_NUMBERS = statement<{ number: string }>(
+  'contacts.dialedNumbers',
+  `SELECT DISTINCT to_number AS number FROM call_attempts WHERE contact_id = ANY($1::uuid[]) AND to_number IS NOT NULL`,
+);
+
+/** The numbers these contacts' calls dialed. */
+export async function dialedNumbers(tx: SqlSession, ids: readonly string[]): Promise<string[]> {
+  return (await tx.run(DIALED_NUMBERS, [ids])).map((row) => row.number);
+}
 
 const ERASE_APPOINTMENTS = statement(
   'contacts.eraseAppointments',
@@ -295,12 +306,17 @@ const CLOSE_WAITING = statement<{ campaignId: string }>(
 
 /**
  * Erases these people in place: their contact rows, their calls (call_attempts) and appointments keep only
- * the anonymous facts, and campaigns stop waiting to dial them (campaign_contacts). Answers the campaigns
+ * the anonymous facts (and a call its number's pseudonym, from `pseudonyms`), and campaigns stop waiting to dial them (campaign_contacts). Answers the campaigns
  * whose waiting contacts were closed.
  */
-export async function erasePeople(tx: SqlSession, ids: readonly string[], now: Date): Promise<string[]> {
+export async function erasePeople(
+  tx: SqlSession,
+  ids: readonly string[],
+  now: Date,
+  pseudonyms: ReadonlyMap<string, string>,
+): Promise<string[]> {
   await tx.run(ERASE_CONTACTS, [ids, now]);
-  await tx.run(ERASE_CALL_ATTEMPTS, [ids, now]);
+  await tx.run(ERASE_CALL_ATTEMPTS, [ids, now, JSON.stringify(Object.fromEntries(pseudonyms))]);
   await tx.run(ERASE_APPOINTMENTS, [ids, now]);
   const closed = await tx.run(CLOSE_WAITING, [ids, now]);
   return [...new Set(closed.map((c) => c.campaignId))];

@@ -10,7 +10,7 @@ import { decide, policyOf } from '../calling-rules/retry-policy.js';
 import type { BookingNote, CallBooking, CampaignRecord, ContactStep, FinishedAttempt, NewAppointment } from './store/ended-calls.js';
 import type { Candidate, TickAgent, TickCampaign } from './store/placing.js';
 import { CallRefused, type CallResult, type PlaceCall } from '../voice/providers/telephony.js';
-import { gate, type BlockReason } from '../calling-rules/gate.js';
+import { gate, type BlockReason, type GateCampaign } from '../calling-rules/gate.js';
 import type { CallHistory } from '../calling-rules/caps.js';
 import { regionalRulesApply } from '../campaigns/exemptions.js';
 import { countCall, pickCallerId, poolOpensAt, type PoolNumber } from './caller-id.js';
@@ -106,14 +106,13 @@ export function planClaim(
   const free = freeSlots(campaign.concurrentCalls, agent.inFlight, agent.live);
   if (free <= 0) return null;
   const slots = Math.min(free, limits.callsPerTick);
-  const regionalRules = regionalRulesApply(campaign.regionalRules, campaign.exemptionId !== null);
-  const rules = { ...campaign, regionalRules, window: windowOf(campaign.callingHours, campaign.activeDays) };
+  const rules = gateRules(campaign);
   const plan: ClaimPlan = {
     uncallable: [],
     blocks: [],
     waiting: [],
     chosen: [],
-    exemptionId: regionalRules ? null : campaign.exemptionId,
+    exemptionId: rules.regionalRules ? null : campaign.exemptionId,
     poolOpensAt: null,
     capped: false,
     unpaid: false,
@@ -121,23 +120,13 @@ export function planClaim(
   };
   const ready: Candidate[] = [];
   for (const candidate of candidates) {
-    if (candidate.status !== 'active' || !candidate.phoneNumber) {
-      const listed = candidate.status === 'do_not_call';
-      plan.uncallable.push({ id: candidate.id, outcome: listed ? 'do_not_call' : 'invalid' });
-      if (listed) plan.blocks.push({ contactId: candidate.contactId, reason: 'do_not_call', detail: '', until: null });
-      continue;
-    }
-    const history = limits.histories.get(candidate.phoneNumber);
-    const verdict = gate(limits.now, rules, { ...candidate, phoneNumber: candidate.phoneNumber, ...(history && { history }) });
-    if (verdict.kind === 'blocked') {
-      // A revoked consent ends the contact's part as a missing one does: the reason of the block tells them apart.
-      plan.uncallable.push({ id: candidate.id, outcome: 'consent_missing' });
-      plan.blocks.push({ contactId: candidate.contactId, reason: verdict.reason, detail: verdict.detail, until: null });
-    } else if (verdict.kind === 'later') {
-      plan.waiting.push({ id: candidate.id, nextAttemptAt: verdict.until });
-      if (verdict.reason)
-        plan.blocks.push({ contactId: candidate.contactId, reason: verdict.reason, detail: verdict.detail, until: verdict.until });
-    } else if (ready.length < slots) ready.push(candidate);
+    const history = candidate.phoneNumber ? limits.histories.get(candidate.phoneNumber) : undefined;
+    const judged = judge(limits.now, rules, { ...candidate, ...(history && { history }) });
+    const block = judged.block && { contactId: candidate.contactId, ...judged.block };
+    if (judged.kind === 'uncallable') plan.uncallable.push({ id: candidate.id, outcome: judged.outcome });
+    else if (judged.kind === 'later') plan.waiting.push({ id: candidate.id, nextAttemptAt: judged.until });
+    else if (ready.length < slots) ready.push(candidate);
+    if (block) plan.blocks.push(block);
   }
   plan.capped = ready.length > 0 && limits.underCap <= 0;
   const paid = ready.slice(0, Math.max(0, Math.min(limits.affordable, limits.underCap)));
@@ -148,6 +137,46 @@ export function planClaim(
   plan.more =
     taken > 0 && taken === paid.length && ((candidates.length === limits.looked && taken < slots) || (taken === slots && free > slots));
   return plan;
+}
+
+/** The campaign as the gate reads it, from its row. */
+export function gateRules(
+  campaign: Pick<TickCampaign, 'timezone' | 'callingHours' | 'activeDays' | 'requiredConsent' | 'regionalRules' | 'exemptionId'>,
+): GateCampaign {
+  const { timezone, requiredConsent } = campaign;
+  // Off only under an exemption in force (campaigns/exemptions.ts).
+  const regionalRules = regionalRulesApply(campaign.regionalRules, campaign.exemptionId !== null);
+  return { timezone, requiredConsent, regionalRules, window: windowOf(campaign.callingHours, campaign.activeDays) };
+}
+
+/** What may be judged of a contact due for a call: the candidate's fields the gate and the checks before it read. */
+export type Judged = Pick<Candidate, 'status' | 'phoneNumber' | 'timezone' | 'region' | 'consents'>;
+
+/** A contact's verdict right before dialing, with the block to record (its reason, detail and until). */
+export type Judgement =
+  | { kind: 'uncallable'; outcome: 'do_not_call' | 'invalid' | 'consent_missing'; block: Omit<Block, 'contactId'> | null }
+  | { kind: 'later'; until: Date; block: Omit<Block, 'contactId'> | null }
+  | { kind: 'call'; block: null };
+
+/**
+ * One contact, checked again right before dialing: its status (invalid, or on the do-not-call list), then
+ * the compliance gate. The dialer's tick and the dispatch preview both judge contacts through this.
+ */
+export function judge(now: Date, rules: GateCampaign, candidate: Judged & { history?: CallHistory }): Judgement {
+  if (candidate.status !== 'active' || !candidate.phoneNumber) {
+    if (candidate.status !== 'do_not_call') return { kind: 'uncallable', outcome: 'invalid', block: null };
+    return { kind: 'uncallable', outcome: 'do_not_call', block: { reason: 'do_not_call', detail: '', until: null } };
+  }
+  const verdict = gate(now, rules, { ...candidate, phoneNumber: candidate.phoneNumber });
+  if (verdict.kind === 'blocked') {
+    // A revoked consent ends the contact's part as a missing one does: the reason of the block tells them apart.
+    return { kind: 'uncallable', outcome: 'consent_missing', block: { reason: verdict.reason, detail: verdict.detail, until: null } };
+  }
+  if (verdict.kind === 'later') {
+    const block = verdict.reason ? { reason: verdict.reason, detail: verdict.detail, until: verdict.until } : null;
+    return { kind: 'later', until: verdict.until, block };
+  }
+  return { kind: 'call', block: null };
 }
 
 /** Each call's caller ID: the pool's pick for it, until no number is free; without a pool, the agent's number. */

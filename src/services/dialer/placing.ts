@@ -33,6 +33,7 @@ import { CAP_LOOKBACK_MS } from '../calling-rules/caps.js';
 import { capsApply } from '../calling-rules/gate.js';
 import { regionalRulesApply } from '../campaigns/exemptions.js';
 import { emitEvents } from '../webhooks/emit.js';
+import { RULES_VERSION } from '../calling-rules/regional-hours.js';
 import type { SqlTransaction } from '../../db/sql.js';
 import type { PlacedCall } from './store/ended-calls.js';
 import type { CallResult, PlaceCall, Telephony } from '../voice/providers/telephony.js';
@@ -196,7 +197,8 @@ export async function claim(
           now,
         );
       const leaseUntil = new Date(now.getTime() + options.leaseSeconds * 1000);
-      const taken = await claimCalls(tx, { campaignId, userId: campaign.userId, leaseUntil, now }, calls);
+      const record = { requiredConsent: campaign.requiredConsent, rulesVersion: RULES_VERSION };
+      const taken = await claimCalls(tx, { campaignId, userId: campaign.userId, leaseUntil, now, ...record }, calls);
       const claim = {
         calls: calls.filter((c) => taken.has(c.id)),
         userId: campaign.userId,

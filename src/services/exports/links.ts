@@ -7,6 +7,7 @@ import type { ServiceContext, ServiceEnv } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { parseInput, uuid, type RawInput } from '../validation.js';
 import { signingSecret } from './store.js';
+import { readCallRecordsFilter, type callRecordsInput, type CallRecordsFilter } from '../results/records.js';
 
 // Download links for CSV exports, for clients of GraphQL (v1 clients ask for `?format=csv` with their
 // token). A link is `/exports/<payload>.<signature>/`: the payload names the user, the export and when
@@ -17,6 +18,9 @@ import { signingSecret } from './store.js';
 
 export const EXPORT_KINDS = ['call_history', 'contact_outcomes'] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
+/** What a link may name: an export of EXPORT_KINDS, or the call records over a range (results/records.ts). */
+const LINK_KINDS = [...EXPORT_KINDS, 'call_records'] as const;
+export type LinkKind = (typeof LINK_KINDS)[number];
 export const LINK_MINUTES = 15;
 const SECRET_NAME = 'export-links';
 
@@ -35,8 +39,10 @@ export interface ExportLink {
 /** What a link gives access to. */
 export interface LinkedExport {
   userId: string;
-  kind: ExportKind;
+  kind: LinkKind;
   campaignId?: string | undefined;
+  /** For call_records: the range and number they are of. */
+  records?: CallRecordsFilter | undefined;
 }
 
 const secrets = new WeakMap<Sql, Promise<Buffer>>();
@@ -56,19 +62,31 @@ const sign = (secret: Buffer, payload: string) => createHmac('sha256', secret).u
 export async function createExportLink(ctx: ServiceContext, raw: RawInput<typeof linkInput>): Promise<ExportLink> {
   const input = parseInput(linkInput, raw);
   if (input.campaign_id) await getCampaign(ctx, input.campaign_id);
+  return signedLink(ctx, { k: input.kind, ...(input.campaign_id ? { c: input.campaign_id } : {}) });
+}
+
+/** A link to the caller's call records placed in [from, to), of one number if given, valid for LINK_MINUTES. */
+export async function createCallRecordsLink(ctx: ServiceContext, raw: RawInput<typeof callRecordsInput>): Promise<ExportLink> {
+  const filter = readCallRecordsFilter(raw);
+  const records = { f: filter.from.getTime(), t: filter.to.getTime(), ...(filter.phone_number ? { n: filter.phone_number } : {}) };
+  return signedLink(ctx, { k: 'call_records', r: records });
+}
+
+async function signedLink(ctx: ServiceContext, what: Pick<z.input<typeof linkedPayload>, 'k' | 'c' | 'r'>): Promise<ExportLink> {
   const expiresAt = new Date(ctx.clock.now().getTime() + LINK_MINUTES * 60_000);
-  const linked = {
-    u: ctx.user.id,
-    ...(ctx.user.apiKey ? { a: ctx.user.apiKey.id } : {}),
-    k: input.kind,
-    ...(input.campaign_id ? { c: input.campaign_id } : {}),
-    e: expiresAt.getTime(),
-  };
+  const linked = { u: ctx.user.id, ...(ctx.user.apiKey ? { a: ctx.user.apiKey.id } : {}), ...what, e: expiresAt.getTime() };
   const payload = Buffer.from(JSON.stringify(linked)).toString('base64url');
   return { path: `/exports/${payload}.${sign(await secretOf(ctx.sql), payload)}/`, expiresAt };
 }
 
-const linkedPayload = z.object({ u: uuid, a: uuid.optional(), k: z.enum(EXPORT_KINDS), c: uuid.optional(), e: z.number() });
+const linkedPayload = z.object({
+  u: uuid,
+  a: uuid.optional(),
+  k: z.enum(LINK_KINDS),
+  c: uuid.optional(),
+  r: z.object({ f: z.number(), t: z.number(), n: z.string().optional() }).optional(),
+  e: z.number(),
+});
 
 /** What a link gives access to; a link that is malformed, forged or expired, or whose API key no longer holds, is a 404. */
 export async function readExportLink(env: ServiceEnv, token: string): Promise<LinkedExport> {
@@ -86,5 +104,6 @@ export async function readExportLink(env: ServiceEnv, token: string): Promise<Li
   const now = env.clock.now();
   if (parsed.e <= now.getTime()) throw new NotFoundError('ExportLink');
   if (parsed.a && !(await keysStillHolding(env.sql, [parsed.a], now)).has(parsed.a)) throw new NotFoundError('ExportLink');
-  return { userId: parsed.u, kind: parsed.k, campaignId: parsed.c };
+  const records = parsed.r && { from: new Date(parsed.r.f), to: new Date(parsed.r.t), phone_number: parsed.r.n };
+  return { userId: parsed.u, kind: parsed.k, campaignId: parsed.c, records };
 }

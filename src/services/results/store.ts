@@ -71,6 +71,80 @@ export function findRecentCompletedCalls<Q extends CallAttemptQuery>(
 
 // ---- Campaign reports: aggregates over one campaign the caller owns (its ownership checked before)
 
+// ---- Call records (records.ts)
+
+/** One call attempt as the five-year record keeps it. */
+export interface CallRecord {
+  attemptId: string;
+  campaignId: string;
+  contactId: string;
+  attemptNumber: number;
+  fromNumber: string | null;
+  toNumber: string | null;
+  toNumberHash: string | null;
+  placedAt: Date;
+  startedAt: Date | null;
+  endedAt: Date | null;
+  durationSeconds: number | null;
+  status: CallStatus;
+  outcome: CallOutcome | null;
+  disconnectReason: string | null;
+  costCents: string;
+  consentsRelied: { id: string; kind: string }[] | null;
+  rulesVersion: string | null;
+}
+
+// Keyset pages in (created_at, id) order, on the index (user_id, created_at, id). `$4`/`$5`: a number and
+// its pseudonym, to match its calls before and after the person's erasure.
+const CALL_RECORDS = statement<CallRecord>(
+  'results.callRecords',
+  `SELECT id AS "attemptId", campaign_id AS "campaignId", contact_id AS "contactId", attempt_number AS "attemptNumber",
+          from_number AS "fromNumber", to_number AS "toNumber", to_number_hash AS "toNumberHash", created_at AS "placedAt",
+          started_at AS "startedAt", ended_at AS "endedAt", duration_seconds AS "durationSeconds", status, outcome,
+          disconnect_reason AS "disconnectReason", cost_cents::text AS "costCents", consents_relied AS "consentsRelied",
+          rules_version AS "rulesVersion"
+   FROM call_attempts
+   WHERE user_id = $1::uuid AND created_at >= $2 AND created_at < $3
+     AND ($4::text IS NULL OR to_number = $4 OR to_number_hash = $5)
+     AND ($6::timestamptz IS NULL OR (created_at, id) > ($6, $7::uuid))
+   ORDER BY created_at, id
+   LIMIT $8`,
+);
+
+const INSERT_SIGNING_KEY = statement(
+  'results.insertSigningKey',
+  'INSERT INTO signing_keys (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+);
+const SIGNING_KEY = statement<{ secret: Uint8Array }>('results.signingKey', 'SELECT secret FROM signing_keys WHERE name = $1');
+
+/** The key named `name`, made from `candidate` when there is none yet; every instance reads the same. */
+export async function signingKey(session: SqlSession, name: string, candidate: Buffer): Promise<Buffer> {
+  await session.run(INSERT_SIGNING_KEY, [name, candidate]);
+  const [row] = await session.run(SIGNING_KEY, [name]);
+  return Buffer.from(row!.secret);
+}
+
+/** A page of the user's call records placed in [from, to), after `after`. */
+export function callRecords(
+  sql: SqlSession,
+  userId: string,
+  range: { from: Date; to: Date },
+  number: { plain: string; hash: string } | null,
+  after: { createdAt: Date; id: string } | null,
+  limit: number,
+): Promise<CallRecord[]> {
+  return sql.run(CALL_RECORDS, [
+    userId,
+    range.from,
+    range.to,
+    number?.plain ?? null,
+    number?.hash ?? null,
+    after?.createdAt ?? null,
+    after?.id ?? null,
+    limit,
+  ]);
+}
+
 export interface ReportCampaign {
   id: string;
   contactGroupId: string;

@@ -340,6 +340,16 @@ export interface DraftCall {
   exemptionId: string | null;
 }
 
+/**
+ * The call record's consents (see results/records.ts): those of the required kinds (parameter `kinds`,
+ * text[]) the contact holds unrevoked, as the gate saw them under the contact's lock, [{ id, kind }].
+ */
+const reliedConsents = (
+  contactId: string,
+  kinds: string,
+) => `(SELECT coalesce(jsonb_agg(jsonb_build_object('id', g.id, 'kind', g.kind) ORDER BY g.kind, g.id), '[]')
+     FROM contact_consents g WHERE g.contact_id = ${contactId} AND g.revoked_at IS NULL AND g.kind::text = ANY(${kinds}::text[]))`;
+
 // A number another tick put in flight since the candidates were read is not inserted (ON CONFLICT on
 // the index of numbers in flight), and its contact stays as it was, due again once that call ends.
 // Inserted in number order, so that two ticks inserting the same numbers wait on them in one order.
@@ -347,9 +357,9 @@ const claimStatement = statement<{ id: string }>(
   'dialer.claim',
   `WITH attempts AS (
      INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, from_number, agent_id, agent_version,
-                                regional_rule_exemption_id, lease_expires_at, created_at, updated_at)
+                                regional_rule_exemption_id, lease_expires_at, created_at, updated_at, consents_relied, rules_version)
      SELECT r.id, $2::uuid, $3::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, r.from_number, r.agent_id, r.agent_version,
-            r.exemption_id, $4, $5, $5
+            r.exemption_id, $4, $5, $5, ${reliedConsents('r.contact_id', '$6')}, $7
      FROM jsonb_to_recordset($1::jsonb)
           AS r(id uuid, contact_id uuid, attempt_number int, to_number text, from_number text, agent_id uuid, agent_version int, exemption_id uuid)
      ORDER BY r.to_number
@@ -365,7 +375,7 @@ const claimStatement = statement<{ id: string }>(
 /** Inserts the calls' attempts and puts their contacts to dialing; returns the ids of the attempts inserted. */
 export async function claimCalls(
   tx: SqlSession,
-  claim: { campaignId: string; userId: string; leaseUntil: Date; now: Date },
+  claim: { campaignId: string; userId: string; leaseUntil: Date; now: Date; requiredConsent: readonly ConsentKind[]; rulesVersion: string },
   calls: DraftCall[],
 ): Promise<Set<string>> {
   const inserted = await tx.run(claimStatement, [
@@ -385,6 +395,8 @@ export async function claimCalls(
     claim.campaignId,
     claim.leaseUntil,
     claim.now,
+    claim.requiredConsent,
+    claim.rulesVersion,
   ]);
   return new Set(inserted.map((row) => row.id));
 }
