@@ -34,6 +34,8 @@ const campaign = (over: Partial<TickCampaign> = {}): TickCampaign => ({
   regionalRules: false,
   spendCapCents: null,
   transferNumber: null,
+  purpose: 'solicitation',
+  registryCopies: [],
   ...over,
 });
 
@@ -48,6 +50,7 @@ const candidate = (i: number, over: Partial<Candidate> = {}): Candidate => ({
   consents: [],
   data: { first_name: `Person ${i}` },
   variant: null,
+  registry: { registry: null, consentsToCalls: false, relationshipSince: null },
   ...over,
 });
 

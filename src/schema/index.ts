@@ -13,6 +13,7 @@ import './types/campaign-copies.js';
 import './types/campaign-variants.js';
 import './types/contacts.js';
 import './types/compliance.js';
+import './types/registries.js';
 import './types/exports.js';
 import './types/in-call-tools.js';
 import './types/live.js';

@@ -1,13 +1,14 @@
-import type { ConsentKind } from '../../generated/prisma/client.js';
+import type { CampaignPurpose, ConsentKind } from '../../generated/prisma/client.js';
 import { isOpen, nextOpening, type CallingWindow } from './window.js';
 import { calleeRegion, placeOfNumber } from './places.js';
 import { regionalBlock, type RegionalReason } from './regional-hours.js';
+import { registryBlock, type RegistryCallee } from './registries.js';
 
 // The compliance gate every dial passes, first attempts and retries alike, right before the call: the
-// consents the campaign requires, then the calling window of the campaign and the regional rules of the
+// consents the campaign requires, the national do-not-call registries (for solicitation), then the calling window of the campaign and the regional rules of the
 // callee's place, both in the callee's local time. What the gate stops is recorded with its reason.
 
-export type BlockReason = 'do_not_call' | 'consent_missing' | RegionalReason;
+export type BlockReason = 'do_not_call' | 'consent_missing' | 'registry' | RegionalReason;
 
 /** The callee as the gate sees it: the contact's own zone and region, when set, win over its number's. */
 export interface Callee {
@@ -16,6 +17,8 @@ export interface Callee {
   region: string | null;
   /** The kinds of consent the contact holds (not revoked). */
   consents: readonly ConsentKind[];
+  /** What the registry rule needs, where the caller looked the number up (the dialer's claim does). */
+  registry?: RegistryCallee;
 }
 
 export interface GateCampaign {
@@ -24,12 +27,14 @@ export interface GateCampaign {
   requiredConsent: readonly ConsentKind[];
   /** Off only for calls the regional rules do not cover (the campaign says so). */
   regionalRules: boolean;
+  /** Solicitation is held to the national do-not-call registries; informational calls are not. */
+  purpose?: CampaignPurpose;
 }
 
 export type Verdict =
   | { kind: 'call' }
   /** Never to be called by this campaign. */
-  | { kind: 'blocked'; reason: 'consent_missing'; detail: string }
+  | { kind: 'blocked'; reason: 'consent_missing' | 'registry'; detail: string }
   /** Not now: due again at `until`. A reason names the rule that stopped it; none for the campaign's own window. */
   | { kind: 'later'; until: Date; reason: RegionalReason | null; detail: string };
 
@@ -39,6 +44,8 @@ const MAX_STEPS = 32;
 export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict {
   const missing = campaign.requiredConsent.filter((kind) => !callee.consents.includes(kind));
   if (missing.length) return { kind: 'blocked', reason: 'consent_missing', detail: missing.join(',') };
+  const registry = campaign.purpose && callee.registry ? registryBlock(campaign.purpose, callee.registry, now) : null;
+  if (registry) return { kind: 'blocked', reason: 'registry', detail: registry };
   const place = placeOfNumber(callee.phoneNumber);
   const region = campaign.regionalRules ? calleeRegion(callee.region, place) : null;
   // The campaign's hours are read in the contact's zone, else the campaign's; the law's in every zone the

@@ -13,6 +13,7 @@ import { CallRefused, type CallResult } from './telephony.js';
 import { gate, type BlockReason } from '../calling-rules/gate.js';
 import { countCall, pickCallerId, poolOpensAt, type PoolNumber } from './caller-id.js';
 import { localDate, nextOpening, windowOf } from '../calling-rules/window.js';
+import { staleCopies, staleDetail } from '../calling-rules/registries.js';
 
 // The dialer's rules, as functions of what was read: no database, no clock, no randomness. The dialer
 // reads, asks these, and writes what they answer.
@@ -23,6 +24,16 @@ import { localDate, nextOpening, windowOf } from '../calling-rules/window.js';
  */
 export function freeSlots(concurrentCalls: number, inFlight: number, live: number): number {
   return Math.min(concurrentCalls - live, 2 * concurrentCalls - inFlight);
+}
+
+/**
+ * Why a solicitation campaign cannot call now: a national registry's copy in force is older than the law
+ * allows (naming each such registry and its age); null when it can.
+ */
+export function registryRefusal(campaign: Pick<TickCampaign, 'purpose' | 'registryCopies'>, now: Date): string | null {
+  if (campaign.purpose !== 'solicitation') return null;
+  const stale = staleCopies(campaign.registryCopies, now);
+  return stale.length ? staleDetail(stale) : null;
 }
 
 /** Why a campaign's agent cannot call: archived, or without a number to call from; null when it can. */
@@ -42,7 +53,7 @@ export interface Block {
 
 /** What a tick does with the contacts it looked at, under the campaign's lock. */
 export interface ClaimPlan {
-  /** Done for good: the contact cannot be called (its status, the do-not-call list, or a consent it lacks). */
+  /** Done for good: the contact cannot be called (its status, the do-not-call list or a national registry, or a consent it lacks). */
   uncallable: { id: string; outcome: 'do_not_call' | 'invalid' | 'consent_missing' }[];
   /** The calls a rule stopped, done or waiting. */
   blocks: Block[];
@@ -121,7 +132,8 @@ export function planClaim(
     }
     const verdict = gate(limits.now, rules, { ...candidate, phoneNumber: candidate.phoneNumber });
     if (verdict.kind === 'blocked') {
-      plan.uncallable.push({ id: candidate.id, outcome: verdict.reason });
+      // A number on a national registry is, for this campaign, a number not to call.
+      plan.uncallable.push({ id: candidate.id, outcome: verdict.reason === 'registry' ? 'do_not_call' : verdict.reason });
       plan.blocks.push({ contactId: candidate.contactId, reason: verdict.reason, detail: verdict.detail, until: null });
     } else if (verdict.kind === 'later') {
       plan.waiting.push({ id: candidate.id, nextAttemptAt: verdict.until });
