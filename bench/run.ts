@@ -3,12 +3,20 @@ import { benchBrain } from './brain.js';
 import { benchDialer } from './dialer.js';
 import { benchImport } from './import.js';
 import { benchLoad } from './load.js';
+import { benchRegistry } from './registry.js';
 import { benchReport } from './report.js';
 
 // `npm run bench`: every benchmark on PostgreSQL (BENCH_DATABASE_URL, default the local server), a table
 // on stdout and the figures as JSON in bench-results/. Pick some with `npm run bench -- import`.
 
-const all = { load: benchLoad, import: benchImport, report: benchReport, dialer: benchDialer, brain: benchBrain } as const;
+const all = {
+  load: benchLoad,
+  import: benchImport,
+  report: benchReport,
+  dialer: benchDialer,
+  brain: benchBrain,
+  registry: benchRegistry,
+} as const;
 const wanted = process.argv.slice(2).filter((a) => a in all) as (keyof typeof all)[];
 const names = wanted.length ? wanted : (Object.keys(all) as (keyof typeof all)[]);
 

@@ -31,6 +31,8 @@ const ddl = (registry: DoNotCallRegistry) => ({
     `DELETE FROM ${next(registry)} a USING ${next(registry)} b WHERE a.number = b.number AND a.ctid > b.ctid`,
   ),
   count: dynamicStatement<{ count: bigint }>(`registries.count_${registry}`, `SELECT count(*) AS count FROM ${next(registry)}`),
+  // Statistics from the start, so that the planner probes the index rather than guessing at an unknown table.
+  analyze: dynamicStatement(`registries.analyze_${registry}`, `ANALYZE ${next(registry)}`),
   detach: dynamicStatement(`registries.detach_${registry}`, `ALTER TABLE registry_numbers DETACH PARTITION ${partition(registry)}`),
   drop: dynamicStatement(`registries.drop_${registry}`, `DROP TABLE ${partition(registry)}`),
   rename: dynamicStatement(`registries.rename_${registry}`, `ALTER TABLE ${next(registry)} RENAME TO ${partition(registry)}`),
@@ -76,6 +78,7 @@ export async function swapIn(tx: SqlTransaction, registry: DoNotCallRegistry): P
     await tx.run(s.index);
   }
   const [{ count }] = (await tx.run(s.count)) as [{ count: bigint }];
+  await tx.run(s.analyze);
   for (const step of [s.detach, s.drop, s.rename, s.renameKey, s.attach]) await tx.run(step);
   return count;
 }
