@@ -1,10 +1,15 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { serviceContext, systemClock, type ServiceEnv } from '../src/services/context.js';
 import { dispatchCampaign } from '../src/services/campaigns/dispatch.js';
 import { importRegistry } from '../src/services/registries/registries.js';
 import { lookUp } from '../src/services/registries/store.js';
 import { startTestApp, type TestApp } from './support/app.js';
+import { createAgent } from './support/fixtures.js';
 import { dialerEnv, ManualClock, recordingDialer, runningCampaign } from './support/dialer.js';
 
 // National do-not-call registries: shared data an administrator loads, whole and at once; solicitation
@@ -218,6 +223,45 @@ describe('calling numbers on a registry', () => {
   });
 });
 
+describe('a campaign’s purpose', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  it('is solicitation unless it says otherwise, set on GraphQL and v1, and kept by a clone', async () => {
+    const userId = randomUUID();
+    const token = await app.token(userId);
+    const agent = await createAgent(app, token);
+    const group = await app.prisma.contactGroup.create({ data: { userId, name: 'Purpose group' } });
+    const create = `mutation ($input: CreateCampaignInput!) { createCampaign(input: $input) { id purpose } }`;
+    const made = await app.gql(create, { input: { name: 'Sales', agentId: agent.id, contactGroupId: group.id } }, token);
+    expect(made.data.createCampaign.purpose).toBe('solicitation');
+    const update = `mutation ($id: UUID!, $input: UpdateCampaignInput!) { updateCampaign(id: $id, input: $input) { purpose } }`;
+    const changed = await app.gql(update, { id: made.data.createCampaign.id, input: { purpose: 'informational' } }, token);
+    expect(changed.data.updateCampaign.purpose).toBe('informational');
+    const wrong = await app.gql(update, { id: made.data.createCampaign.id, input: { purpose: 'sales' } }, token);
+    expect(wrong.errors?.[0]?.message).toContain('CampaignPurpose');
+    const clone = await app.gql(`mutation ($id: UUID!) { cloneCampaign(id: $id) { purpose } }`, { id: made.data.createCampaign.id }, token);
+    expect(clone.data.cloneCampaign.purpose).toBe('informational');
+
+    const v1 = await app.request('POST', '/api/v1/contacts/contacts/', {
+      token,
+      body: { name: 'Reminders', agent_id: agent.id, contact_group_id: group.id, purpose: 'informational' },
+    });
+    expect(v1.status).toBe(201);
+    expect(v1.json).not.toHaveProperty('purpose');
+    expect((await app.prisma.campaign.findUniqueOrThrow({ where: { id: v1.json.id } })).purpose).toBe('informational');
+    const refused = await app.request('POST', '/api/v1/contacts/contacts/', {
+      token,
+      body: { name: 'Odd', agent_id: agent.id, contact_group_id: group.id, purpose: 'sales' },
+    });
+    expect(refused.status).toBe(400);
+    expect(Object.keys(refused.json)).toEqual(['purpose']);
+  });
+});
+
 describe('a registry copy too old', () => {
   let app: TestApp;
   beforeAll(async () => {
@@ -275,5 +319,48 @@ describe('a registry copy too old', () => {
     await app.prisma.campaign.update({ where: { id: setup.campaignId }, data: { status: 'paused' } });
     const refused = await dispatchCampaign(setup.ctx, setup.campaignId, { triggeredBy: 'test' }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ reason: 'registry_stale', message: expect.stringContaining('UK CTPS is 29 days old (at most 28)') });
+  });
+});
+
+// The CLI reaches the database through DATABASE_URL: the test's own on PostgreSQL (PGlite's is in this process).
+describe.runIf(inject('testDatabase').kind === 'postgres')('npm run registry:import', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  const cli = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const { connectionString } = app.db.jobEngineConnection as { connectionString: string };
+      execFile(
+        'node_modules/.bin/tsx',
+        ['src/cli/registry-import.ts', ...args],
+        { env: { ...process.env, DATABASE_URL: connectionString } },
+        (error, stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
+      );
+    });
+
+  it('streams a file in as the registry’s copy, and refuses a bad one with its line numbers, changing nothing', async () => {
+    const good = join(tmpdir(), `registry-cli-${randomUUID()}.txt`);
+    const bad = join(tmpdir(), `registry-cli-${randomUUID()}.txt`);
+    await writeFile(good, '02079460601\n02079460602\n');
+    await writeFile(bad, '02079460603\n2079460604\n');
+    try {
+      const loaded = await cli(['--registry', 'uk-tps', '--downloaded', today(), '--by', 'ops', good]);
+      expect(loaded.code).toBe(0);
+      expect(loaded.stdout).toContain(`uk_tps: 2 numbers downloaded on ${today()}, in force now`);
+      const refused = await cli(['--registry', 'uk-tps', '--downloaded', today(), bad]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('file: Line 2: "2079460604" is not a UK number');
+      expect(refused.stderr).toContain('Nothing was changed.');
+      expect(await lookUp(app.sql, '+442079460601')).toBe('uk_tps');
+      expect(await lookUp(app.sql, '+442079460603')).toBeNull();
+      expect(await app.prisma.registryImport.findMany({ select: { registry: true, numbers: true, importedBy: true } })).toEqual([
+        { registry: 'uk_tps', numbers: 2n, importedBy: 'ops' },
+      ]);
+    } finally {
+      await Promise.all([rm(good, { force: true }), rm(bad, { force: true })]);
+    }
   });
 });
