@@ -4,6 +4,7 @@ import { benchDialer } from './dialer.js';
 import { benchImport } from './import.js';
 import { benchLoad } from './load.js';
 import { benchPreview } from './preview.js';
+import { benchRegistry } from './registry.js';
 import { benchReport } from './report.js';
 
 // `npm run bench`: every benchmark on PostgreSQL (BENCH_DATABASE_URL, default the local server), a table
@@ -16,6 +17,7 @@ const all = {
   dialer: benchDialer,
   brain: benchBrain,
   preview: benchPreview,
+  registry: benchRegistry,
 } as const;
 const wanted = process.argv.slice(2).filter((a) => a in all) as (keyof typeof all)[];
 const names = wanted.length ? wanted : (Object.keys(all) as (keyof typeof all)[]);

@@ -176,7 +176,7 @@ describe('a campaign behind the gate', () => {
     const { data } = await app.gql(
       `query ($id: UUID!, $contact: UUID!) {
          campaign(id: $id) {
-           report { metrics { blocked { total doNotCall consentMissing regionalHours regionalDay holiday frequencyCap consentRevoked } } }
+           report { metrics { blocked { total doNotCall consentMissing registry regionalHours regionalDay holiday frequencyCap consentRevoked } } }
            dialBlocks(first: 10, contactId: $contact) { edges { node { reason detail until } } }
          }
          contact(id: $contact) { region consents { kind source } dialBlocks(first: 5) { edges { node { reason } } } }
@@ -188,6 +188,7 @@ describe('a campaign behind the gate', () => {
       total: 5,
       doNotCall: 1,
       consentMissing: 1,
+      registry: 0,
       regionalHours: 2,
       regionalDay: 1,
       holiday: 0,

@@ -35,6 +35,8 @@ const campaign = (over: Partial<TickCampaign> = {}): TickCampaign => ({
   exemptionId: 'exemption',
   spendCapCents: null,
   transferNumber: null,
+  purpose: 'solicitation',
+  registryCopies: [],
   ...over,
 });
 
@@ -50,6 +52,7 @@ const candidate = (i: number, over: Partial<Candidate> = {}): Candidate => ({
   revocations: [],
   data: { first_name: `Person ${i}` },
   variant: null,
+  registry: { registry: null, consentsToCalls: false, relationshipSince: null },
   ...over,
 });
 

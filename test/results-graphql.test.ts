@@ -214,6 +214,7 @@ const REPORT = /* GraphQL */ `
                   total
                   doNotCall
                   consentMissing
+                  registry
                   regionalHours
                   regionalDay
                   holiday

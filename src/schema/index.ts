@@ -15,6 +15,7 @@ import './types/contacts.js';
 import './types/compliance.js';
 import './types/exemptions.js';
 import './types/dispatch-preview.js';
+import './types/registries.js';
 import './types/exports.js';
 import './types/in-call-tools.js';
 import './types/live.js';

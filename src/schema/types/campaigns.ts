@@ -1,3 +1,4 @@
+import { CampaignPurpose } from '../../generated/prisma/enums.js';
 import { camelCase } from '../../key-case.js';
 import { rateLimit } from '../../ops/rate-limits.js';
 import { ConsentKindEnum } from './compliance.js';
@@ -35,6 +36,10 @@ export const CampaignStatus = builder.enumType('CampaignStatus', {
 });
 
 export const Weekday = builder.enumType('Weekday', { values: WEEKDAYS });
+export const CampaignPurposeEnum = builder.enumType(CampaignPurpose, {
+  name: 'CampaignPurpose',
+  description: 'What a campaign’s calls are for.',
+});
 
 export const RetryStatus = builder.enumType('RetryStatus', {
   description: 'Call statuses after which a contact is tried again.',
@@ -167,6 +172,10 @@ export const Campaign = builder.prismaObject('Campaign', {
     regionalRules: t.exposeBoolean('regionalRules', {
       description: "Whether the regional calling-hour rules of the callee's place apply.",
     }),
+    purpose: t.expose('purpose', {
+      type: CampaignPurposeEnum,
+      description: 'What its calls are for: solicitation is held to the national do-not-call registries, informational calls are not.',
+    }),
     spentCents: t.field({
       type: 'BigInt',
       description: 'What its calls were charged so far, in cents.',
@@ -298,6 +307,7 @@ const editableFields = (t: PothosSchemaTypes.InputFieldBuilder<SchemaTypes, 'Inp
   spendCapCents: t.field({ type: 'BigInt', description: doc('spend_cap_cents') }),
   requiredConsent: t.field({ type: [ConsentKindEnum], description: doc('required_consent') }),
   regionalRules: t.boolean({ description: doc('regional_rules') }),
+  purpose: t.field({ type: CampaignPurposeEnum, description: doc('purpose') }),
   startedAt: t.field({ type: 'DateTime', description: doc('started_at') }),
 });
 

@@ -12,7 +12,7 @@ export const ConsentKindEnum = builder.enumType(ConsentKind, { name: 'ConsentKin
 const DialBlockReasonEnum = builder.enumType(DialBlockReason, {
   name: 'DialBlockReason',
   description:
-    'Why a call was not placed: the number is on a do-not-call list, a consent the campaign requires is missing, or the regional rules of the callee’s place bar calls at that hour, on that day or on that holiday.',
+    'Why a call was not placed: the number is on a do-not-call list or (for solicitation) a national registry, a consent the campaign requires is missing, or the regional rules of the callee’s place bar calls at that hour, on that day or on that holiday.',
 });
 
 builder.prismaObject('ContactConsent', {
@@ -36,7 +36,9 @@ builder.prismaObject('DialBlock', {
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID' }),
     reason: t.expose('reason', { type: DialBlockReasonEnum }),
-    detail: t.exposeString('detail', { description: 'The region whose rule applied, or the consents missing (comma-separated).' }),
+    detail: t.exposeString('detail', {
+      description: 'The region whose rule applied, the consents missing (comma-separated), or the national registry the number is on.',
+    }),
     until: t.expose('until', { type: 'DateTime', nullable: true, description: 'When the contact is due again; null when it is done.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the dialer would have called.' }),
     contact: t.relation('contact'),

@@ -1,19 +1,20 @@
-import type { ConsentKind } from '../../generated/prisma/client.js';
+import type { CampaignPurpose, ConsentKind } from '../../generated/prisma/client.js';
 import { isOpen, nextOpening, type CallingWindow } from './window.js';
 import { calleeRegion, placeOfNumber } from './places.js';
 import { regionalBlock, type RegionalReason } from './regional-hours.js';
 import { capBlock, capsOf, type CallHistory } from './caps.js';
+import { registryBlock, type RegistryCallee } from './registries.js';
 import { revocationStops, type Revocation } from './revocation.js';
 
 // The compliance gate every dial passes, first attempts and retries alike, right before the call: a
-// revoked consent, the consents the campaign requires, then the frequency caps, the calling window of the
-// campaign and the regional rules of the callee's place, in the callee's local time. What the gate stops
-// is recorded with its reason.
+// revoked consent, the consents the campaign requires, the national do-not-call registries (for
+// solicitation), then the frequency caps, the calling window of the campaign and the regional rules of
+// the callee's place, in the callee's local time. What the gate stops is recorded with its reason.
 
 /** Why a call waits: a regional rule of the hour or day, or a frequency cap. */
 export type LaterReason = RegionalReason | 'frequency_cap';
 
-export type BlockReason = 'do_not_call' | 'consent_missing' | 'consent_revoked' | LaterReason;
+export type BlockReason = 'do_not_call' | 'consent_missing' | 'consent_revoked' | 'registry' | LaterReason;
 
 /** The callee as the gate sees it: the contact's own zone and region, when set, win over its number's. */
 export interface Callee {
@@ -26,6 +27,8 @@ export interface Callee {
   revocations?: readonly Revocation[];
   /** The customer's recent calls to the number, which the frequency caps count; undefined: not read, caps not checked. */
   history?: CallHistory;
+  /** What the registry rule needs, where the caller looked the number up (the dialer's claim does). */
+  registry?: RegistryCallee;
 }
 
 export interface GateCampaign {
@@ -34,12 +37,14 @@ export interface GateCampaign {
   requiredConsent: readonly ConsentKind[];
   /** Off only under an admin's exemption (campaigns/exemptions.ts): then no regional rule or cap applies. */
   regionalRules: boolean;
+  /** Solicitation is held to the national do-not-call registries; informational calls are not. */
+  purpose?: CampaignPurpose;
 }
 
 export type Verdict =
   | { kind: 'call' }
   /** Never to be called by this campaign. */
-  | { kind: 'blocked'; reason: 'consent_missing' | 'consent_revoked'; detail: string }
+  | { kind: 'blocked'; reason: 'consent_missing' | 'consent_revoked' | 'registry'; detail: string }
   /** Not now: due again at `until`. A reason names the rule that stopped it; none for the campaign's own window. */
   | { kind: 'later'; until: Date; reason: LaterReason | null; detail: string };
 
@@ -51,6 +56,8 @@ export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict
   if (revoked.length) return { kind: 'blocked', reason: 'consent_revoked', detail: [...new Set(revoked.map((r) => r.kind))].join(',') };
   const missing = campaign.requiredConsent.filter((kind) => !callee.consents.includes(kind));
   if (missing.length) return { kind: 'blocked', reason: 'consent_missing', detail: missing.join(',') };
+  const registry = campaign.purpose && callee.registry ? registryBlock(campaign.purpose, callee.registry, now) : null;
+  if (registry) return { kind: 'blocked', reason: 'registry', detail: registry };
   const place = placeOfNumber(callee.phoneNumber);
   const region = campaign.regionalRules ? calleeRegion(callee.region, place) : null;
   // The campaign's hours are read in the contact's zone, else the campaign's; the law's in every zone the

@@ -44,6 +44,7 @@ function settingsOf(source: Campaign) {
     spend_cap_cents: source.spendCapCents,
     required_consent: source.requiredConsent,
     regional_rules: source.regionalRules,
+    purpose: source.purpose,
   };
 }
 

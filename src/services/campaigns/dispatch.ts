@@ -139,7 +139,7 @@ async function advance(
     if (!from.includes(campaign.status)) throw refusal(campaign.status, rule);
     await assertCanPay(ctx, tx, campaign);
     if (startsLater(campaign, now)) {
-      await assertCanCall(tx, campaign);
+      await assertCanCall(tx, campaign, now);
       await markScheduled(tx, id);
       return { status: 'scheduled' as const, started: false, changed: campaign.status !== 'scheduled' };
     }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ConsentKind } from '../../generated/prisma/enums.js';
+import { CampaignPurpose, ConsentKind } from '../../generated/prisma/enums.js';
+import { DEFAULT_PURPOSE } from '../calling-rules/registries.js';
 import { describedAs, int64, jsonObject, timeZone, uuid, type RawInput } from '../validation.js';
 import {
   activeDays,
@@ -61,6 +62,11 @@ export const CAMPAIGN_FIELDS = {
     .describe(
       "Whether the regional rules of the callee's place (hours, days, holidays, frequency caps) apply (default true); false only while an admin's exemption is in force for the account.",
     ),
+  purpose: z
+    .enum(CampaignPurpose)
+    .describe(
+      `What its calls are for (default ${DEFAULT_PURPOSE}): solicitation is held to the national do-not-call registries, informational calls are not.`,
+    ),
   /** The planned start while draft or scheduled; once started, when it started. */
   started_at: instant.nullable().describe('Planned start, in the future.'),
 };
@@ -89,6 +95,7 @@ export const createCampaignInput = z.object({
   spend_cap_cents: CAMPAIGN_FIELDS.spend_cap_cents.optional(),
   required_consent: CAMPAIGN_FIELDS.required_consent.optional(),
   regional_rules: CAMPAIGN_FIELDS.regional_rules.optional(),
+  purpose: CAMPAIGN_FIELDS.purpose.default(DEFAULT_PURPOSE),
   started_at: CAMPAIGN_FIELDS.started_at.optional(),
   // Write-only (v1): checked against the agent and the group, never stored.
   agent_name: z.string().max(255).optional().describe("Write-only: when given, must be the agent's name."),

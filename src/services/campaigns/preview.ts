@@ -18,6 +18,7 @@ export const PREVIEW_RULES = [
   'do_not_call',
   'consent_missing',
   'consent_revoked',
+  'registry',
   'invalid',
   'regional_hours',
   'regional_day',

@@ -1,6 +1,7 @@
 import type { SqlSession } from '../../db/sql.js';
 import type { Campaign, CampaignStatus } from '../../generated/prisma/client.js';
 import { ConflictError, found } from '../errors.js';
+import { staleRegistries } from '../registries/registries.js';
 import { lockCampaign, refusal } from './states.js';
 import { agentForStart, enrollContacts, hasCallableContact, lockGroupOf, markRunning } from './store.js';
 
@@ -23,8 +24,11 @@ export async function lockForStart(tx: SqlSession, id: string): Promise<Campaign
   return campaign;
 }
 
-/** Refuses a campaign that could not place a call: an archived agent, no number, nobody left to call. */
-export async function assertCanCall(tx: SqlSession, campaign: Campaign): Promise<void> {
+/**
+ * Refuses a campaign that could not place a call: an archived agent, no number, nobody left to call, or
+ * (solicitation) a national registry's copy too old to rely on.
+ */
+export async function assertCanCall(tx: SqlSession, campaign: Campaign, now: Date): Promise<void> {
   const agent = await agentForStart(tx, campaign.agentId);
   if (!agent.isActive) {
     throw new ConflictError(`The agent "${agent.name}" is archived; choose an active agent.`, 'agent_inactive');
@@ -46,6 +50,10 @@ export async function assertCanCall(tx: SqlSession, campaign: Campaign): Promise
       'no_callable_contacts',
     );
   }
+  const stale = campaign.purpose === 'solicitation' ? await staleRegistries(tx, now) : null;
+  if (stale) {
+    throw new ConflictError(`A solicitation campaign cannot call until the registry is refreshed: ${stale}.`, 'registry_stale');
+  }
 }
 
 /**
@@ -57,7 +65,7 @@ export async function assertCanCall(tx: SqlSession, campaign: Campaign): Promise
  *   (`paused_reason` cleared; `started_at` = `now` on a first start, kept on a resume) and the group's
  *   contacts not yet enrolled are enrolled (enrollContacts): callable ones `pending`, the rest `done`.
  * - Refusals are ConflictErrors, and the caller must let its transaction roll back: `campaign_completed`,
- *   `campaign_cancelled`, `agent_inactive`, `agent_has_no_phone_number`, `agent_not_ready`, `no_callable_contacts`, and the
+ *   `campaign_cancelled`, `agent_inactive`, `agent_has_no_phone_number`, `agent_not_ready`, `no_callable_contacts`, `registry_stale`, and the
  *   rare `campaign_changed` (its group was edited meanwhile; try again). A scheduled campaign refused
  *   at its time should be paused with the reason (pauseForReason), so the user sees why.
  * - Credits are not checked here: the dialer's holds refuse calls the balance cannot cover.
@@ -67,7 +75,7 @@ export async function startCampaign(tx: SqlSession, campaignId: string, now: Dat
   const campaign = await lockForStart(tx, campaignId);
   if (campaign.status === 'running') return campaign;
   if (!STARTABLE_STATUSES.includes(campaign.status)) throw refusal(campaign.status, 'It cannot start again.');
-  await assertCanCall(tx, campaign);
+  await assertCanCall(tx, campaign, now);
   const startedAt = campaign.status === 'paused' && campaign.startedAt ? campaign.startedAt : now;
   await markRunning(tx, campaign.id, startedAt);
   await enrollContacts(tx, campaign.id, now);

@@ -90,6 +90,7 @@ const CAMPAIGN_FIELDS = [
   'spend_cap_cents',
   'required_consent',
   'regional_rules',
+  'purpose',
   'redial_of',
   'redial_outcomes',
   'booking_calendar',

@@ -15,6 +15,7 @@ import type { CallHistory } from '../calling-rules/caps.js';
 import { regionalRulesApply } from '../campaigns/exemptions.js';
 import { countCall, pickCallerId, poolOpensAt, type PoolNumber } from './caller-id.js';
 import { localDate, nextOpening, windowOf } from '../calling-rules/window.js';
+import { staleCopies, staleDetail } from '../calling-rules/registries.js';
 
 // The dialer's rules, as functions of what was read: no database, no clock, no randomness. The dialer
 // reads, asks these, and writes what they answer.
@@ -25,6 +26,16 @@ import { localDate, nextOpening, windowOf } from '../calling-rules/window.js';
  */
 export function freeSlots(concurrentCalls: number, inFlight: number, live: number): number {
   return Math.min(concurrentCalls - live, 2 * concurrentCalls - inFlight);
+}
+
+/**
+ * Why a solicitation campaign cannot call now: a national registry's copy in force is older than the law
+ * allows (naming each such registry and its age); null when it can.
+ */
+export function registryRefusal(campaign: Pick<TickCampaign, 'purpose' | 'registryCopies'>, now: Date): string | null {
+  if (campaign.purpose !== 'solicitation') return null;
+  const stale = staleCopies(campaign.registryCopies, now);
+  return stale.length ? staleDetail(stale) : null;
 }
 
 /** Why a campaign's agent cannot call: archived, or without a number to call from; null when it can. */
@@ -44,7 +55,7 @@ export interface Block {
 
 /** What a tick does with the contacts it looked at, under the campaign's lock. */
 export interface ClaimPlan {
-  /** Done for good: the contact cannot be called (its status, the do-not-call list, or a consent it lacks or revoked). */
+  /** Done for good: the contact cannot be called (its status, the do-not-call list or a national registry, or a consent it lacks or revoked). */
   uncallable: { id: string; outcome: 'do_not_call' | 'invalid' | 'consent_missing' }[];
   /** The calls a rule stopped, done or waiting. */
   blocks: Block[];
@@ -150,7 +161,8 @@ export function gateRules(
 }
 
 /** What may be judged of a contact due for a call: the candidate's fields the gate and the checks before it read. */
-export type Judged = Pick<Candidate, 'status' | 'phoneNumber' | 'timezone' | 'region' | 'consents'>;
+export type Judged = Pick<Candidate, 'status' | 'phoneNumber' | 'timezone' | 'region' | 'consents'> &
+  Partial<Pick<Candidate, 'revocations' | 'registry'>>;
 
 /** A contact's verdict right before dialing, with the block to record (its reason, detail and until). */
 export type Judgement =
@@ -169,8 +181,10 @@ export function judge(now: Date, rules: GateCampaign, candidate: Judged & { hist
   }
   const verdict = gate(now, rules, { ...candidate, phoneNumber: candidate.phoneNumber });
   if (verdict.kind === 'blocked') {
-    // A revoked consent ends the contact's part as a missing one does: the reason of the block tells them apart.
-    return { kind: 'uncallable', outcome: 'consent_missing', block: { reason: verdict.reason, detail: verdict.detail, until: null } };
+    // A number on a national registry is, for this campaign, a number not to call; a revoked consent ends
+    // the contact's part as a missing one does. The reason of the block tells them apart.
+    const outcome = verdict.reason === 'registry' ? 'do_not_call' : 'consent_missing';
+    return { kind: 'uncallable', outcome, block: { reason: verdict.reason, detail: verdict.detail, until: null } };
   }
   if (verdict.kind === 'later') {
     const block = verdict.reason ? { reason: verdict.reason, detail: verdict.detail, until: verdict.until } : null;

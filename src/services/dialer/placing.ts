@@ -11,6 +11,7 @@ import {
   planClaim,
   refusalOutcome,
   callVariables,
+  registryRefusal,
   voicemailTemplateOf,
 } from './decisions.js';
 import type { DialerOptions } from './options.js';
@@ -145,9 +146,19 @@ export async function claim(
     env.sql.transaction(async (tx) => {
       const campaign = await lockCampaignForTick(tx, campaignId, now);
       if (campaign?.status !== 'running') return { claim: null, changed: false };
+      // A registry copy too old to rely on stops solicitation until it is refreshed and the campaign dispatched again.
+      if (registryRefusal(campaign, now)) return { claim: null, changed: await pauseForReason(tx, campaignId, 'registry_stale') };
       // As many contacts are looked at as the read before the lock found slots free: a few more may
       // have freed since, and the wake-up that freed them brings a tick of its own.
-      const { agent, candidates } = await readCandidates(tx, campaignId, ended, now, look.looked, campaign.requiredConsent);
+      const { agent, candidates } = await readCandidates(
+        tx,
+        campaignId,
+        ended,
+        now,
+        look.looked,
+        campaign.requiredConsent,
+        campaign.purpose === 'solicitation' && campaign.registryCopies.length > 0,
+      );
       const refusal = agentRefusal(agent);
       if (refusal) return { claim: null, changed: await pauseForReason(tx, campaignId, refusal) };
       const underCap = callsUnderCap(campaign.spendCapCents, agent.spentCents, agent.inFlight, estimate);

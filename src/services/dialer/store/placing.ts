@@ -1,8 +1,10 @@
 import { statement, type SqlSession } from '../../../db/sql.js';
-import type { ConsentKind } from '../../../generated/prisma/client.js';
+import type { CampaignPurpose, ConsentKind, DoNotCallRegistry } from '../../../generated/prisma/client.js';
+import type { RegistryCallee, RegistryCopy } from '../../calling-rules/registries.js';
 import { uuidv7 } from '../../ids.js';
 import type { CallHistory } from '../../calling-rules/caps.js';
 import type { Revocation } from '../../calling-rules/revocation.js';
+import { COPIES_IN_FORCE_JSON, readCopies, registryOf } from '../../registries/store.js';
 import type { ClaimPlan } from '../decisions.js';
 import { IN_FLIGHT_SQL } from '../../call-outcomes.js';
 
@@ -57,17 +59,21 @@ export interface TickCampaign {
   spendCapCents: bigint | null;
   requiredConsent: ConsentKind[];
   regionalRules: boolean;
+  purpose: CampaignPurpose;
+  /** The national registries' copies in force (read with the campaign: a solicitation campaign stops while one is too old). */
+  registryCopies: RegistryCopy[];
   /** Where its calls may be transferred (E.164), given to the agent as {{transfer_number}}; null: nowhere. */
   transferNumber: string | null;
   /** The customer's exemption from the regional rules in force at the tick's moment, the latest to expire; null: none. */
   exemptionId: string | null;
 }
 
-const lockStatement = statement<TickCampaign>(
+const lockStatement = statement<Omit<TickCampaign, 'registryCopies'> & { registryCopies: unknown }>(
   'dialer.lock_campaign',
   `SELECT user_id AS "userId", agent_id AS "agentId", status::text, concurrent_calls AS "concurrentCalls", timezone, calling_hours AS "callingHours",
           active_days AS "activeDays", schedule_config AS "scheduleConfig", spend_cap_cents AS "spendCapCents",
           coalesce(required_consent, '{}')::text[] AS "requiredConsent", regional_rules AS "regionalRules", transfer_number AS "transferNumber",
+          purpose::text, ${COPIES_IN_FORCE_JSON} AS "registryCopies",
           (SELECT x.id FROM regional_rule_exemptions x WHERE x.user_id = campaigns.user_id AND x.expires_at > $2
            ORDER BY x.expires_at DESC LIMIT 1) AS "exemptionId"
    FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE`,
@@ -75,7 +81,8 @@ const lockStatement = statement<TickCampaign>(
 
 /** Locks the campaign's row (FOR NO KEY UPDATE) for the tick and reads it, with the exemption in force at `now`; every other tick of the campaign waits. */
 export async function lockCampaignForTick(tx: SqlSession, campaignId: string, now: Date): Promise<TickCampaign | undefined> {
-  return (await tx.run(lockStatement, [campaignId, now]))[0];
+  const row = (await tx.run(lockStatement, [campaignId, now]))[0];
+  return row && { ...row, registryCopies: readCopies(row.registryCopies) };
 }
 
 /** The campaign's agent, its calls in flight and what its calls were charged, read under the campaign's lock. */
@@ -110,6 +117,8 @@ export interface Candidate {
   consents: ConsentKind[];
   /** The consents it revoked and has not given again since. */
   revocations: Revocation[];
+  /** For a solicitation campaign: the registry the number is on, and what may let it be called all the same. */
+  registry: RegistryCallee;
   data: unknown;
   /** With A/B variants: the contact's variant's agent (null: the campaign agent's). */
   variant: VariantAgent | null;
@@ -135,7 +144,14 @@ type CandidateRow = {
   inFlight: number;
   live: number;
   spentCents: bigint;
-} & (Candidate | { [K in keyof Candidate]: null });
+} & (CandidateColumns | { [K in keyof CandidateColumns]: null });
+
+/** A candidate as its row holds it: the registry's columns flat. */
+type CandidateColumns = Omit<Candidate, 'registry'> & {
+  registry: DoNotCallRegistry | null;
+  consentsToCalls: boolean;
+  relationshipSince: Date | null;
+};
 
 // A person is their number: a consent revoked on any of the user's contacts with the number counts for
 // all of them, unless given again since. A contact whose number has a call in flight, from any group or campaign
@@ -159,7 +175,8 @@ const candidatesStatement = statement<CandidateRow>(
              WHERE o.user_id = c.user_id AND o.phone_number = c.phone_number AND r.revoked_at IS NOT NULL
                AND NOT EXISTS (SELECT 1 FROM contacts p JOIN contact_consents g ON g.contact_id = p.id
                                WHERE p.user_id = c.user_id AND p.phone_number = c.phone_number AND g.kind = r.kind
-                                 AND g.revoked_at IS NULL AND g.obtained_at > r.revoked_at)) AS revocations
+                                 AND g.revoked_at IS NULL AND g.obtained_at > r.revoked_at)) AS revocations,
+            CASE WHEN $6::boolean THEN ${registryOf('c.phone_number')} END AS registry
      FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
      LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
      WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $3
@@ -175,7 +192,12 @@ const candidatesStatement = statement<CandidateRow>(
                   OR q.max_calls_per_day IS NOT NULL OR q.cooldown_after_unanswered IS NOT NULL OR q.rest_below_answer_rate IS NOT NULL)) AS pooled,
           coalesce((SELECT spent_cents FROM campaign_spend WHERE campaign_id = k.id), 0) AS "spentCents",
           n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.region, n.consents,
-          n.revocations, n.data, n.variant
+          n.revocations, n.data, n.variant, n.registry,
+          -- What lets a solicitation call a registered number, read only for those on a registry.
+          n.registry IS NOT NULL AND EXISTS (SELECT 1 FROM contact_consents g WHERE g.contact_id = n.contact_id AND g.revoked_at IS NULL
+                                             AND g.kind = 'calls') AS "consentsToCalls",
+          CASE WHEN n.registry IS NOT NULL THEN (SELECT max(g.obtained_at) FROM contact_consents g WHERE g.contact_id = n.contact_id
+                                                 AND g.revoked_at IS NULL AND g.kind = 'business_relationship') END AS "relationshipSince"
    FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id
         CROSS JOIN LATERAL (${inFlight('$2')}) f
         LEFT JOIN candidates n ON true
@@ -185,7 +207,8 @@ const candidatesStatement = statement<CandidateRow>(
 
 /**
  * Under the campaign's lock (a statement of its own, so that it sees what the ticks before this one
- * committed): its agent, its calls in flight, and up to `limit` due contacts, locked, earliest first.
+ * committed): its agent, its calls in flight, and up to `limit` due contacts, locked, earliest first;
+ * with `lookUpRegistries`, the registry each number is on, looked up in the same statement.
  */
 export async function readCandidates(
   tx: SqlSession,
@@ -194,29 +217,17 @@ export async function readCandidates(
   now: Date,
   limit: number,
   requiredConsent: readonly ConsentKind[],
+  lookUpRegistries: boolean,
 ): Promise<{ agent: TickAgent; candidates: Candidate[] }> {
-  const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit, requiredConsent]);
+  const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit, requiredConsent, lookUpRegistries]);
   const { agentActive, agentId, agentVersion, providerAgentId, providerVersion, fromNumber, inFlight, live, spentCents, pooled } = rows[0]!;
-  const candidates = rows.flatMap(
-    ({ id, contactId, attempts, phoneNumber, status, timezone, region, consents, revocations, data, variant }) =>
-      id === null
-        ? []
-        : [
-            {
-              id,
-              contactId,
-              attempts,
-              phoneNumber,
-              status,
-              timezone,
-              region,
-              consents,
-              revocations: (revocations ?? []).map((r) => ({ kind: r.kind, at: new Date(r.at) })),
-              data,
-              variant,
-            },
-          ],
-  );
+  const candidates = rows.flatMap((row) => {
+    if (row.id === null) return [];
+    const { id, contactId, attempts, phoneNumber, status, timezone, region, consents, data, variant } = row;
+    const revocations = (row.revocations ?? []).map((r) => ({ kind: r.kind, at: new Date(r.at) }));
+    const registry = { registry: row.registry, consentsToCalls: row.consentsToCalls, relationshipSince: row.relationshipSince };
+    return [{ id, contactId, attempts, phoneNumber, status, timezone, region, consents, revocations, data, variant, registry }];
+  });
   return {
     agent: {
       active: agentActive,
