@@ -46,6 +46,7 @@ const candidate = (i: number, over: Partial<Candidate> = {}): Candidate => ({
   timezone: null,
   region: null,
   consents: [],
+  lastAbandonedAt: null,
   data: { first_name: `Person ${i}` },
   variant: null,
   ...over,

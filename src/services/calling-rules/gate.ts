@@ -1,11 +1,11 @@
 import type { ConsentKind } from '../../generated/prisma/client.js';
 import { isOpen, nextOpening, type CallingWindow } from './window.js';
-import { calleeRegion, placeOfNumber } from './places.js';
-import { regionalBlock, type RegionalReason } from './regional-hours.js';
+import { calleeRegion, placeOfNumber, zonesOfRegion, type Place } from './places.js';
+import { recallBlock, regionalBlock, regionalConsent, type RegionalReason } from './regional-hours.js';
 
 // The compliance gate every dial passes, first attempts and retries alike, right before the call: the
-// consents the campaign requires, then the calling window of the campaign and the regional rules of the
-// callee's place, both in the callee's local time. What the gate stops is recorded with its reason.
+// consents the campaign and the callee's regional rules require, then the calling window of the campaign
+// and the regional rules of the callee's place, both in the callee's local time. What the gate stops is recorded with its reason.
 
 export type BlockReason = 'do_not_call' | 'consent_missing' | RegionalReason;
 
@@ -16,6 +16,8 @@ export interface Callee {
   region: string | null;
   /** The kinds of consent the contact holds (not revoked). */
   consents: readonly ConsentKind[];
+  /** When the latest abandoned call to the number ended (answered, then dropped by our side), if recent. */
+  lastAbandonedAt?: Date | null;
 }
 
 export interface GateCampaign {
@@ -42,9 +44,18 @@ export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict
   const place = placeOfNumber(callee.phoneNumber);
   const region = campaign.regionalRules ? calleeRegion(callee.region, place) : null;
   // The campaign's hours are read in the contact's zone, else the campaign's; the law's in every zone the
-  // number may be in (the contact's own zone, when set, is the one that counts).
+  // number may be in (the contact's own zone, when set, is the one that counts). A number that names no
+  // state (a code newer than the table) is held to every zone of the contact's own region, when known.
   const windowZone = callee.timezone ?? campaign.timezone;
-  const zones = callee.timezone ? [callee.timezone] : place.zones.length ? place.zones : [windowZone];
+  const zones = callee.timezone ? [callee.timezone] : (lawZones(place, region) ?? [windowZone]);
+  const consent = regionalConsent(now, region, zones);
+  if (consent && !callee.consents.includes(consent.kind))
+    return { kind: 'blocked', reason: 'consent_missing', detail: `${consent.kind} (${consent.region})` };
+  const recall = recallBlock(now, region, callee.lastAbandonedAt ?? null);
+  if (recall) {
+    const until = allowedFrom(recall.until, campaign.window, windowZone, region, zones);
+    return { kind: 'later', until, reason: 'abandoned_recall', detail: recall.region };
+  }
   if (!isOpen(now, windowZone, campaign.window)) {
     return { kind: 'later', until: allowedFrom(now, campaign.window, windowZone, region, zones), reason: null, detail: '' };
   }
@@ -56,6 +67,15 @@ export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict
     reason: block.reason,
     detail: block.region,
   };
+}
+
+/** The zones the regional rules are read in: the number's, narrowed to the callee's own state where the number names none. */
+function lawZones(place: Place, region: string | null): readonly string[] | null {
+  if (region && region !== place.region && (place.region === null || !place.region.includes('-'))) {
+    const own = zonesOfRegion(region);
+    if (own.length) return own;
+  }
+  return place.zones.length ? place.zones : null;
 }
 
 /** The first moment at or after `from` that both the campaign's window and the regional rules allow. */

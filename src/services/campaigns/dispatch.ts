@@ -41,7 +41,8 @@ export interface DispatchResult {
  * Starts or resumes a draft, scheduled or paused campaign; a draft (or scheduled campaign) whose
  * `started_at` is still ahead becomes (stays) `scheduled` instead. A running campaign is a success that
  * changes nothing. Refusals are ConflictErrors: `campaign_completed`, `campaign_cancelled`,
- * `insufficient_credits`, `agent_inactive`, `agent_has_no_phone_number`, `agent_not_ready`, `no_callable_contacts`.
+ * `insufficient_credits`, `agent_inactive`, `agent_has_no_phone_number`, `agent_not_ready`, `no_callable_contacts`,
+ * `ai_disclosure_missing`.
  */
 export async function dispatchCampaign(ctx: ServiceContext, id: string, raw: DispatchInput): Promise<DispatchResult> {
   await getCampaign(ctx, id, { select: { id: true } });
@@ -89,6 +90,7 @@ const REGIONAL: Record<Extract<Wait, { kind: 'regional_rules' }>['reason'], stri
   regional_hours: 'the legal calling hours',
   regional_day: 'a day on which the law allows no calls',
   holiday: 'a public holiday',
+  abandoned_recall: 'no call again so soon after an abandoned call',
 };
 
 /** One wait, as the clause of a sentence. */
@@ -138,7 +140,7 @@ async function advance(
     if (!from.includes(campaign.status)) throw refusal(campaign.status, rule);
     await assertCanPay(ctx, tx, campaign);
     if (startsLater(campaign, now)) {
-      await assertCanCall(tx, campaign);
+      await assertCanCall(tx, campaign, now);
       await markScheduled(tx, id);
       return { status: 'scheduled' as const, started: false, changed: campaign.status !== 'scheduled' };
     }

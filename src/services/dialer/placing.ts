@@ -16,6 +16,7 @@ import {
 } from './decisions.js';
 import type { DialerOptions } from './options.js';
 import { retryOnConflict } from './retry.js';
+import { RECALL_HOURS, REGIONAL_CONSENT_KINDS } from '../calling-rules/regional-hours.js';
 import {
   campaignLoad,
   claimCalls,
@@ -128,7 +129,8 @@ export async function claim(
       if (campaign?.status !== 'running') return { claim: null, changed: false };
       // As many contacts are looked at as the read before the lock found slots free: a few more may
       // have freed since, and the wake-up that freed them brings a tick of its own.
-      const { agent, candidates } = await readCandidates(tx, campaignId, ended, now, look.looked, campaign.requiredConsent);
+      const consentKinds = [...new Set([...campaign.requiredConsent, ...REGIONAL_CONSENT_KINDS])];
+      const { agent, candidates } = await readCandidates(tx, campaignId, ended, now, look.looked, consentKinds, RECALL_HOURS);
       const refusal = agentRefusal(agent);
       if (refusal) return { claim: null, changed: await pauseForReason(tx, campaignId, refusal) };
       const underCap = callsUnderCap(campaign.spendCapCents, agent.spentCents, agent.inFlight, estimate);

@@ -99,8 +99,10 @@ export interface Candidate {
   status: 'active' | 'invalid' | 'do_not_call';
   timezone: string | null;
   region: string | null;
-  /** The consents the contact holds, of those the campaign requires (none read when it requires none). */
+  /** The consents the contact holds, of those the campaign or a regional rule may require. */
   consents: ConsentKind[];
+  /** When the latest abandoned call to the number ended, within the longest re-call bar of the rules. */
+  lastAbandonedAt: Date | null;
   data: unknown;
   /** With A/B variants: the contact's variant's agent (null: the campaign agent's). */
   variant: VariantAgent | null;
@@ -132,6 +134,9 @@ type CandidateRow = {
 // under way, so the claim inserts its attempts against a unique index of the numbers in flight and
 // leaves out any number another tick took meanwhile. A number on the do-not-call list is skipped even
 // before its contacts are marked. Locked contact rows are skipped, so a tick never waits on a contact.
+// Each contact comes with the consents the gate may ask for, and the end of the latest abandoned call
+// to its number (answered, then dropped by our side: failed after it connected; the partial index
+// call_attempts_abandoned_idx holds just these) within the longest re-call bar of the rules.
 const candidatesStatement = statement<CandidateRow>(
   'dialer.candidates',
   `WITH candidates AS (
@@ -142,7 +147,10 @@ const candidatesStatement = statement<CandidateRow>(
              FROM campaign_variants v JOIN agents va ON va.id = v.agent_id WHERE v.id = cc.variant_id) AS variant,
             CASE WHEN $5::text[] = '{}' THEN '{}'::text[]
                  ELSE ARRAY(SELECT DISTINCT g.kind::text FROM contact_consents g
-                            WHERE g.contact_id = c.id AND g.revoked_at IS NULL AND g.kind::text = ANY($5::text[])) END AS consents
+                            WHERE g.contact_id = c.id AND g.revoked_at IS NULL AND g.kind::text = ANY($5::text[])) END AS consents,
+            (SELECT max(o.ended_at) FROM call_attempts o
+             WHERE o.user_id = c.user_id AND o.to_number = c.phone_number AND o.outcome = 'failed' AND o.duration_seconds > 0
+               AND o.ended_at > $3::timestamptz - make_interval(hours => $6::int)) AS last_abandoned_at
      FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
      LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
      WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $3
@@ -158,7 +166,7 @@ const candidatesStatement = statement<CandidateRow>(
                   OR q.max_calls_per_day IS NOT NULL OR q.cooldown_after_unanswered IS NOT NULL OR q.rest_below_answer_rate IS NOT NULL)) AS pooled,
           coalesce((SELECT spent_cents FROM campaign_spend WHERE campaign_id = k.id), 0) AS "spentCents",
           n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.region, n.consents, n.data,
-          n.variant
+          n.variant, n.last_abandoned_at AS "lastAbandonedAt"
    FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id
         CROSS JOIN LATERAL (${inFlight('$2')}) f
         LEFT JOIN candidates n ON true
@@ -176,12 +184,14 @@ export async function readCandidates(
   ended: string[],
   now: Date,
   limit: number,
-  requiredConsent: readonly ConsentKind[],
+  consentKinds: readonly ConsentKind[],
+  recallHours: number,
 ): Promise<{ agent: TickAgent; candidates: Candidate[] }> {
-  const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit, requiredConsent]);
+  const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit, consentKinds, recallHours]);
   const { agentActive, agentId, agentVersion, providerAgentId, providerVersion, fromNumber, inFlight, live, spentCents, pooled } = rows[0]!;
-  const candidates = rows.flatMap(({ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data, variant }) =>
-    id === null ? [] : [{ id, contactId, attempts, phoneNumber, status, timezone, region, consents, data, variant }],
+  const candidates = rows.flatMap(
+    ({ id, contactId, attempts, phoneNumber, status, timezone, region, consents, lastAbandonedAt, data, variant }) =>
+      id === null ? [] : [{ id, contactId, attempts, phoneNumber, status, timezone, region, consents, lastAbandonedAt, data, variant }],
   );
   return {
     agent: {
