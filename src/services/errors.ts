@@ -79,6 +79,7 @@ export const CONFLICT_REASONS = {
   agent_not_ready: "The campaign's agent is not provisioned at the voice provider yet, or its provisioning failed.",
   provisioning_not_failed: "The agent's provisioning has not failed; only a failed one is retried.",
   no_callable_contacts: 'No contact of the group is left to call.',
+  ai_disclosure_missing: "The campaign calls people where an AI must say so first, and its provider-hosted agent's begin message does not.",
   insufficient_credits: 'The credit balance cannot pay for the calls.',
   contact_group_in_use: 'A campaign that may still dial uses the contact group.',
   contact_on_call: 'A call to the contact is in progress.',

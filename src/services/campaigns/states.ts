@@ -16,6 +16,7 @@ export const START_REFUSALS = [
   'agent_has_no_phone_number',
   'agent_not_ready',
   'no_callable_contacts',
+  'ai_disclosure_missing',
 ] as const satisfies readonly ConflictReason[];
 
 /** Why dispatch or resume is refused (409), in the order they are checked. */

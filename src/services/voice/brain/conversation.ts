@@ -4,7 +4,7 @@ import type {
   ChatCompletionMessageFunctionToolCall,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import { aiDisclosure, AI_DISCLOSURE_SENTENCE } from '../../calling-rules/disclosure.js';
+import { aiDisclosure, AI_DISCLOSURE_SENTENCE, carriesDisclosure } from '../../calling-rules/disclosure.js';
 import { placeOfNumber } from '../../calling-rules/places.js';
 import type { ServiceEnv } from '../../context.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
@@ -127,7 +127,8 @@ export class Conversation {
     const greeting = typeof profile.begin_message === 'string' ? profile.begin_message.trim() : '';
     const region = this.call.contactRegion ?? (this.call.toNumber ? placeOfNumber(this.call.toNumber).region : null);
     const disclosure = aiDisclosure(region, this.deps.clock.now());
-    if (!disclosure.required) return greeting;
+    // A greeting that already discloses (the templates' begin message does) is not told twice.
+    if (!disclosure.required || carriesDisclosure(greeting)) return greeting;
     this.deps.log.info(
       { providerCallId: this.providerCallId, region, rule: disclosure.rule?.name ?? 'unknown region' },
       'brain: AI disclosure',
