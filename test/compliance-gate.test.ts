@@ -239,7 +239,7 @@ describe('a campaign behind the gate', () => {
     const { data } = await app.gql(
       `query ($id: UUID!, $contact: UUID!) {
          campaign(id: $id) {
-           report { metrics { blocked { total doNotCall consentMissing regionalHours regionalDay holiday } } }
+           report { metrics { blocked { total doNotCall consentMissing regionalHours regionalDay holiday abandonedRecall } } }
            dialBlocks(first: 10, contactId: $contact) { edges { node { reason detail until } } }
          }
          contact(id: $contact) { region consents { kind source } dialBlocks(first: 5) { edges { node { reason } } } }
@@ -254,6 +254,7 @@ describe('a campaign behind the gate', () => {
       regionalHours: 2,
       regionalDay: 1,
       holiday: 0,
+      abandonedRecall: 0,
     });
     expect(data.campaign.dialBlocks.edges).toEqual([
       { node: { reason: 'regional_hours', detail: 'US-FL', until: '2026-11-02T13:00:00.000Z' } },

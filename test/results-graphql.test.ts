@@ -217,6 +217,7 @@ const REPORT = /* GraphQL */ `
                   regionalHours
                   regionalDay
                   holiday
+                  abandonedRecall
                 }
               }
               recentSuccessfulCalls {

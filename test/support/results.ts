@@ -92,7 +92,7 @@ export const SPRING_METRICS = {
   variantComparison: null,
   callbacks: { requested: 0, pending: 0 },
   outcomes: { human: 0, voicemail: 0, ivr: 0, callScreening: 0, noAnswer: 0, busy: 0, failed: 0, invalidNumber: 0 },
-  blocked: { total: 0, doNotCall: 0, consentMissing: 0, regionalHours: 0, regionalDay: 0, holiday: 0 },
+  blocked: { total: 0, doNotCall: 0, consentMissing: 0, regionalHours: 0, regionalDay: 0, holiday: 0, abandonedRecall: 0 },
 };
 
 async function insertCampaignWithHistory(app: TestApp, userId: string, name: string, people: Person[]) {

@@ -44,8 +44,8 @@ export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict
   const place = placeOfNumber(callee.phoneNumber);
   const region = campaign.regionalRules ? calleeRegion(callee.region, place) : null;
   // The campaign's hours are read in the contact's zone, else the campaign's; the law's in every zone the
-  // number may be in (the contact's own zone, when set, is the one that counts). A number that names no
-  // state (a code newer than the table) is held to every zone of the contact's own region, when known.
+  // number may be in (the contact's own zone, when set, is the one that counts); a contact's own region
+  // that the number does not place them in is read in every zone of that region.
   const windowZone = callee.timezone ?? campaign.timezone;
   const zones = callee.timezone ? [callee.timezone] : (lawZones(place, region) ?? [windowZone]);
   const consent = regionalConsent(now, region, zones);
@@ -69,9 +69,18 @@ export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict
   };
 }
 
-/** The zones the regional rules are read in: the number's, narrowed to the callee's own state where the number names none. */
+/**
+ * The zones the regional rules are read in: the number's, unless the callee's own region says more (a
+ * state where the number names only its country, or another country than the number's): then that
+ * region's, every one of them.
+ */
 function lawZones(place: Place, region: string | null): readonly string[] | null {
-  if (region && region !== place.region && (place.region === null || !place.region.includes('-'))) {
+  const countryOf = (code: string) => code.split('-')[0];
+  if (
+    region &&
+    region !== place.region &&
+    (place.region === null || !place.region.includes('-') || countryOf(region) !== countryOf(place.region))
+  ) {
     const own = zonesOfRegion(region);
     if (own.length) return own;
   }
