@@ -92,6 +92,69 @@ describe('the gate', () => {
   });
 });
 
+describe('the gate, for the rules of Europe, the UK and the US gaps', () => {
+  it('skips a French, German or Spanish callee without the consent their law requires, whatever the campaign asks', () => {
+    const july = new Date('2026-07-15T09:00:00Z'); // Wednesday 11:00 in Paris
+    const august = new Date('2026-08-12T09:00:00Z');
+    expect(gate(july, campaign(), callee('+33144556677'))).toEqual({ kind: 'call' });
+    expect(gate(august, campaign(), callee('+33144556677'))).toEqual({ kind: 'blocked', reason: 'consent_missing', detail: 'calls (FR)' });
+    expect(gate(august, campaign(), callee('+33144556677', { consents: ['calls'] }))).toEqual({ kind: 'call' });
+    expect(gate(july, campaign(), callee('+4930123456'))).toMatchObject({ kind: 'blocked', detail: 'calls (DE)' });
+    expect(gate(july, campaign(), callee('+34912345678'))).toMatchObject({ kind: 'blocked', detail: 'calls (ES)' });
+    // Off for the campaign (an informational call the person asked for), no regional rule applies.
+    expect(gate(august, campaign({ regionalRules: false }), callee('+33144556677'))).toEqual({ kind: 'call' });
+  });
+
+  it('reads the law in the callee’s country, not the campaign’s zone', () => {
+    // Saturday 23:00 in Paris, 17:00 for a campaign in Chicago: France allows no Saturday calls.
+    const saturday = new Date('2026-11-07T22:00:00Z');
+    const chicago = campaign({ timezone: 'America/Chicago' });
+    expect(gate(saturday, chicago, callee('+33144556677', { consents: ['calls'] }))).toEqual({
+      kind: 'later',
+      reason: 'regional_day',
+      until: new Date('2026-11-09T09:00:00Z'), // Monday 10:00 in Paris
+      detail: 'FR',
+    });
+    expect(gate(new Date('2026-11-07T22:00:00Z'), chicago, callee('+442079460958'))).toMatchObject({
+      reason: 'regional_hours',
+      detail: 'GB',
+    });
+  });
+
+  it('holds a number of an unknown area code to the federal rule in every US zone, or in its own state’s zones', () => {
+    // 10:00 in New York: 05:00 in Honolulu.
+    const at = new Date('2026-06-10T14:00:00Z');
+    expect(gate(at, campaign(), callee('+13575550143'))).toMatchObject({ kind: 'later', reason: 'regional_hours', detail: 'US' });
+    // Texas (09:00-21:00) spans Central and Mountain time: 10:00 in Chicago is 09:00 in Denver.
+    expect(gate(new Date('2026-06-10T15:00:00Z'), campaign(), callee('+13575550143', { region: 'US-TX' }))).toEqual({ kind: 'call' });
+    expect(gate(new Date('2026-06-10T14:30:00Z'), campaign(), callee('+13575550143', { region: 'US-TX' }))).toMatchObject({
+      kind: 'later',
+      until: new Date('2026-06-10T15:00:00Z'),
+      detail: 'US-TX',
+    });
+  });
+
+  it('waits 24 hours after an abandoned call to a UK number, then for the UK’s hours', () => {
+    const abandoned = new Date('2026-11-04T18:30:00Z'); // Wednesday 18:30 in London
+    expect(gate(new Date('2026-11-05T12:00:00Z'), campaign(), callee('+442079460958', { lastAbandonedAt: abandoned }))).toEqual({
+      kind: 'later',
+      reason: 'abandoned_recall',
+      until: new Date('2026-11-05T18:30:00Z'),
+      detail: 'GB',
+    });
+    // Abandoned at 21:30 on a Friday: 24 hours later is Saturday 21:30, past the hours; Sunday 09:00.
+    expect(
+      gate(new Date('2026-11-07T10:00:00Z'), campaign(), callee('+442079460958', { lastAbandonedAt: new Date('2026-11-06T20:59:00Z') })),
+    ).toMatchObject({ reason: 'abandoned_recall', until: new Date('2026-11-07T20:59:00Z') });
+    expect(
+      gate(new Date('2026-11-07T10:00:00Z'), campaign(), callee('+442079460958', { lastAbandonedAt: new Date('2026-11-06T21:30:00Z') })),
+    ).toMatchObject({ reason: 'abandoned_recall', until: new Date('2026-11-08T09:00:00Z') });
+    expect(gate(new Date('2026-11-05T15:00:00Z'), campaign(), callee('+12125550101', { lastAbandonedAt: abandoned }))).toEqual({
+      kind: 'call',
+    });
+  });
+});
+
 describe('a campaign behind the gate', () => {
   let app: TestApp;
   beforeAll(async () => {
@@ -176,7 +239,7 @@ describe('a campaign behind the gate', () => {
     const { data } = await app.gql(
       `query ($id: UUID!, $contact: UUID!) {
          campaign(id: $id) {
-           report { metrics { blocked { total doNotCall consentMissing registry regionalHours regionalDay holiday frequencyCap consentRevoked } } }
+           report { metrics { blocked { total doNotCall consentMissing registry regionalHours regionalDay holiday frequencyCap consentRevoked abandonedRecall } } }
            dialBlocks(first: 10, contactId: $contact) { edges { node { reason detail until } } }
          }
          contact(id: $contact) { region consents { kind source } dialBlocks(first: 5) { edges { node { reason } } } }
@@ -194,6 +257,7 @@ describe('a campaign behind the gate', () => {
       holiday: 0,
       frequencyCap: 0,
       consentRevoked: 0,
+      abandonedRecall: 0,
     });
     expect(data.campaign.dialBlocks.edges).toEqual([
       { node: { reason: 'regional_hours', detail: 'US-FL', until: '2026-11-02T13:00:00.000Z' } },
@@ -238,8 +302,10 @@ describe('a campaign behind the gate', () => {
     const run = recordingDialer(env, () => ({ outcome: 'human', durationSeconds: 30 }));
     await run.run(setup.campaignId);
     const blocks = await app.prisma.dialBlock.findMany({ where: { campaignId: setup.campaignId }, include: { contact: true } });
+    // 02:30 in London: the UK's hours (08:00 on weekdays) hold the call too.
     expect(Object.fromEntries(blocks.map((b) => [b.contact.phoneNumber, [b.reason, b.detail]]))).toEqual({
       [people.newYork]: ['regional_hours', 'US'],
+      [people.london]: ['regional_hours', 'GB'],
       '+13055550204': ['regional_hours', 'US'],
     });
   });

@@ -43,18 +43,22 @@ function allowedByTable(at: Date, phone: string): boolean {
   if (!entry?.region) return true;
   const region = entry.region;
   const country = region.slice(0, 2);
-  const rules = rulesFile.rules.filter((r: Rule) => r.region === region || r.region === country);
-  return entry.zones.every((zone) => {
-    const local = DateTime.fromJSDate(at, { zone });
-    const day = WEEKDAYS[local.weekday - 1]!;
-    const minute = local.hour * 60 + local.minute;
-    return rules.every((rule: Rule) => {
+  // A bill not yet law (enacted: false) is not applied.
+  const rules = rulesFile.rules.filter(
+    (r: Rule) => (r.region === region || r.region === country) && !('enacted' in r && r.enacted === false),
+  );
+  return entry.zones.every((zone) =>
+    rules.every((rule: Rule) => {
+      // A rule stated in a fixed clock (Mississippi's Central Standard Time) reads that clock.
+      const local = DateTime.fromJSDate(at, { zone: 'clock' in rule ? rule.clock : zone });
+      const day = WEEKDAYS[local.weekday - 1]!;
+      const minute = local.hour * 60 + local.minute;
       if ((rule.barredDays as string[]).includes(day)) return false;
       if (rule.holidays && FEDERAL_HOLIDAYS.has(local.toISODate()!)) return false;
-      const [from, to] = ((rule.hours as Record<string, string[]>)[day] ?? rule.hours.default) as [string, string];
-      return minute >= minutes(from) && minute < minutes(to);
-    });
-  });
+      const windows = ((rule.hours as Record<string, string[][]>)[day] ?? rule.hours.default) as [string, string][];
+      return windows.some(([from, to]) => minute >= minutes(from) && minute < minutes(to));
+    }),
+  );
 }
 
 /** The simulator, watched: every call as it was placed, and any number called twice at once. */

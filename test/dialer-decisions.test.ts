@@ -50,6 +50,7 @@ const candidate = (i: number, over: Partial<Candidate> = {}): Candidate => ({
   region: null,
   consents: [],
   revocations: [],
+  lastAbandonedAt: null,
   data: { first_name: `Person ${i}` },
   variant: null,
   registry: { registry: null, consentsToCalls: false, relationshipSince: null },

@@ -220,6 +220,7 @@ const REPORT = /* GraphQL */ `
                   holiday
                   frequencyCap
                   consentRevoked
+                  abandonedRecall
                 }
               }
               recentSuccessfulCalls {

@@ -87,6 +87,7 @@ export const CONFLICT_REASONS = {
   no_callable_contacts: 'No contact of the group is left to call.',
   registry_stale:
     "A national do-not-call registry's copy is too old for a solicitation campaign to call; an operator must import a fresh one.",
+  ai_disclosure_missing: "The campaign calls people where an AI must say so first, and its provider-hosted agent's begin message does not.",
   insufficient_credits: 'The credit balance cannot pay for the calls.',
   contact_group_in_use: 'A campaign that may still dial uses the contact group.',
   contact_on_call: 'A call to the contact is in progress.',

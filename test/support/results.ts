@@ -102,6 +102,7 @@ export const SPRING_METRICS = {
     holiday: 0,
     frequencyCap: 0,
     consentRevoked: 0,
+    abandonedRecall: 0,
   },
 };
 

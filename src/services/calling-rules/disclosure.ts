@@ -11,7 +11,7 @@ interface DisclosureRule {
   source: string;
 }
 
-const data = rulesFile.aiDisclosure as { sentence: string; rules: readonly DisclosureRule[] };
+const data = rulesFile.aiDisclosure as { sentence: string; acceptedPhrases: readonly string[]; rules: readonly DisclosureRule[] };
 
 /** What the agent says first where a rule requires it. */
 export const AI_DISCLOSURE_SENTENCE = data.sentence;
@@ -35,3 +35,24 @@ export function aiDisclosure(region: string | null, at: Date): DisclosureVerdict
   const rule = data.rules.find((r) => r.since <= day && (r.regions.includes(code) || r.regions.includes(country)));
   return rule ? { required: true, rule: { name: rule.name, source: rule.source } } : { required: false };
 }
+
+/** Case, runs of spaces and typographic apostrophes do not matter to whether a line says something. */
+const normalized = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[\u2018\u2019]/g, "'")
+    .replace(/\s+/g, ' ')
+    .trim();
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The disclosure sentence, or one of the accepted phrases, as whole words. */
+const DISCLOSES = new RegExp(
+  `(^|[^a-z0-9'])(${[data.sentence, ...data.acceptedPhrases].map((phrase) => escaped(normalized(phrase))).join('|')})($|[^a-z0-9'])`,
+);
+
+/**
+ * Whether an agent's opening line (a provider-hosted agent's begin message) discloses that an AI is
+ * calling: it holds the data's sentence or one of its accepted phrases (`aiDisclosure.acceptedPhrases`),
+ * whatever the case and spacing. The built-in agent needs no check: it says the sentence itself.
+ */
+export const carriesDisclosure = (openingLine: string | null): boolean => openingLine !== null && DISCLOSES.test(normalized(openingLine));

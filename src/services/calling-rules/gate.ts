@@ -1,15 +1,16 @@
 import type { CampaignPurpose, ConsentKind } from '../../generated/prisma/client.js';
 import { isOpen, nextOpening, type CallingWindow } from './window.js';
-import { calleeRegion, placeOfNumber } from './places.js';
-import { regionalBlock, type RegionalReason } from './regional-hours.js';
+import { calleeRegion, placeOfNumber, zonesOfRegion, type Place } from './places.js';
+import { recallBlock, regionalBlock, regionalConsent, type RegionalReason } from './regional-hours.js';
 import { capBlock, capsOf, type CallHistory } from './caps.js';
 import { registryBlock, type RegistryCallee } from './registries.js';
 import { revocationStops, type Revocation } from './revocation.js';
 
 // The compliance gate every dial passes, first attempts and retries alike, right before the call: a
-// revoked consent, the consents the campaign requires, the national do-not-call registries (for
-// solicitation), then the frequency caps, the calling window of the campaign and the regional rules of
-// the callee's place, in the callee's local time. What the gate stops is recorded with its reason.
+// revoked consent, the consents the campaign and the callee's regional rules require, the national
+// do-not-call registries (for solicitation), then a re-call after an abandoned call, the frequency caps,
+// the calling window of the campaign and the regional rules of the callee's place, in the callee's local
+// time. What the gate stops is recorded with its reason.
 
 /** Why a call waits: a regional rule of the hour or day, or a frequency cap. */
 export type LaterReason = RegionalReason | 'frequency_cap';
@@ -29,6 +30,8 @@ export interface Callee {
   history?: CallHistory;
   /** What the registry rule needs, where the caller looked the number up (the dialer's claim does). */
   registry?: RegistryCallee;
+  /** When the latest abandoned call to the number ended (answered, then dropped by our side), if recent. */
+  lastAbandonedAt?: Date | null;
 }
 
 export interface GateCampaign {
@@ -61,9 +64,18 @@ export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict
   const place = placeOfNumber(callee.phoneNumber);
   const region = campaign.regionalRules ? calleeRegion(callee.region, place) : null;
   // The campaign's hours are read in the contact's zone, else the campaign's; the law's in every zone the
-  // number may be in (the contact's own zone, when set, is the one that counts).
+  // number may be in (the contact's own zone, when set, is the one that counts); a contact's own region
+  // that the number does not place them in is read in every zone of that region.
   const windowZone = callee.timezone ?? campaign.timezone;
-  const zones = callee.timezone ? [callee.timezone] : place.zones.length ? place.zones : [windowZone];
+  const zones = callee.timezone ? [callee.timezone] : (lawZones(place, region) ?? [windowZone]);
+  const consent = regionalConsent(now, region, zones);
+  if (consent && !callee.consents.includes(consent.kind))
+    return { kind: 'blocked', reason: 'consent_missing', detail: `${consent.kind} (${consent.region})` };
+  const recall = recallBlock(now, region, callee.lastAbandonedAt ?? null);
+  if (recall) {
+    const until = allowedFrom(recall.until, campaign.window, windowZone, region, zones);
+    return { kind: 'later', until, reason: 'abandoned_recall', detail: recall.region };
+  }
   const capped = callee.history ? capBlock(now, region, callee.history) : null;
   if (capped) {
     const until = allowedFrom(capped.until, campaign.window, windowZone, region, zones);
@@ -85,6 +97,24 @@ export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict
 /** Whether the frequency caps of the callee's region apply to this campaign's calls: then the caller reads the callee's history. */
 export function capsApply(campaign: Pick<GateCampaign, 'regionalRules'>, callee: Pick<Callee, 'phoneNumber' | 'region'>): boolean {
   return campaign.regionalRules && capsOf(calleeRegion(callee.region, placeOfNumber(callee.phoneNumber))).length > 0;
+}
+
+/**
+ * The zones the regional rules are read in: the number's, unless the callee's own region says more (a
+ * state where the number names only its country, or another country than the number's): then that
+ * region's, every one of them.
+ */
+function lawZones(place: Place, region: string | null): readonly string[] | null {
+  const countryOf = (code: string) => code.split('-')[0];
+  if (
+    region &&
+    region !== place.region &&
+    (place.region === null || !place.region.includes('-') || countryOf(region) !== countryOf(place.region))
+  ) {
+    const own = zonesOfRegion(region);
+    if (own.length) return own;
+  }
+  return place.zones.length ? place.zones : null;
 }
 
 /** The first moment at or after `from` that both the campaign's window and the regional rules allow. */

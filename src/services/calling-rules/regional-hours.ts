@@ -1,46 +1,58 @@
-import { DateTime } from 'luxon';
+import type { DateTime } from 'luxon';
 import { localTime } from '../time-zones.js';
 import { WEEKDAYS, type Weekday } from './schedule.js';
+import { holidayDates, type CalendarSpec } from './holidays.js';
 import rulesFile from './data/calling-rules.json' with { type: 'json' };
 
 // The regional calling-hour rules of data/calling-rules.json (docs/compliance-rules.md is the table for
 // people). The statutes speak of the called person's local time, so each rule reads the wall clock of
-// each zone the person may be in, and a call must suit every rule in every zone. Luxon does the zone
-// arithmetic: an opening in a spring-forward gap moves forward as wall clocks do, and the repeated hour
-// of a fall-back reads as the wall clock shows it.
+// each zone the person may be in, and a call must suit every rule in every zone; a rule stated in a fixed
+// clock (Mississippi's Central Standard Time) reads that clock instead. Luxon does the zone arithmetic:
+// an opening in a spring-forward gap moves forward as wall clocks do, and the repeated hour of a
+// fall-back reads as the wall clock shows it.
 
-export type RegionalReason = 'regional_hours' | 'regional_day' | 'holiday';
+/** Why a regional rule holds a call: its hours, a barred day, a holiday, or a re-call too soon after an abandoned call. */
+export type RegionalReason = 'regional_hours' | 'regional_day' | 'holiday' | 'abandoned_recall';
+
+export interface RuleData {
+  region: string;
+  name: string;
+  source: string;
+  /** Several windows a day, each ["HH:MM", "HH:MM"] (from, before; "24:00" ends at midnight), by weekday; `default` for the others. */
+  hours: Partial<Record<Weekday, readonly (readonly string[])[]>> & { default: readonly (readonly string[])[] };
+  barredDays: readonly Weekday[];
+  holidays: string | null;
+  /** An IANA zone the rule's hours are stated in whatever the callee's zone ('Etc/GMT+6': CST all year). */
+  clock?: string;
+  /** The first local day the rule applies (ISO date); absent: in force. */
+  from?: string;
+  /** False for a bill not yet law: kept with its text, applied only once enacted and given its `from`. */
+  enacted?: boolean;
+  /** A consent the callee must hold for any call, from a local day on. */
+  consent?: { kind: 'calls' | 'ai_calls' | 'recording'; since: string };
+  /** No call to a number within this many hours after a call to it was abandoned. */
+  recallAfterAbandoned?: { hours: number; source: string };
+}
 
 interface RulesFile {
   version: string;
-  calendars: Record<string, Calendar>;
-  rules: readonly {
-    region: string;
-    name: string;
-    source: string;
-    hours: Partial<Record<Weekday, readonly string[]>> & { default: readonly string[] };
-    barredDays: readonly Weekday[];
-    holidays: string | null;
-  }[];
-}
-
-interface Calendar {
-  name: string;
-  source: string;
-  /** A holiday falling on this weekday is also kept this many days away (-1: the Friday before a Saturday). */
-  observed: Partial<Record<Weekday, number>>;
-  /** A fixed date (month, day), or the nth weekday of the month (nth -1: the last). */
-  holidays: readonly { name: string; month: number; day?: number; weekday?: Weekday; nth?: number }[];
+  calendars: Record<string, CalendarSpec>;
+  rules: readonly RuleData[];
 }
 
 interface Rule {
   region: string;
-  /** Allowed [from, to) minutes of the local day, by weekday (Monday first); null on a barred day. */
-  windows: readonly (readonly [number, number] | null)[];
-  calendar: Calendar | null;
+  /** Allowed [from, to) minutes of the local day, by weekday (Monday first); empty on a barred day. */
+  windows: readonly (readonly (readonly [number, number])[])[];
+  calendar: CalendarSpec | null;
+  clock: string | null;
+  from: string | null;
+  enacted: boolean;
+  consent: RuleData['consent'] | null;
+  recallHours: number | null;
 }
 
-const data = rulesFile as RulesFile;
+const data = rulesFile as unknown as RulesFile;
 
 export const RULES_VERSION = data.version;
 
@@ -48,26 +60,40 @@ export const RULES_VERSION = data.version;
 const HORIZON_DAYS = 14;
 
 // Worst first: the one a person is told when several rules block.
-const SEVERITY: readonly RegionalReason[] = ['holiday', 'regional_day', 'regional_hours'];
+const SEVERITY = ['holiday', 'regional_day', 'regional_hours'] as const;
 
 const minutesOf = (hhmm: string | undefined) => {
+  if (hhmm === '24:00') return 24 * 60;
   const match = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(hhmm ?? '');
   return match ? Number(match[1]) * 60 + Number(match[2]) : NaN;
 };
 
-/** ["HH:MM", "HH:MM"] as minutes; the data is edited by hand, so a slip stops the module loading. */
-function windowOf(hours: readonly string[]): readonly [number, number] {
-  const [from, to] = hours.map(minutesOf);
-  if (hours.length !== 2 || !(from! < to!))
-    throw new Error(`calling-rules.json: ${JSON.stringify(hours)} is not ["HH:MM", "HH:MM"], earlier first`);
-  return [from!, to!];
+/** [["HH:MM", "HH:MM"], ...] as minutes; the data is edited by hand, so a slip stops the module loading. */
+function windowsOf(hours: readonly (readonly string[])[]): readonly (readonly [number, number])[] {
+  let previous = -1;
+  return hours.map((pair) => {
+    const [from, to] = pair.map(minutesOf);
+    if (pair.length !== 2 || !(from! < to!) || !(from! > previous))
+      throw new Error(`calling-rules.json: ${JSON.stringify(hours)} is not a list of ["HH:MM", "HH:MM"], earlier first, in order`);
+    previous = to!;
+    return [from!, to!] as const;
+  });
 }
 
-function compile(rule: RulesFile['rules'][number]): Rule {
+function compile(rule: RuleData): Rule {
   const calendar = rule.holidays === null ? null : data.calendars[rule.holidays];
   if (calendar === undefined) throw new Error(`calling-rules.json: no calendar "${rule.holidays}"`);
-  const windows = WEEKDAYS.map((day) => (rule.barredDays.includes(day) ? null : windowOf(rule.hours[day] ?? rule.hours.default)));
-  return { region: rule.region, windows, calendar };
+  const windows = WEEKDAYS.map((day) => (rule.barredDays.includes(day) ? [] : windowsOf(rule.hours[day] ?? rule.hours.default)));
+  return {
+    region: rule.region,
+    windows,
+    calendar,
+    clock: rule.clock ?? null,
+    from: rule.from ?? null,
+    enacted: rule.enacted ?? true,
+    consent: rule.consent ?? null,
+    recallHours: rule.recallAfterAbandoned?.hours ?? null,
+  };
 }
 
 const RULES = data.rules.map(compile);
@@ -79,65 +105,38 @@ const rulesOf = (region: string) => {
   return RULES.filter((rule) => rule.region === code || rule.region === country);
 };
 
-function nthWeekday(year: number, month: number, weekday: Weekday, nth: number): DateTime {
-  const target = WEEKDAYS.indexOf(weekday) + 1;
-  if (nth > 0) {
-    const first = DateTime.utc(year, month, 1);
-    return first.plus({ days: ((target - first.weekday + 7) % 7) + (nth - 1) * 7 });
-  }
-  const last = DateTime.utc(year, month, 1).endOf('month').startOf('day');
-  return last.minus({ days: ((last.weekday - target + 7) % 7) + (-nth - 1) * 7 });
-}
+/** Whether the rule is law on this local day. */
+const inForce = (rule: Rule, local: DateTime) => rule.enacted && (rule.from === null || local.toISODate()! >= rule.from);
 
-const holidayDates = new Map<Calendar, Map<number, ReadonlySet<string>>>();
+const isHoliday = (calendar: CalendarSpec, local: DateTime) => holidayDates(calendar, data.calendars, local.year).has(local.toISODate()!);
 
-/** The ISO dates on which the calendar's holidays of `year` fall or are observed. */
-function holidaysOf(calendar: Calendar, year: number): ReadonlySet<string> {
-  let years = holidayDates.get(calendar);
-  if (!years) holidayDates.set(calendar, (years = new Map()));
-  let dates = years.get(year);
-  if (!dates) {
-    const found = new Set<string>();
-    for (const holiday of calendar.holidays) {
-      const date =
-        holiday.day !== undefined
-          ? DateTime.utc(year, holiday.month, holiday.day)
-          : nthWeekday(year, holiday.month, holiday.weekday!, holiday.nth!);
-      // Both the day itself and the day it is observed on: either may be what a statute calls the holiday.
-      found.add(date.toISODate()!);
-      const shift = calendar.observed[WEEKDAYS[date.weekday - 1]!];
-      if (shift) found.add(date.plus({ days: shift }).toISODate()!);
-    }
-    dates = found;
-    years.set(year, dates);
-  }
-  return dates;
-}
-
-// Next year's list too: New Year's Day on a Saturday is observed on 31 December.
-const isHoliday = (calendar: Calendar, local: DateTime) =>
-  holidaysOf(calendar, local.year).has(local.toISODate()!) || holidaysOf(calendar, local.year + 1).has(local.toISODate()!);
+/** The wall clock a rule reads at `at` for a callee in `zone`. */
+const clockOf = (rule: Rule, at: Date, zone: string) => localTime(at, rule.clock ?? zone);
 
 /** Why the rule bars a call at this local moment, or null when it allows one. */
-function blockAt(rule: Rule, local: DateTime): RegionalReason | null {
+function blockAt(rule: Rule, local: DateTime): (typeof SEVERITY)[number] | null {
+  if (!inForce(rule, local)) return null;
   if (rule.calendar && isHoliday(rule.calendar, local)) return 'holiday';
-  const window = rule.windows[local.weekday - 1];
-  if (!window) return 'regional_day';
+  const windows = rule.windows[local.weekday - 1]!;
+  if (!windows.length) return 'regional_day';
   const minute = local.hour * 60 + local.minute;
-  return minute >= window[0] && minute < window[1] ? null : 'regional_hours';
+  return windows.some(([from, to]) => minute >= from && minute < to) ? null : 'regional_hours';
 }
 
 /** The first moment at or after `at` that the rule allows in the zone, or null if none within the horizon. */
 function nextAllowed(rule: Rule, zone: string, at: Date): Date | null {
-  const local = localTime(at, zone);
+  const local = clockOf(rule, at, zone);
   for (let offset = 0; offset <= HORIZON_DAYS; offset += 1) {
     const day = local.startOf('day').plus({ days: offset });
-    const window = rule.windows[day.weekday - 1];
-    if (!window || (rule.calendar && isHoliday(rule.calendar, day))) continue;
-    // An opening in a spring-forward gap is moved forward by Luxon, as wall clocks do.
-    const opening = day.set({ hour: Math.floor(window[0] / 60), minute: window[0] % 60 });
-    const candidate = opening.toMillis() > at.getTime() ? opening : local;
-    if (!blockAt(rule, candidate)) return candidate.toJSDate();
+    const earliest = day.toMillis() > at.getTime() ? day : local;
+    if (!inForce(rule, day)) return earliest.toJSDate();
+    if (rule.calendar && isHoliday(rule.calendar, day)) continue;
+    for (const [from] of rule.windows[day.weekday - 1]!) {
+      // An opening in a spring-forward gap is moved forward by Luxon, as wall clocks do.
+      const opening = day.set({ hour: Math.floor(from / 60), minute: from % 60 });
+      const candidate = opening.toMillis() > at.getTime() ? opening : local;
+      if (!blockAt(rule, candidate)) return candidate.toJSDate();
+    }
   }
   return null;
 }
@@ -155,10 +154,10 @@ export function regionalBlock(
   at: Date,
   region: string | null,
   zones: readonly string[],
-): { reason: RegionalReason; region: string; until: Date } | null {
+): { reason: (typeof SEVERITY)[number]; region: string; until: Date } | null {
   if (region === null || zones.length === 0) return null;
   const rules = rulesOf(region);
-  const blocks = rules.flatMap((rule) => zones.map((zone) => ({ rule, reason: blockAt(rule, localTime(at, zone)) })));
+  const blocks = rules.flatMap((rule) => zones.map((zone) => ({ rule, reason: blockAt(rule, clockOf(rule, at, zone)) })));
   const reason = SEVERITY.find((worst) => blocks.some((b) => b.reason === worst));
   if (!reason) return null;
   const applied = blocks.filter((b) => b.reason === reason).map((b) => b.rule.region);
@@ -173,9 +172,49 @@ function firstAllowed(at: Date, rules: readonly Rule[], zones: readonly string[]
   let moment: Date | null = at;
   while (moment !== null && moment.getTime() <= limit) {
     const now: Date = moment;
-    const blocking = pairs.find(({ rule, zone }) => blockAt(rule, localTime(now, zone)) !== null);
+    const blocking = pairs.find(({ rule, zone }) => blockAt(rule, clockOf(rule, now, zone)) !== null);
     if (!blocking) return now;
     moment = nextAllowed(blocking.rule, blocking.zone, now);
   }
   throw new Error(`calling-rules.json: no moment within ${HORIZON_DAYS} days suits every rule in ${zones.join(', ')}`);
+}
+
+/**
+ * The consent the regional rules require of a call at `at` to someone in `region`, in any of `zones` (a
+ * rule applies from its local day on): the kind and the region of the rule; null when none is required.
+ */
+export function regionalConsent(
+  at: Date,
+  region: string | null,
+  zones: readonly string[],
+): { kind: 'calls' | 'ai_calls' | 'recording'; region: string } | null {
+  if (region === null) return null;
+  for (const rule of rulesOf(region)) {
+    if (!rule.consent) continue;
+    const since = rule.consent.since;
+    const days = zones.length ? zones.map((zone) => localTime(at, zone)) : [localTime(at, 'UTC')];
+    if (days.some((local) => inForce(rule, local) && local.toISODate()! >= since)) return { kind: rule.consent.kind, region: rule.region };
+  }
+  return null;
+}
+
+/** The kinds of consent some regional rule may require: the dialer reads these of every contact. */
+export const REGIONAL_CONSENT_KINDS = [...new Set(RULES.flatMap((rule) => (rule.consent ? [rule.consent.kind] : [])))];
+
+/** The longest re-call bar after an abandoned call of any rule, in hours (0: none): how far back the dialer looks. */
+export const RECALL_HOURS = Math.max(0, ...RULES.flatMap((rule) => (rule.recallHours !== null && rule.enacted ? [rule.recallHours] : [])));
+
+/**
+ * When a rule of `region` bars calling a number again so soon after its last abandoned call (at
+ * `abandonedAt`): the region of the rule and when the number may be called again; null when none does.
+ */
+export function recallBlock(at: Date, region: string | null, abandonedAt: Date | null): { region: string; until: Date } | null {
+  if (region === null || abandonedAt === null) return null;
+  let found: { region: string; until: Date } | null = null;
+  for (const rule of rulesOf(region)) {
+    if (rule.recallHours === null || !rule.enacted) continue;
+    const until = new Date(abandonedAt.getTime() + rule.recallHours * 3_600_000);
+    if (until > at && (!found || until > found.until)) found = { region: rule.region, until };
+  }
+  return found;
 }

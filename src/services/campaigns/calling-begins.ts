@@ -1,4 +1,4 @@
-import type { Campaign } from '../../generated/prisma/client.js';
+import { ConsentKind, type Campaign } from '../../generated/prisma/client.js';
 import { gate, type GateCampaign, type Verdict } from '../calling-rules/gate.js';
 import type { LaterReason } from '../calling-rules/gate.js';
 import type { ServiceContext } from '../context.js';
@@ -93,9 +93,9 @@ async function earliest(ctx: Ctx, campaign: Schedule): Promise<Earliest | null> 
   return first;
 }
 
-// Consent is the contact's own business, not the place's: every required one is taken as held.
-const gateAt = (at: Date, rules: GateCampaign, place: WaitingPlace): Verdict =>
-  gate(at, rules, { ...place, consents: rules.requiredConsent });
+// Consent is the contact's own business, not the place's: every kind (the campaign's, a region's) is taken as held.
+const EVERY_CONSENT = Object.values(ConsentKind);
+const gateAt = (at: Date, rules: GateCampaign, place: WaitingPlace): Verdict => gate(at, rules, { ...place, consents: EVERY_CONSENT });
 
 function waitOf(verdict: Extract<Verdict, { kind: 'later' }>, rules: GateCampaign, place: WaitingPlace): Wait {
   return verdict.reason

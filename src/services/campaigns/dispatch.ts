@@ -41,7 +41,8 @@ export interface DispatchResult {
  * Starts or resumes a draft, scheduled or paused campaign; a draft (or scheduled campaign) whose
  * `started_at` is still ahead becomes (stays) `scheduled` instead. A running campaign is a success that
  * changes nothing. Refusals are ConflictErrors: `campaign_completed`, `campaign_cancelled`,
- * `insufficient_credits`, `agent_inactive`, `agent_has_no_phone_number`, `agent_not_ready`, `no_callable_contacts`.
+ * `insufficient_credits`, `agent_inactive`, `agent_has_no_phone_number`, `agent_not_ready`, `no_callable_contacts`,
+ * `ai_disclosure_missing`.
  */
 export async function dispatchCampaign(ctx: ServiceContext, id: string, raw: DispatchInput): Promise<DispatchResult> {
   await getCampaign(ctx, id, { select: { id: true } });
@@ -90,6 +91,7 @@ const REGIONAL: Record<Extract<Wait, { kind: 'regional_rules' }>['reason'], stri
   regional_day: 'a day on which the law allows no calls',
   holiday: 'a public holiday',
   frequency_cap: 'the most calls the law allows to one person in a while',
+  abandoned_recall: 'no call again so soon after an abandoned call',
 };
 
 /** One wait, as the clause of a sentence. */

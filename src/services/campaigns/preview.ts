@@ -24,6 +24,7 @@ export const PREVIEW_RULES = [
   'regional_day',
   'holiday',
   'frequency_cap',
+  'abandoned_recall',
   'calling_hours',
 ] as const satisfies readonly (BlockReason | 'invalid' | 'calling_hours')[];
 export type PreviewRule = (typeof PREVIEW_RULES)[number];

@@ -3,7 +3,10 @@ import type { Campaign, CampaignStatus } from '../../generated/prisma/client.js'
 import { ConflictError, found } from '../errors.js';
 import { staleRegistries } from '../registries/registries.js';
 import { lockCampaign, refusal } from './states.js';
-import { agentForStart, enrollContacts, hasCallableContact, lockGroupOf, markRunning } from './store.js';
+import { aiDisclosure, AI_DISCLOSURE_SENTENCE, carriesDisclosure } from '../calling-rules/disclosure.js';
+import { calleeRegion, placeOfNumber } from '../calling-rules/places.js';
+import { BRAIN_ENGINE } from '../voice/brain/conversation.js';
+import { agentForStart, callablePlaces, enrollContacts, hasCallableContact, lockGroupOf, markRunning } from './store.js';
 
 // Starting a campaign: the one step shared by dispatch (now, or resuming) and the dialer (when a
 // scheduled campaign's time comes), over the one transaction type both run in.
@@ -25,8 +28,9 @@ export async function lockForStart(tx: SqlSession, id: string): Promise<Campaign
 }
 
 /**
- * Refuses a campaign that could not place a call: an archived agent, no number, nobody left to call, or
- * (solicitation) a national registry's copy too old to rely on.
+ * Refuses a campaign that could not place a call (an archived agent, no number, nobody left to call), or
+ * must not: (solicitation) a national registry's copy too old to rely on, or a provider-hosted agent whose
+ * opening line does not disclose it is an AI, calling people where a rule in force at `now` requires it.
  */
 export async function assertCanCall(tx: SqlSession, campaign: Campaign, now: Date): Promise<void> {
   const agent = await agentForStart(tx, campaign.agentId);
@@ -54,6 +58,29 @@ export async function assertCanCall(tx: SqlSession, campaign: Campaign, now: Dat
   if (stale) {
     throw new ConflictError(`A solicitation campaign cannot call until the registry is refreshed: ${stale}.`, 'registry_stale');
   }
+  // The built-in agent says the disclosure itself where it is required; a provider's agent says what its begin message says.
+  if (agent.responseEngineType !== BRAIN_ENGINE && !carriesDisclosure(agent.beginMessage)) {
+    const requiring = await disclosureRegions(tx, campaign, now);
+    if (requiring.length) {
+      throw new ConflictError(
+        `The agent "${agent.name}" is hosted by the voice provider and its begin message does not say that an AI is calling, ` +
+          `which the law requires for contacts of this campaign in ${requiring.map((r) => `${r.region} (${r.rule})`).join(', ')}. ` +
+          `Make its begin message open with: "${AI_DISCLOSURE_SENTENCE}"`,
+        'ai_disclosure_missing',
+      );
+    }
+  }
+}
+
+/** The regions of the campaign's callable contacts where a rule in force at `now` requires the AI disclosure, with the rule. */
+async function disclosureRegions(tx: SqlSession, campaign: Campaign, now: Date): Promise<{ region: string; rule: string }[]> {
+  const found = new Map<string, string>();
+  for (const { phoneNumber, region: own } of await callablePlaces(tx, campaign)) {
+    const region = calleeRegion(own, placeOfNumber(phoneNumber));
+    const rule = region ? aiDisclosure(region, now).rule : undefined;
+    if (region && rule) found.set(region, rule.name);
+  }
+  return [...found].sort(([a], [b]) => a.localeCompare(b)).map(([region, rule]) => ({ region, rule }));
 }
 
 /**
@@ -65,7 +92,8 @@ export async function assertCanCall(tx: SqlSession, campaign: Campaign, now: Dat
  *   (`paused_reason` cleared; `started_at` = `now` on a first start, kept on a resume) and the group's
  *   contacts not yet enrolled are enrolled (enrollContacts): callable ones `pending`, the rest `done`.
  * - Refusals are ConflictErrors, and the caller must let its transaction roll back: `campaign_completed`,
- *   `campaign_cancelled`, `agent_inactive`, `agent_has_no_phone_number`, `agent_not_ready`, `no_callable_contacts`, `registry_stale`, and the
+ *   `campaign_cancelled`, `agent_inactive`, `agent_has_no_phone_number`, `agent_not_ready`, `no_callable_contacts`, `registry_stale`,
+ *   `ai_disclosure_missing`, and the
  *   rare `campaign_changed` (its group was edited meanwhile; try again). A scheduled campaign refused
  *   at its time should be paused with the reason (pauseForReason), so the user sees why.
  * - Credits are not checked here: the dialer's holds refuse calls the balance cannot cover.

@@ -17,6 +17,7 @@ export const START_REFUSALS = [
   'agent_not_ready',
   'no_callable_contacts',
   'registry_stale',
+  'ai_disclosure_missing',
 ] as const satisfies readonly ConflictReason[];
 
 /** Why dispatch or resume is refused (409), in the order they are checked. */

@@ -146,10 +146,14 @@ const agentForStartStatement = statement<{
   numbers: number;
   provisioningState: ProvisioningState;
   provisioningError: string | null;
+  responseEngineType: string;
+  beginMessage: string | null;
 }>(
   'campaigns.agent_for_start',
   `SELECT a.name, a.is_active AS "isActive", (SELECT count(*)::int FROM phone_numbers p WHERE p.agent_id = a.id) AS numbers,
-          a.provisioning_state AS "provisioningState", a.provisioning_error AS "provisioningError"
+          a.provisioning_state AS "provisioningState", a.provisioning_error AS "provisioningError",
+          a.response_engine_type AS "responseEngineType",
+          CASE WHEN jsonb_typeof(a.agent_profile->'begin_message') = 'string' THEN a.agent_profile->>'begin_message' END AS "beginMessage"
    FROM agents a WHERE a.id = $1::uuid`,
 );
 
@@ -170,6 +174,22 @@ const ENROLLABLE = `(k.redial_of IS NULL OR EXISTS (
             ELSE (SELECT a.outcome FROM call_attempts a WHERE a.campaign_id = k.redial_of AND a.contact_id = c.id AND a.outcome IS NOT NULL
                   ORDER BY a.created_at DESC LIMIT 1) = ANY (k.redial_outcomes)
        END))`;
+
+// One number for each start of a number (country and area code) and own region among the contacts the
+// campaign may still call: enough to tell every region it will call, without reading every contact.
+const callablePlacesStatement = statement<{ phoneNumber: string; region: string | null }>(
+  'campaigns.callable_places',
+  `SELECT DISTINCT ON (left(c.phone_number, 7), c.data->>'region') c.phone_number AS "phoneNumber", c.data->>'region' AS region
+   FROM campaigns k JOIN contacts c ON c.contact_group_id = k.contact_group_id
+   LEFT JOIN campaign_contacts cc ON cc.contact_id = c.id AND cc.campaign_id = k.id
+   WHERE k.id = $1::uuid AND c.status = 'active' AND c.erased_at IS NULL AND c.phone_number IS NOT NULL
+     AND (cc.id IS NULL OR cc.state <> 'done') AND ${ENROLLABLE}
+   ORDER BY left(c.phone_number, 7), c.data->>'region'`,
+);
+
+export function callablePlaces(tx: SqlSession, campaign: Pick<Campaign, 'id'>) {
+  return tx.run(callablePlacesStatement, [campaign.id]);
+}
 
 const callableStatement = statement<{ callable: boolean }>(
   'campaigns.has_callable_contact',

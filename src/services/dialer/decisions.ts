@@ -162,7 +162,7 @@ export function gateRules(
 
 /** What may be judged of a contact due for a call: the candidate's fields the gate and the checks before it read. */
 export type Judged = Pick<Candidate, 'status' | 'phoneNumber' | 'timezone' | 'region' | 'consents'> &
-  Partial<Pick<Candidate, 'revocations' | 'registry'>>;
+  Partial<Pick<Candidate, 'revocations' | 'registry' | 'lastAbandonedAt'>>;
 
 /** A contact's verdict right before dialing, with the block to record (its reason, detail and until). */
 export type Judgement =

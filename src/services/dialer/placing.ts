@@ -16,6 +16,7 @@ import {
 } from './decisions.js';
 import type { DialerOptions } from './options.js';
 import { retryOnConflict } from './retry.js';
+import { RECALL_HOURS, REGIONAL_CONSENT_KINDS } from '../calling-rules/regional-hours.js';
 import {
   campaignLoad,
   claimCalls,
@@ -150,15 +151,11 @@ export async function claim(
       if (registryRefusal(campaign, now)) return { claim: null, changed: await pauseForReason(tx, campaignId, 'registry_stale') };
       // As many contacts are looked at as the read before the lock found slots free: a few more may
       // have freed since, and the wake-up that freed them brings a tick of its own.
-      const { agent, candidates } = await readCandidates(
-        tx,
-        campaignId,
-        ended,
-        now,
-        look.looked,
-        campaign.requiredConsent,
-        campaign.purpose === 'solicitation' && campaign.registryCopies.length > 0,
-      );
+      const consentKinds = [...new Set([...campaign.requiredConsent, ...REGIONAL_CONSENT_KINDS])];
+      const { agent, candidates } = await readCandidates(tx, campaignId, ended, now, look.looked, consentKinds, {
+        lookUpRegistries: campaign.purpose === 'solicitation' && campaign.registryCopies.length > 0,
+        recallHours: RECALL_HOURS,
+      });
       const refusal = agentRefusal(agent);
       if (refusal) return { claim: null, changed: await pauseForReason(tx, campaignId, refusal) };
       const underCap = callsUnderCap(campaign.spendCapCents, agent.spentCents, agent.inFlight, estimate);

@@ -113,12 +113,14 @@ export interface Candidate {
   status: 'active' | 'invalid' | 'do_not_call';
   timezone: string | null;
   region: string | null;
-  /** The consents the contact holds, of those the campaign requires (none read when it requires none). */
+  /** The consents the contact holds, of those the campaign or a regional rule may require. */
   consents: ConsentKind[];
   /** The consents it revoked and has not given again since. */
   revocations: Revocation[];
   /** For a solicitation campaign: the registry the number is on, and what may let it be called all the same. */
   registry: RegistryCallee;
+  /** When the latest abandoned call to the number ended, within the longest re-call bar of the rules. */
+  lastAbandonedAt: Date | null;
   data: unknown;
   /** With A/B variants: the contact's variant's agent (null: the campaign agent's). */
   variant: VariantAgent | null;
@@ -159,6 +161,9 @@ type CandidateColumns = Omit<Candidate, 'registry'> & {
 // under way, so the claim inserts its attempts against a unique index of the numbers in flight and
 // leaves out any number another tick took meanwhile. A number on the do-not-call list is skipped even
 // before its contacts are marked. Locked contact rows are skipped, so a tick never waits on a contact.
+// Each contact comes with the consents the gate may ask for, and the end of the latest abandoned call
+// to its number (answered, then dropped by our side: failed after it connected; the partial index
+// call_attempts_abandoned_idx holds just these) within the longest re-call bar of the rules.
 const candidatesStatement = statement<CandidateRow>(
   'dialer.candidates',
   `WITH candidates AS (
@@ -176,7 +181,10 @@ const candidatesStatement = statement<CandidateRow>(
                AND NOT EXISTS (SELECT 1 FROM contacts p JOIN contact_consents g ON g.contact_id = p.id
                                WHERE p.user_id = c.user_id AND p.phone_number = c.phone_number AND g.kind = r.kind
                                  AND g.revoked_at IS NULL AND g.obtained_at > r.revoked_at)) AS revocations,
-            CASE WHEN $6::boolean THEN ${registryOf('c.phone_number')} END AS registry
+            CASE WHEN $6::boolean THEN ${registryOf('c.phone_number')} END AS registry,
+            (SELECT max(o.ended_at) FROM call_attempts o
+             WHERE o.user_id = c.user_id AND o.to_number = c.phone_number AND o.outcome = 'failed' AND o.duration_seconds > 0
+               AND o.ended_at > $3::timestamptz - make_interval(hours => $7::int)) AS last_abandoned_at
      FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
      LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
      WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $3
@@ -192,7 +200,7 @@ const candidatesStatement = statement<CandidateRow>(
                   OR q.max_calls_per_day IS NOT NULL OR q.cooldown_after_unanswered IS NOT NULL OR q.rest_below_answer_rate IS NOT NULL)) AS pooled,
           coalesce((SELECT spent_cents FROM campaign_spend WHERE campaign_id = k.id), 0) AS "spentCents",
           n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.region, n.consents,
-          n.revocations, n.data, n.variant, n.registry,
+          n.revocations, n.data, n.variant, n.registry, n.last_abandoned_at AS "lastAbandonedAt",
           -- What lets a solicitation call a registered number, read only for those on a registry.
           n.registry IS NOT NULL AND EXISTS (SELECT 1 FROM contact_consents g WHERE g.contact_id = n.contact_id AND g.revoked_at IS NULL
                                              AND g.kind = 'calls') AS "consentsToCalls",
@@ -216,17 +224,19 @@ export async function readCandidates(
   ended: string[],
   now: Date,
   limit: number,
-  requiredConsent: readonly ConsentKind[],
-  lookUpRegistries: boolean,
+  consentKinds: readonly ConsentKind[],
+  reads: { lookUpRegistries: boolean; recallHours: number },
 ): Promise<{ agent: TickAgent; candidates: Candidate[] }> {
-  const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit, requiredConsent, lookUpRegistries]);
+  const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit, consentKinds, reads.lookUpRegistries, reads.recallHours]);
   const { agentActive, agentId, agentVersion, providerAgentId, providerVersion, fromNumber, inFlight, live, spentCents, pooled } = rows[0]!;
   const candidates = rows.flatMap((row) => {
     if (row.id === null) return [];
-    const { id, contactId, attempts, phoneNumber, status, timezone, region, consents, data, variant } = row;
+    const { id, contactId, attempts, phoneNumber, status, timezone, region, consents, lastAbandonedAt, data, variant } = row;
     const revocations = (row.revocations ?? []).map((r) => ({ kind: r.kind, at: new Date(r.at) }));
     const registry = { registry: row.registry, consentsToCalls: row.consentsToCalls, relationshipSince: row.relationshipSince };
-    return [{ id, contactId, attempts, phoneNumber, status, timezone, region, consents, revocations, data, variant, registry }];
+    return [
+      { id, contactId, attempts, phoneNumber, status, timezone, region, consents, revocations, lastAbandonedAt, data, variant, registry },
+    ];
   });
   return {
     agent: {

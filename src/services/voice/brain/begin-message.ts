@@ -1,4 +1,4 @@
-import { aiDisclosure, AI_DISCLOSURE_SENTENCE, type DisclosureVerdict } from '../../calling-rules/disclosure.js';
+import { aiDisclosure, AI_DISCLOSURE_SENTENCE, carriesDisclosure, type DisclosureVerdict } from '../../calling-rules/disclosure.js';
 import { placeOfNumber } from '../../calling-rules/places.js';
 
 // What an agent says first on a call: the AI disclosure where the callee's region requires it, then the
@@ -20,6 +20,7 @@ export interface BeginMessage {
 export function beginMessage(profile: Record<string, unknown>, region: string | null, at: Date): BeginMessage {
   const greeting = typeof profile.begin_message === 'string' ? profile.begin_message.trim() : '';
   const disclosure = aiDisclosure(region, at);
-  if (!disclosure.required) return { text: greeting, region, disclosure };
+  // A greeting that already discloses (the templates' begin message does) is not told twice.
+  if (!disclosure.required || carriesDisclosure(greeting)) return { text: greeting, region, disclosure };
   return { text: greeting ? `${AI_DISCLOSURE_SENTENCE} ${greeting}` : AI_DISCLOSURE_SENTENCE, region, disclosure };
 }
