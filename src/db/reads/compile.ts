@@ -5,8 +5,9 @@ import { columnOf, ident, literal, modelOf, orderSql, Params, Unsupported, where
 // A read plan as one SQL statement whose one row holds the answer's `data` as JSON text, built by
 // PostgreSQL byte for byte as graphql-js and JSON.stringify would write it: objects and lists by
 // concatenation (json_build_object would add spaces), strings escaped by to_json, dates as
-// Date.toISOString writes them. Related rows come from correlated subqueries, each page read through
-// its index and cut at size + 1 to tell whether another page follows.
+// Date.toISOString writes them (row_to_json and json_agg were measured: no cheaper, see docs/decisions.md).
+// Related rows come from correlated subqueries, each page read through its index and cut at its size, or at
+// size + 1 when the query asks whether another page follows.
 
 export interface CompiledRead {
   text: string;
@@ -222,7 +223,7 @@ function pageSql(page: Page, params: Params, parent?: { model: string; field: st
           }
           case 'edges':
             // In the page's order: an aggregate over one ordered subquery takes its rows as they come, and
-            // sorting them again here was a third of the statement's time.
+            // sorting them again here was about a quarter of the statement's time.
             j.text('[').sql(`coalesce(string_agg(page.edge, ',')${inPage()}, '')`).text(']');
             return;
           case 'pageInfo':
