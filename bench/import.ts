@@ -17,14 +17,15 @@ import {
   withDatabase,
 } from './support.js';
 
-// Issue 18: import 100,000 rows through POST /api/v1/contacts/import/ on PostgreSQL, against the floor the
-// database sets: COPY of the same rows (as our import stored them) into the same table, with its indexes
-// and foreign key. Targets: the import takes at most 1.2 times the COPY, and the server's memory peaks at
-// 300 MB at most. Rounds alternate import and COPY, so that both see the same machine and table sizes.
+// Issues 18 and 35: import 100,000 rows through POST /api/v1/contacts/import/ on PostgreSQL, against the
+// floor the database sets: COPY of the same rows (as our import stored them) into the same table, with its
+// indexes and foreign key. Targets (issue 35's): the import takes at most 1.15 times the COPY, and the
+// server's memory peaks at 300 MB at most. Rounds alternate import and COPY, so that both see the same
+// machine and table sizes.
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
 const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 3);
-const TARGETS = { ratioToCopy: 1.2, peakRssMb: 300 };
+const TARGETS = { ratioToCopy: 1.15, peakRssMb: 300 };
 
 function rows(count: number) {
   const first = ['Ada', 'Alan', 'Grace', 'Katherine', 'Edsger', 'Barbara', 'Donald', 'Frances', 'Ken', 'Radia'];

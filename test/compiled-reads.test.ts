@@ -251,6 +251,28 @@ describe('compiled reads answer as the resolvers do', () => {
     expect((await both(query, { after: nowhere })).wasCompiled).toBe(true);
   });
 
+  it('reads only what a page asks for, in its order: no page info, cursors alone, page info alone', async () => {
+    const { json } = await both('{ campaigns { edges { cursor } } }');
+    const [first, second] = json.data.campaigns.edges.map((e: any) => e.cursor);
+    for (const [query, variables] of [
+      // After a cursor, with no page info: the rows past the cursor, no row read beyond the page.
+      ['query($after: String) { campaigns(first: 1, after: $after) { edges { node { name } } } }', { after: first }],
+      ['query($after: String) { campaigns(first: 5, after: $after) { edges { cursor node { name } } } }', { after: second }],
+      ['{ campaigns(first: 2) { edges { cursor } pageInfo { endCursor } } }', {}],
+      ['{ campaigns(first: 2) { pageInfo { hasNextPage startCursor } } }', {}],
+      ['{ campaigns(first: 2) { pageInfo { hasPreviousPage } } }', {}],
+      // As many rows as the page: hasNextPage false, and the last edge is the end cursor's.
+      ['{ campaigns(first: 3) { pageInfo { hasNextPage endCursor } edges { cursor node { name } } } }', {}],
+      ['{ campaigns(first: 2) { pageInfo { startCursor endCursor } edges { node { name } } } }', {}],
+    ] as const) {
+      const answer = await both(query, variables);
+      expect(answer.wasCompiled).toBe(true);
+    }
+    const { json: page } = await both('{ campaigns(first: 3) { pageInfo { hasNextPage endCursor } edges { cursor node { name } } } }');
+    expect(page.data.campaigns.pageInfo).toEqual({ hasNextPage: false, endCursor: page.data.campaigns.edges[2].cursor });
+    expect(page.data.campaigns.edges.map((e: any) => e.node.name)).toEqual(['Third', 'Second "quoted"', 'First']);
+  });
+
   it('answers the other declared lists: agents with their campaigns, contact groups', async () => {
     const agents = `{ agents(first: 5) { totalCount edges { cursor node { id name status isActive
       campaigns(first: 2) { totalCount pageInfo { hasNextPage } edges { node { name status } } } } } } }`;

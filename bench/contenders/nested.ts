@@ -64,8 +64,42 @@ export const POSTGRAPHILE = /* GraphQL */ `
   }
 `;
 
+// PostGraphile v5's amber preset names a table's `id` column `rowId` (its `id` is the global node id);
+// otherwise v4's query.
+export const POSTGRAPHILE_V5 = /* GraphQL */ `
+  query Nested($first: Int!, $contacts: Int!, $userId: UUID!) {
+    campaigns: allCampaigns(first: $first, orderBy: [CREATED_AT_DESC, ROW_ID_DESC], condition: { userId: $userId }) {
+      edges {
+        node {
+          id: rowId
+          name
+          agent: agentByAgentId {
+            name
+          }
+          contactGroup: contactGroupByContactGroupId {
+            name
+            contacts: liveContacts(first: $contacts) {
+              edges {
+                node {
+                  id: rowId
+                  firstName
+                  lastName
+                  phoneNumber
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+`;
+
 export const oursBody = (first: number, contacts: number) =>
   JSON.stringify({ query: OURS, variables: { first, contacts }, operationName: 'Nested' });
 
 export const postgraphileBody = (first: number, contacts: number, userId: string) =>
   JSON.stringify({ query: POSTGRAPHILE, variables: { first, contacts, userId }, operationName: 'Nested' });
+
+export const postgraphileV5Body = (first: number, contacts: number, userId: string) =>
+  JSON.stringify({ query: POSTGRAPHILE_V5, variables: { first, contacts, userId }, operationName: 'Nested' });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import Module, { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -8,19 +9,6 @@ import { listenUntilTerm } from './listen.js';
 // `node --import tsx`, NODE_ENV=production), on the bench database's `public` schema, with the options
 // a production deployment would use (no GraphiQL, no schema watching, no query log) and a pool of 20.
 // Env: DATABASE_URL. Prints `listening on <url>` once its schema is built.
-
-// Computed columns for what the nested query reads and PostGraphile cannot express on its own: the names
-// inside the jsonb `data`, and a group's contacts without the erased ones, in our order (SQL functions,
-// STABLE, so that PostgreSQL inlines them). Created in the bench database only, never in a migration.
-const COMPUTED_COLUMNS = `
-  CREATE OR REPLACE FUNCTION contacts_first_name(c contacts) RETURNS text
-    AS $$ SELECT c.data->>'first_name' $$ LANGUAGE sql STABLE;
-  CREATE OR REPLACE FUNCTION contacts_last_name(c contacts) RETURNS text
-    AS $$ SELECT c.data->>'last_name' $$ LANGUAGE sql STABLE;
-  CREATE OR REPLACE FUNCTION contact_groups_live_contacts(g contact_groups) RETURNS SETOF contacts
-    AS $$ SELECT * FROM contacts c WHERE c.contact_group_id = g.id AND c.erased_at IS NULL ORDER BY c.created_at, c.id $$
-    LANGUAGE sql STABLE;
-`;
 
 // PostGraphile v4 needs graphql 15 and the project has 16, so npm gives graphile-build-pg and
 // graphql-parse-resolve-info copies (or the root's 16) of their own; types built by one copy then fail the
@@ -40,7 +28,8 @@ modules._resolveFilename = function (request, parent, ...rest) {
 const { postgraphile } = await import('postgraphile');
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
-await pool.query(COMPUTED_COLUMNS);
+// The computed columns the nested query reads (computed-columns.sql).
+await pool.query(readFileSync(new URL('computed-columns.sql', import.meta.url), 'utf8'));
 
 const handler = postgraphile(pool, 'public', {
   graphiql: false,

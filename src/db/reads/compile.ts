@@ -5,8 +5,9 @@ import { columnOf, ident, literal, modelOf, orderSql, Params, Unsupported, where
 // A read plan as one SQL statement whose one row holds the answer's `data` as JSON text, built by
 // PostgreSQL byte for byte as graphql-js and JSON.stringify would write it: objects and lists by
 // concatenation (json_build_object would add spaces), strings escaped by to_json, dates as
-// Date.toISOString writes them. Related rows come from correlated subqueries, each page read through
-// its index and cut at size + 1 to tell whether another page follows.
+// Date.toISOString writes them (row_to_json and json_agg were measured: no cheaper, see docs/decisions.md).
+// Related rows come from correlated subqueries, each page read through its index and cut at its size, or at
+// size + 1 when the query asks whether another page follows.
 
 export interface CompiledRead {
   text: string;
@@ -160,8 +161,15 @@ function pageSql(page: Page, params: Params, parent?: { model: string; field: st
   };
   const parts = page.fields.map(([, part]) => part);
   const edges = parts.find((p): p is Extract<ConnectionPart, { kind: 'edges' }> => p.kind === 'edges');
-  const needsRows = parts.some((p) => p.kind === 'edges' || p.kind === 'pageInfo');
+  const info = parts.flatMap((p) => (p.kind === 'pageInfo' ? p.fields.map(([, i]) => i) : []));
+  // Page info that is all constants (hasPreviousPage is one) reads no rows.
+  const needsRows = edges !== undefined || info.some((i) => typeof i === 'string' && i !== 'hasPreviousPage');
   const cursorField = columnOf(page.model, page.cursorField);
+  // What only some pages ask for is read only by them: the row past the page (hasNextPage), the rows'
+  // positions (start and end cursors, and which rows are in the page) and their cursors.
+  const pastPage = info.includes('hasNextPage');
+  const positions = pastPage || info.includes('startCursor') || info.includes('endCursor');
+  const cursors = positions || (edges?.fields.some(([, part]) => part.kind === 'cursor') ?? false);
 
   // One parameter for the size, so that the text stays the same whatever page is asked for; added only
   // when the rows are read, as PostgreSQL cannot type a parameter no expression uses.
@@ -174,7 +182,9 @@ function pageSql(page: Page, params: Params, parent?: { model: string; field: st
     const orderBy = order.length ? `ORDER BY ${order.join(', ')}` : '';
     const after = page.after === undefined ? '' : ` AND ${afterSql(page, row, params)}`;
     const skipped = page.after === undefined ? '' : ' - 1';
-    const columns = [`row_number() OVER (${orderBy})${skipped} AS ord`, `${cursorSql(cursorField, row)} AS cursor`];
+    const columns: string[] = [];
+    if (positions) columns.push(`row_number() OVER (${orderBy})${skipped} AS ord`);
+    if (cursors) columns.push(`${cursorSql(cursorField, row)} AS cursor`);
     if (edges) {
       const edge = new Json().object(
         edges.fields.map(([key, part]) => [
@@ -188,10 +198,15 @@ function pageSql(page: Page, params: Params, parent?: { model: string; field: st
       );
       columns.push(`${edge.toSql()} AS edge`);
     }
-    from = ` FROM (SELECT ${columns.join(', ')} FROM ${ident(table)} ${row} WHERE ${condition}${after} ${orderBy} LIMIT ${size} + 1${page.after === undefined ? '' : ' OFFSET 1'}) page`;
+    const limit = `LIMIT ${size}${pastPage ? ' + 1' : ''}${page.after === undefined ? '' : ' OFFSET 1'}`;
+    from = ` FROM (SELECT ${columns.join(', ')} FROM ${ident(table)} ${row} WHERE ${condition}${after} ${orderBy} ${limit}) page`;
   }
 
-  const inPage = `page.ord <= ${size}`;
+  // The page's rows, without the one read past it.
+  const inPage = (also?: string) => {
+    const conditions = [...(also ? [also] : []), ...(pastPage ? [`page.ord <= ${size}`] : [])];
+    return conditions.length ? ` FILTER (WHERE ${conditions.join(' AND ')})` : '';
+  };
   const json = new Json().object(
     page.fields.map(([key, part]) => [
       key,
@@ -207,7 +222,9 @@ function pageSql(page: Page, params: Params, parent?: { model: string; field: st
             return;
           }
           case 'edges':
-            j.text('[').sql(`coalesce(string_agg(page.edge, ',' ORDER BY page.ord) FILTER (WHERE ${inPage}), '')`).text(']');
+            // In the page's order: an aggregate over one ordered subquery takes its rows as they come, and
+            // sorting them again here was about a quarter of the statement's time.
+            j.text('[').sql(`coalesce(string_agg(page.edge, ',')${inPage()}, '')`).text(']');
             return;
           case 'pageInfo':
             j.object(
@@ -218,9 +235,10 @@ function pageSql(page: Page, params: Params, parent?: { model: string; field: st
                   else if (info === 'hasNextPage') k.sql(`(count(*) > ${size})::text`);
                   // As Pothos answers a forward page: there is one before it exactly when it starts after a cursor.
                   else if (info === 'hasPreviousPage') k.text(page.after === undefined ? 'false' : 'true');
-                  else if (info === 'startCursor')
-                    k.sql(orNull(`to_json(min(page.cursor) FILTER (WHERE page.ord = 1 AND ${inPage}))::text`));
-                  else k.sql(orNull(`to_json((array_agg(page.cursor ORDER BY page.ord DESC) FILTER (WHERE ${inPage}))[1])::text`));
+                  else if (info === 'startCursor') k.sql(orNull(`to_json(min(page.cursor)${inPage('page.ord = 1')})::text`));
+                  // The page's last: no aggregate here may ask for an order, which PostgreSQL 16 on would
+                  // give every aggregate of the page, edges included, by sorting the rows first.
+                  else k.sql(orNull(`to_json((array_agg(page.cursor)${inPage()})[(count(*)${inPage()})::int])::text`));
                 },
               ]),
             );
