@@ -10,11 +10,21 @@ import { CAMPAIGN_UPDATED } from './support/live.js';
 import { subscribe } from './support/sse.js';
 
 // Per-user budgets on both surfaces: a general one for every request, and tighter ones that imports
-// (and dispatch) declare. Small budgets over 2-second windows, so that the reset is seen too. Run on
+// (and dispatch) declare. Small budgets over 4-second windows, so that the reset is seen too. Run on
 // the in-memory counters and on Redis (at REDIS_TEST_URL, 127.0.0.1:6379 by default).
 
 const REDIS_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
-const WINDOW_SECONDS = 2;
+const WINDOW_SECONDS = 4;
+
+/**
+ * Five requests at once: a burst within one window, however slow the machine, which the budget of four
+ * lets four through and refuses once. Returns the refused one and the others.
+ */
+async function burst<T extends { status: number }>(send: () => Promise<T>) {
+  const answers = await Promise.all(Array.from({ length: 5 }, send));
+  expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 429]);
+  return { refused: answers.find((a) => a.status === 429)!, passed: answers.filter((a) => a.status === 200) };
+}
 
 async function deleteKeys(prefix: string) {
   const redis = new Redis(REDIS_URL);
@@ -52,9 +62,7 @@ describe.each([
 
   it('REST: 429 with Retry-After and a DRF body past the budget, per user, and a fresh budget after the window', async () => {
     const token = await app.token();
-    for (let i = 0; i < 4; i += 1) expect((await app.request('GET', '/api/v1/agents/active/', { token })).status).toBe(200);
-    const refused = await app.request('GET', '/api/v1/agents/active/', { token });
-    expect(refused.status).toBe(429);
+    const { refused } = await burst(() => app.request('GET', '/api/v1/agents/active/', { token }));
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(WINDOW_SECONDS);
@@ -72,7 +80,8 @@ describe.each([
     expect((await app.request('POST', '/api/v1/contacts/import/', { token, body })).status).toBe(201);
     const refused = await app.request('POST', '/api/v1/contacts/import/', { token, body: { ...body, groupName: 'Second' } });
     expect(refused.status).toBe(429);
-    expect(refused.headers.get('retry-after')).toMatch(/^[12]$/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(WINDOW_SECONDS);
     // Other endpoints still have budget.
     expect((await app.request('GET', '/api/v1/agents/active/', { token })).status).toBe(200);
 
@@ -82,9 +91,7 @@ describe.each([
 
   it('GraphQL: RATE_LIMITED with HTTP 429 and Retry-After past the general budget', async () => {
     const token = await app.token();
-    for (let i = 0; i < 4; i += 1) expect((await app.gql('{ agentTemplates { id } }', {}, token)).status).toBe(200);
-    const refused = await app.request('POST', '/graphql', { token, body: { query: '{ agentTemplates { id } }' } });
-    expect(refused.status).toBe(429);
+    const { refused } = await burst(() => app.request('POST', '/graphql', { token, body: { query: '{ agentTemplates { id } }' } }));
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(refused.json.data).toBeUndefined();
@@ -120,9 +127,8 @@ describe.each([
       await subscription.ended;
       return subscription;
     };
-    for (let i = 0; i < 4; i += 1) expect((await open()).results[0]!.errors![0]!.extensions!.code).toBe('NOT_FOUND');
-    const refused = await open();
-    expect(refused.status).toBe(429);
+    const { refused, passed } = await burst(open);
+    for (const subscription of passed) expect(subscription.results[0]!.errors![0]!.extensions!.code).toBe('NOT_FOUND');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(refused.results[0]!.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED' });
   });
