@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grantCredits } from '../src/services/billing/grants.js';
 import { serviceContext } from '../src/services/context.js';
 import { importContacts } from '../src/services/contacts/import.js';
+import { importRegistry } from '../src/services/registries/registries.js';
 import { SimulatedTelephony } from '../src/services/voice/providers/simulated/telephony.js';
 import type { CallResult, PlaceCall, Telephony } from '../src/services/voice/providers/telephony.js';
 import { startTestApp, type TestApp } from './support/app.js';
@@ -294,5 +295,80 @@ describe('a dispatch preview while the campaign’s own calling hours are closed
     // A contact's own zone is where the campaign's hours are read: 09:00 in Los Angeles.
     expect(of('+12125557002')).toMatchObject({ callAt: '2026-11-24T17:00:00.000Z', blockedBy: 'calling_hours' });
     await dialedAsForetold(windowed.id, rows);
+  });
+});
+
+describe('a dispatch preview of what the gate reads of the person', () => {
+  it('names a registry listing, a revoked consent and a frequency cap, as the dialer then does', async () => {
+    clock.set(NOW);
+    const campaign = await app.prisma.campaign.findUniqueOrThrow({ where: { id: campaignId } });
+    const env = dialerEnv(app, clock);
+    await importRegistry(env, { registry: 'us_dnc', downloaded_on: '2026-11-20' }, ['2125558001\n'], 'test');
+    const group = await importContacts(serviceContext(env, { id: campaign.userId, isAdmin: false }), {
+      group_name: 'Person list',
+      csv_data: [
+        { Phone: '+12125558001' },
+        { Phone: '+12125558002', 'Consent to call': '2026-10-01' },
+        { Phone: '+13055558003' },
+        { Phone: '+12125558004' },
+      ],
+    });
+    const contact = (phone: string) => app.prisma.contact.findFirstOrThrow({ where: { groupId: group.groupId, phoneNumber: phone } });
+    // The callee took back their consent an hour ago.
+    await app.prisma.contactConsent.updateMany({
+      where: { contactId: (await contact('+12125558002')).id },
+      data: { revokedAt: new Date(NOW.getTime() - 3_600_000) },
+    });
+    // A Floridian the customer called three times in the last 24 hours, from another campaign.
+    const floridian = await contact('+13055558003');
+    for (const hoursAgo of [3, 2, 1]) {
+      await app.prisma.callAttempt.create({
+        data: {
+          userId: campaign.userId,
+          campaignId,
+          contactId: floridian.id,
+          attemptNumber: 4 - hoursAgo,
+          status: 'completed',
+          outcome: 'human',
+          toNumber: floridian.phoneNumber,
+          createdAt: new Date(NOW.getTime() - hoursAgo * 3_600_000),
+        },
+      });
+    }
+    // A solicitation campaign that requires no consent of its own.
+    const solicitation = await app.prisma.campaign.create({
+      data: {
+        userId: campaign.userId,
+        agentId: campaign.agentId,
+        contactGroupId: group.groupId,
+        name: 'Solicitation',
+        status: 'draft',
+        concurrentCalls: 50,
+        timezone: 'UTC',
+        callingHours: { start: '00:00', end: '24:00' },
+        activeDays: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+        scheduleConfig: { max_attempts: 1, max_attempts_per_day: 1, retry_interval_minutes: 60 },
+        requiredConsent: [],
+        regionalRules: true,
+      },
+    });
+    const res = await app.request('GET', `/api/v1/campaigns/${solicitation.id}/preview/`, { token });
+    expect(res.status).toBe(200);
+    const rows: Row[] = res.json.results.map((r: Record<string, string | null>) => ({
+      contactId: r.contact_id,
+      phoneNumber: r.phone_number,
+      callAt: r.call_at,
+      blockedBy: r.blocked_by,
+      blockedUntil: r.blocked_until,
+      detail: r.detail,
+    }));
+    const of = (n: string) => rows.find((r) => r.phoneNumber === n);
+    expect(of('+12125558001')).toMatchObject({ callAt: null, blockedBy: 'registry', detail: 'us_dnc' });
+    expect(of('+12125558002')).toMatchObject({ callAt: null, blockedBy: 'consent_revoked' });
+    // Free 24 hours after the first of the three calls, at 08:00 in Miami at the earliest.
+    expect(of('+13055558003')).toMatchObject({ blockedBy: 'frequency_cap', detail: 'US-FL' });
+    expect(Date.parse(of('+13055558003')!.callAt!)).toBeGreaterThanOrEqual(NOW.getTime() + 21 * 3_600_000);
+    expect(of('+12125558004')).toMatchObject({ callAt: NOW.toISOString(), blockedBy: null });
+    await dialedAsForetold(solicitation.id, rows);
   });
 });

@@ -143,7 +143,10 @@ describe('npm start on a fresh checkout', () => {
   it('answers the API root the banner links to', async () => {
     const res = await fetch(`${first.url}/api/v1/`);
     expect(res.status).toBe(200);
-    expect(((await res.json()) as any).endpoints).toHaveLength(20);
+    // The contract's 20, and the dispatch preview beside them.
+    const endpoints = ((await res.json()) as any).endpoints;
+    expect(endpoints).toHaveLength(21);
+    expect(endpoints.map((e: { path: string }) => e.path)).toContain('/api/v1/campaigns/{id}/preview/');
   });
 
   it('serves GraphiQL with no external assets', async () => {

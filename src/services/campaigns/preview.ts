@@ -1,10 +1,12 @@
 import { expectedCallsCents, spendableCents } from '../billing/calls.js';
-import type { BlockReason } from '../calling-rules/gate.js';
+import { CAP_LOOKBACK_MS, type CallHistory } from '../calling-rules/caps.js';
+import { capsApply, type BlockReason, type GateCampaign } from '../calling-rules/gate.js';
+import { RECALL_HOURS, REGIONAL_CONSENT_KINDS } from '../calling-rules/regional-hours.js';
 import { placeOfNumber } from '../calling-rules/places.js';
 import type { ServiceContext } from '../context.js';
 import { gateRules, judge, type Judgement } from '../dialer/decisions.js';
 import { getCampaign } from './campaigns.js';
-import { exemptionAt, previewContacts, type PreviewContact } from './store.js';
+import { callHistories, exemptionAt, previewContacts, type PreviewContact } from './store.js';
 
 // A dry run of a dispatch: every contact the dialer would be left with, judged at the moment it is due
 // by the dialer's own judgement (dialer/decisions.ts `judge`: its status checks, then the compliance
@@ -70,6 +72,13 @@ export async function previewDispatch(ctx: ServiceContext, campaignId: string): 
   const now = ctx.clock.now();
   const from = campaign.startedAt && campaign.startedAt > now && campaign.status !== 'paused' ? campaign.startedAt : now;
   const rules = gateRules({ ...campaign, exemptionId: (await exemptionAt(ctx.sql, campaign.userId, now)) ?? null });
+  // What the dialer's tick reads of each contact beside its row (dialer/placing.ts).
+  const reads = {
+    consentKinds: [...new Set([...campaign.requiredConsent, ...REGIONAL_CONSENT_KINDS])],
+    lookUpRegistries: campaign.purpose === 'solicitation',
+    now: from,
+    recallHours: RECALL_HOURS,
+  };
   const cache = new Map<string, Outcome>();
   const rows: PreviewedContact[] = [];
   const counts = new Map<PreviewRule, number>();
@@ -77,13 +86,15 @@ export async function previewDispatch(ctx: ServiceContext, campaignId: string): 
   let callableNow = 0;
   let after = FIRST_ID;
   for (;;) {
-    const batch = await previewContacts(ctx.sql, campaignId, campaign.requiredConsent, after, BATCH);
+    const batch = await previewContacts(ctx.sql, campaignId, reads, after, BATCH);
+    const histories = await cappedHistories(ctx, campaign.userId, rules, batch, from);
     for (const contact of batch) {
       const at = contact.dueAt && contact.dueAt > from ? contact.dueAt : from;
-      const key = cacheKey(at, contact);
+      const history = contact.phoneNumber ? histories.get(contact.phoneNumber) : undefined;
+      const key = history ? null : cacheKey(at, contact);
       let outcome = key === null ? undefined : cache.get(key);
       if (!outcome) {
-        outcome = outcomeOf(at, judge(at, rules, contact));
+        outcome = outcomeOf(at, judge(at, rules, { ...contact, ...(history && { history }) }));
         if (key !== null) cache.set(key, outcome);
       }
       const { callAt, blockedBy, blockedUntil, detail } = outcome;
@@ -112,6 +123,15 @@ export async function previewDispatch(ctx: ServiceContext, campaignId: string): 
 
 type Outcome = Omit<PreviewedContact, 'contactId' | 'phoneNumber'>;
 
+/** The recent calls to the batch's numbers whose frequency caps apply, as the dialer's tick reads them (without its locks). */
+async function cappedHistories(ctx: ServiceContext, userId: string, rules: GateCampaign, batch: PreviewContact[], from: Date) {
+  const numbers = batch.flatMap((c) =>
+    c.status === 'active' && c.phoneNumber && capsApply(rules, { phoneNumber: c.phoneNumber, region: c.region }) ? [c.phoneNumber] : [],
+  );
+  if (numbers.length === 0) return new Map<string, CallHistory>();
+  return callHistories(ctx.sql, userId, numbers, new Date(from.getTime() - CAP_LOOKBACK_MS));
+}
+
 /** What a judgement at `at` says of the contact: called at `at`, later, or never. */
 function outcomeOf(at: Date, judged: Judgement): Outcome {
   switch (judged.kind) {
@@ -125,7 +145,8 @@ function outcomeOf(at: Date, judged: Judgement): Outcome {
         detail: judged.block?.detail || null,
       };
     case 'uncallable':
-      return { callAt: null, blockedBy: judged.outcome, blockedUntil: null, detail: judged.block?.detail || null };
+      // The rule the dialer records (a registry, a revoked consent) names it better than the outcome it gives the contact.
+      return { callAt: null, blockedBy: judged.block?.reason ?? judged.outcome, blockedUntil: null, detail: judged.block?.detail || null };
   }
 }
 
@@ -136,6 +157,8 @@ function outcomeOf(at: Date, judged: Judgement): Outcome {
  */
 function cacheKey(at: Date, contact: PreviewContact): string | null {
   if (contact.status !== 'active' || !contact.phoneNumber) return null;
+  // What the gate reads of the person, beside the place, is rare: such a contact is judged on its own.
+  if (contact.revocations.length || contact.lastAbandonedAt || contact.registry.registry) return null;
   const place = placeOfNumber(contact.phoneNumber);
   return `${at.getTime()}|${contact.timezone}|${contact.region}|${place.region}|${place.zones.join(',')}|${contact.consents.join(',')}`;
 }

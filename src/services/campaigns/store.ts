@@ -1,11 +1,23 @@
 import { isoText } from '../../db/json-rows.js';
 import { named } from '../../db/prisma-names.js';
 import { dynamicStatement, statement, type SqlSession } from '../../db/sql.js';
-import type { CallOutcome, Campaign, CampaignStatus, ConsentKind, Prisma, ProvisioningState } from '../../generated/prisma/client.js';
+import type {
+  CallOutcome,
+  Campaign,
+  CampaignStatus,
+  ConsentKind,
+  DoNotCallRegistry,
+  Prisma,
+  ProvisioningState,
+} from '../../generated/prisma/client.js';
 import { camelCase } from '../../key-case.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
 import type { CampaignWithRelations } from './with-relations.js';
 import type { UpdateCampaignColumns } from './inputs.js';
+import type { RegistryCallee } from '../calling-rules/registries.js';
+import type { Revocation } from '../calling-rules/revocation.js';
+import { lastAbandonedOf, readCallHistories, readRevocations, registryExceptions, revocationsOf } from '../dialer/store/placing.js';
+import { registryOf } from '../registries/store.js';
 
 // Every statement of the campaigns domain. Rows come back in Prisma's shapes (`Campaign`), so that a
 // campaign read under a lock and one read through Prisma are the same type.
@@ -527,12 +539,24 @@ export interface PreviewContact {
   region: string | null;
   consents: ConsentKind[];
   dueAt: Date | null;
+  /** What the gate reads beside the row, as the dialer's candidates statement reads it. */
+  revocations: Revocation[];
+  lastAbandonedAt: Date | null;
+  registry: RegistryCallee;
 }
+
+type PreviewRow = Omit<PreviewContact, 'revocations' | 'registry'> & {
+  revocations: { kind: ConsentKind; at: string }[] | null;
+  registry: DoNotCallRegistry | null;
+  consentsToCalls: boolean;
+  relationshipSince: Date | null;
+};
 
 // The contacts a dispatch would leave to the dialer: those enrolled and waiting, and those of its group
 // that enrolment would take (it enrols on every start). Read as the dialer's candidates statement reads
-// them (status with the do-not-call list, region, the required consents held), in contact id order.
-const previewContactsStatement = statement<PreviewContact>(
+// them (status with the do-not-call list, region, the consents the gate may ask for, revocations, the
+// last abandoned call, a registry's listing for a solicitation), in contact id order.
+const previewContactsStatement = statement<PreviewRow>(
   'campaigns.preview_contacts',
   `SELECT p.* FROM (
      (SELECT c.id AS "contactId", c.phone_number AS "phoneNumber", c.status::text AS status, c.timezone, c.data->>'region' AS region,
@@ -552,21 +576,45 @@ const previewContactsStatement = statement<PreviewContact>(
                  THEN 'do_not_call' ELSE q.status END AS status,
             CASE WHEN $3::text[] = '{}' THEN '{}'::text[]
                  ELSE ARRAY(SELECT DISTINCT g.kind::text FROM contact_consents g
-                            WHERE g.contact_id = q."contactId" AND g.revoked_at IS NULL AND g.kind::text = ANY($3::text[])) END AS consents
+                            WHERE g.contact_id = q."contactId" AND g.revoked_at IS NULL AND g.kind::text = ANY($3::text[])) END AS consents,
+            ${revocationsOf('q.user_id', 'q."phoneNumber"')} AS revocations,
+            ${lastAbandonedOf('q.user_id', 'q."phoneNumber"', '$6', '$7')} AS "lastAbandonedAt",
+            l.registry, ${registryExceptions('l.registry', 'q."contactId"')}
+     FROM (SELECT CASE WHEN $5::boolean THEN ${registryOf('q."phoneNumber"')} END AS registry) l
    ) p
    ORDER BY p."contactId" LIMIT $4`,
 );
 
-/** Up to `limit` of the contacts a dispatch preview judges, after contact `after` in id order. */
-export function previewContacts(
+/**
+ * Up to `limit` of the contacts a dispatch preview judges, after contact `after` in id order, with the
+ * consents of `consentKinds`, registries looked up when `lookUpRegistries`, and abandoned calls ended
+ * within `recallHours` before `now`.
+ */
+export async function previewContacts(
   sql: SqlSession,
   campaignId: string,
-  requiredConsent: readonly ConsentKind[],
+  reads: { consentKinds: readonly ConsentKind[]; lookUpRegistries: boolean; now: Date; recallHours: number },
   after: string,
   limit: number,
 ): Promise<PreviewContact[]> {
-  return sql.run(previewContactsStatement, [campaignId, after, requiredConsent, limit]);
+  const rows = await sql.run(previewContactsStatement, [
+    campaignId,
+    after,
+    reads.consentKinds,
+    limit,
+    reads.lookUpRegistries,
+    reads.now,
+    reads.recallHours,
+  ]);
+  return rows.map(({ revocations, registry, consentsToCalls, relationshipSince, ...row }) => ({
+    ...row,
+    revocations: readRevocations(revocations),
+    registry: { registry, consentsToCalls, relationshipSince },
+  }));
 }
+
+/** The calls the customer placed to these numbers since `since`, as the frequency caps count them. */
+export const callHistories = readCallHistories;
 
 /** An enrolled contact still to call, with what decided when it is due. */
 export interface WaitingContact {

@@ -152,12 +152,15 @@ export function planClaim(
 
 /** The campaign as the gate reads it, from its row. */
 export function gateRules(
-  campaign: Pick<TickCampaign, 'timezone' | 'callingHours' | 'activeDays' | 'requiredConsent' | 'regionalRules' | 'exemptionId'>,
+  campaign: Pick<
+    TickCampaign,
+    'timezone' | 'callingHours' | 'activeDays' | 'requiredConsent' | 'regionalRules' | 'exemptionId' | 'purpose'
+  >,
 ): GateCampaign {
-  const { timezone, requiredConsent } = campaign;
+  const { timezone, requiredConsent, purpose } = campaign;
   // Off only under an exemption in force (campaigns/exemptions.ts).
   const regionalRules = regionalRulesApply(campaign.regionalRules, campaign.exemptionId !== null);
-  return { timezone, requiredConsent, regionalRules, window: windowOf(campaign.callingHours, campaign.activeDays) };
+  return { timezone, requiredConsent, regionalRules, purpose, window: windowOf(campaign.callingHours, campaign.activeDays) };
 }
 
 /** What may be judged of a contact due for a call: the candidate's fields the gate and the checks before it read. */

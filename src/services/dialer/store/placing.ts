@@ -164,6 +164,37 @@ type CandidateColumns = Omit<Candidate, 'registry'> & {
 // Each contact comes with the consents the gate may ask for, and the end of the latest abandoned call
 // to its number (answered, then dropped by our side: failed after it connected; the partial index
 // call_attempts_abandoned_idx holds just these) within the longest re-call bar of the rules.
+/**
+ * The SQL of what a candidate's judgement reads beside its row (the dispatch preview reads them too):
+ * the consents revoked, and not given again since, on any of the customer's contacts with the number, as
+ * JSON [{ kind, at }]; the end of the latest abandoned call to the number within `hours` before `now`
+ * (answered, then dropped by our side: failed after it connected; the partial index
+ * call_attempts_abandoned_idx holds just these); and, for a number on a registry, what may let a
+ * solicitation call it all the same (columns "consentsToCalls" and "relationshipSince").
+ */
+export const revocationsOf = (user: string, phone: string) =>
+  `(SELECT coalesce(json_agg(json_build_object('kind', r.kind, 'at', r.revoked_at)), '[]')
+    FROM contacts o JOIN contact_consents r ON r.contact_id = o.id
+    WHERE o.user_id = ${user} AND o.phone_number = ${phone} AND r.revoked_at IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM contacts p JOIN contact_consents g ON g.contact_id = p.id
+                      WHERE p.user_id = ${user} AND p.phone_number = ${phone} AND g.kind = r.kind
+                        AND g.revoked_at IS NULL AND g.obtained_at > r.revoked_at))`;
+
+export const lastAbandonedOf = (user: string, phone: string, now: string, hours: string) =>
+  `(SELECT max(o.ended_at) FROM call_attempts o
+    WHERE o.user_id = ${user} AND o.to_number = ${phone} AND o.outcome = 'failed' AND o.duration_seconds > 0
+      AND o.ended_at > ${now}::timestamptz - make_interval(hours => ${hours}::int))`;
+
+export const registryExceptions = (registry: string, contact: string) =>
+  `${registry} IS NOT NULL AND EXISTS (SELECT 1 FROM contact_consents g WHERE g.contact_id = ${contact} AND g.revoked_at IS NULL
+                                        AND g.kind = 'calls') AS "consentsToCalls",
+   CASE WHEN ${registry} IS NOT NULL THEN (SELECT max(g.obtained_at) FROM contact_consents g WHERE g.contact_id = ${contact}
+                                           AND g.revoked_at IS NULL AND g.kind = 'business_relationship') END AS "relationshipSince"`;
+
+/** A revocation as its row's JSON holds it. */
+export const readRevocations = (json: { kind: ConsentKind; at: string }[] | null): Revocation[] =>
+  (json ?? []).map((r) => ({ kind: r.kind, at: new Date(r.at) }));
+
 const candidatesStatement = statement<CandidateRow>(
   'dialer.candidates',
   `WITH candidates AS (
@@ -175,16 +206,9 @@ const candidatesStatement = statement<CandidateRow>(
             CASE WHEN $5::text[] = '{}' THEN '{}'::text[]
                  ELSE ARRAY(SELECT DISTINCT g.kind::text FROM contact_consents g
                             WHERE g.contact_id = c.id AND g.revoked_at IS NULL AND g.kind::text = ANY($5::text[])) END AS consents,
-            (SELECT coalesce(json_agg(json_build_object('kind', r.kind, 'at', r.revoked_at)), '[]')
-             FROM contacts o JOIN contact_consents r ON r.contact_id = o.id
-             WHERE o.user_id = c.user_id AND o.phone_number = c.phone_number AND r.revoked_at IS NOT NULL
-               AND NOT EXISTS (SELECT 1 FROM contacts p JOIN contact_consents g ON g.contact_id = p.id
-                               WHERE p.user_id = c.user_id AND p.phone_number = c.phone_number AND g.kind = r.kind
-                                 AND g.revoked_at IS NULL AND g.obtained_at > r.revoked_at)) AS revocations,
+            ${revocationsOf('c.user_id', 'c.phone_number')} AS revocations,
             CASE WHEN $6::boolean THEN ${registryOf('c.phone_number')} END AS registry,
-            (SELECT max(o.ended_at) FROM call_attempts o
-             WHERE o.user_id = c.user_id AND o.to_number = c.phone_number AND o.outcome = 'failed' AND o.duration_seconds > 0
-               AND o.ended_at > $3::timestamptz - make_interval(hours => $7::int)) AS last_abandoned_at
+            ${lastAbandonedOf('c.user_id', 'c.phone_number', '$3', '$7')} AS last_abandoned_at
      FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
      LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
      WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $3
@@ -201,11 +225,7 @@ const candidatesStatement = statement<CandidateRow>(
           coalesce((SELECT spent_cents FROM campaign_spend WHERE campaign_id = k.id), 0) AS "spentCents",
           n.id, n.contact_id AS "contactId", n.attempts, n.phone_number AS "phoneNumber", n.status, n.timezone, n.region, n.consents,
           n.revocations, n.data, n.variant, n.registry, n.last_abandoned_at AS "lastAbandonedAt",
-          -- What lets a solicitation call a registered number, read only for those on a registry.
-          n.registry IS NOT NULL AND EXISTS (SELECT 1 FROM contact_consents g WHERE g.contact_id = n.contact_id AND g.revoked_at IS NULL
-                                             AND g.kind = 'calls') AS "consentsToCalls",
-          CASE WHEN n.registry IS NOT NULL THEN (SELECT max(g.obtained_at) FROM contact_consents g WHERE g.contact_id = n.contact_id
-                                                 AND g.revoked_at IS NULL AND g.kind = 'business_relationship') END AS "relationshipSince"
+          ${registryExceptions('n.registry', 'n.contact_id')}
    FROM campaigns k JOIN agents a ON a.id = k.agent_id LEFT JOIN phone_numbers p ON p.id = a.phone_number_id
         CROSS JOIN LATERAL (${inFlight('$2')}) f
         LEFT JOIN candidates n ON true
@@ -232,7 +252,7 @@ export async function readCandidates(
   const candidates = rows.flatMap((row) => {
     if (row.id === null) return [];
     const { id, contactId, attempts, phoneNumber, status, timezone, region, consents, lastAbandonedAt, data, variant } = row;
-    const revocations = (row.revocations ?? []).map((r) => ({ kind: r.kind, at: new Date(r.at) }));
+    const revocations = readRevocations(row.revocations);
     const registry = { registry: row.registry, consentsToCalls: row.consentsToCalls, relationshipSince: row.relationshipSince };
     return [
       { id, contactId, attempts, phoneNumber, status, timezone, region, consents, revocations, lastAbandonedAt, data, variant, registry },
@@ -282,7 +302,17 @@ const historiesStatement = statement<{ phoneNumber: string; placed: string[]; re
 export async function lockCallHistories(tx: SqlSession, userId: string, numbers: string[], since: Date): Promise<Map<string, CallHistory>> {
   const sorted = [...new Set(numbers)].sort();
   await tx.run(lockNumbersStatement, [userId, sorted]);
-  const rows = await tx.run(historiesStatement, [userId, sorted, since]);
+  return readCallHistories(tx, userId, sorted, since);
+}
+
+/** The calls the customer placed to these numbers since `since`, and each one's latest refusal then, without a lock. */
+export async function readCallHistories(
+  sql: SqlSession,
+  userId: string,
+  numbers: string[],
+  since: Date,
+): Promise<Map<string, CallHistory>> {
+  const rows = await sql.run(historiesStatement, [userId, numbers, since]);
   return new Map(
     rows.map((row) => [
       row.phoneNumber,
