@@ -7,8 +7,10 @@ import { gate, type Callee, type GateCampaign } from '../src/services/calling-ru
 // the zones), and none of the gate's modules but the gate itself. It dials simulated contacts through
 // the real gate over two years with a clock it sets, walking them into holidays, weekends and the
 // daylight-saving changes of the US and Europe, and each call the gate lets through is put to every
-// judge. A judge answers what is wrong with a call, or nothing; frequency caps and registries, when
-// they come, are one more judge each (a dial carries the callee's earlier dials for them).
+// judge. A judge answers what is wrong with a call, or nothing. The frequency caps count the callee's
+// earlier dials of the walk (and a refusal some French callees made); a share of the callees are on a
+// national do-not-call registry, some with a consent or a business relationship, called by
+// solicitation and informational campaigns.
 
 // ---- Its own calendars -------------------------------------------------------------------------------
 
@@ -195,6 +197,7 @@ const PLACES: { number: string; region: string; zones: string[] }[] = [
   { number: '+1860555', region: 'US-CT', zones: [NY] },
   { number: '+1502555', region: 'US-KY', zones: [NY] },
   { number: '+1410555', region: 'US-MD', zones: [NY] },
+  { number: '+1207555', region: 'US-ME', zones: [NY] },
   { number: '+1617555', region: 'US-MA', zones: [NY] },
   { number: '+1405555', region: 'US-OK', zones: [CHI] },
   { number: '+1206555', region: 'US-WA', zones: [LA_] },
@@ -223,7 +226,25 @@ interface Dial {
   zones: string[];
   /** The callee's calls before this one, for judges that count. */
   earlier: readonly Date[];
+  /** When the callee refused a call (asked not to be called), if they did. */
+  refusedAt: Date | null;
 }
+
+/**
+ * The caps, from their statutes: Fla. Stat. § 501.059(8)(a), Okla. Stat. tit. 15 § 775C.4, Md. Com. Law
+ * § 14-4503 (3 calls per 24 hours); Me. Rev. Stat. tit. 10 § 1499-B (1 automated call per 8 hours);
+ * France's Code de la consommation art. L. 223-1 and its 2022 decree (4 calls per 30 days, none for 60
+ * days after a refusal).
+ */
+const CAPS = [
+  { region: 'US-FL', calls: 3, hours: 24, pauseDays: 0 },
+  { region: 'US-OK', calls: 3, hours: 24, pauseDays: 0 },
+  { region: 'US-MD', calls: 3, hours: 24, pauseDays: 0 },
+  { region: 'US-ME', calls: 1, hours: 8, pauseDays: 0 },
+  { region: 'FR', calls: 4, hours: 30 * 24, pauseDays: 60 },
+];
+
+const REGISTRIES = ['us_dnc', 'ca_dncl', 'uk_tps'] as const;
 type Judge = { name: string; verdict: (dial: Dial) => string | null };
 
 const minuteOf = (local: DateTime) => local.hour * 60 + local.minute;
@@ -265,6 +286,29 @@ const JUDGES: Judge[] = [
       return rule && last && at.getTime() < last.getTime() + rule.recallHours! * 3_600_000
         ? `${rule.region}: abandoned at ${last.toISOString()}`
         : null;
+    },
+  },
+  {
+    name: 'frequency caps',
+    verdict: ({ at, region, earlier, refusedAt }) => {
+      for (const cap of CAPS.filter((c) => c.region === region || c.region === region.split('-')[0])) {
+        const count = earlier.filter((d) => d.getTime() > at.getTime() - cap.hours * 3_600_000).length;
+        if (count >= cap.calls) return `${cap.region}: ${count} calls in the last ${cap.hours} h`;
+        if (cap.pauseDays && refusedAt && at.getTime() < refusedAt.getTime() + cap.pauseDays * 86_400_000)
+          return `${cap.region}: refused on ${refusedAt.toISOString()}`;
+      }
+      return null;
+    },
+  },
+  {
+    name: 'national do-not-call registries',
+    verdict: ({ at, callee, campaign }) => {
+      const listed = callee.registry;
+      if (campaign.purpose !== 'solicitation' || !listed?.registry || listed.consentsToCalls) return null;
+      // The TSR's established business relationship: 18 months after the purchase.
+      const since = listed.relationshipSince;
+      if (since && DateTime.fromJSDate(since, { zone: 'utc' }).plus({ months: 18 }).toMillis() > at.getTime()) return null;
+      return `on ${listed.registry} without a consent or a recent relationship`;
     },
   },
   {
@@ -319,6 +363,7 @@ describe('the independent checker', () => {
     let dials = 0;
     let held = 0;
     const heldBy = new Map<string, number>();
+    const blockedBy = new Map<string, number>();
 
     for (let person = 0; dials < 10_000; person += 1) {
       const place = pick(PLACES);
@@ -356,13 +401,26 @@ describe('the independent checker', () => {
         at = day.toMillis() + next() * 86_400_000 - 12 * 3_600_000;
       } else at = FROM + next() * SPAN;
       const abandonedAt = region === 'GB' && next() < 0.5 ? new Date(at - next() * 30 * 3_600_000) : null;
-      const callee: Callee = { phoneNumber: number, timezone: ownZone, region: own, consents, lastAbandonedAt: abandonedAt };
+      const refusedAt = region === 'FR' && next() < 0.3 ? new Date(at - next() * 90 * 86_400_000) : null;
+      const registry =
+        next() < 0.15
+          ? {
+              registry: pick(REGISTRIES),
+              consentsToCalls: next() < 0.3,
+              relationshipSince: next() < 0.4 ? new Date(at - next() * 730 * 86_400_000) : null,
+            }
+          : undefined;
+      campaign.purpose = next() < 0.7 ? 'solicitation' : 'informational';
+      const callee: Callee = { phoneNumber: number, timezone: ownZone, region: own, consents, lastAbandonedAt: abandonedAt, registry };
       const earlier: Date[] = [];
 
       for (let step = 0; step < 8; step += 1) {
         const when = new Date(at);
-        const verdict = gate(when, campaign, callee);
-        if (verdict.kind === 'blocked') break;
+        const verdict = gate(when, campaign, { ...callee, history: { placed: [...earlier], refusedAt } });
+        if (verdict.kind === 'blocked') {
+          blockedBy.set(verdict.reason, (blockedBy.get(verdict.reason) ?? 0) + 1);
+          break;
+        }
         if (verdict.kind === 'later') {
           held += 1;
           heldBy.set(verdict.reason ?? 'campaign window', (heldBy.get(verdict.reason ?? 'campaign window') ?? 0) + 1);
@@ -371,7 +429,7 @@ describe('the independent checker', () => {
           continue;
         }
         dials += 1;
-        const dial: Dial = { at: when, callee, campaign, region, zones, earlier };
+        const dial: Dial = { at: when, callee, campaign, region, zones, earlier, refusedAt };
         for (const judge of JUDGES) {
           const wrong = judge.verdict(dial);
           judged.set(judge.name, (judged.get(judge.name) ?? 0) + 1);
@@ -387,8 +445,9 @@ describe('the independent checker', () => {
     expect(dials).toBeGreaterThanOrEqual(10_000);
     for (const judge of JUDGES) expect(judged.get(judge.name), judge.name).toBe(dials);
     // The walk went through what it is meant to: every kind of hold, many times.
-    for (const reason of ['regional_hours', 'regional_day', 'holiday', 'abandoned_recall', 'campaign window'])
+    for (const reason of ['regional_hours', 'regional_day', 'holiday', 'abandoned_recall', 'frequency_cap', 'campaign window'])
       expect(heldBy.get(reason) ?? 0, `${reason} in ${JSON.stringify(Object.fromEntries(heldBy))}`).toBeGreaterThan(20);
+    expect(blockedBy.get('registry') ?? 0, JSON.stringify(Object.fromEntries(blockedBy))).toBeGreaterThan(20);
     expect(held).toBeGreaterThan(dials / 4);
   });
 });
