@@ -36,6 +36,7 @@ const campaign = (over: Partial<TickCampaign> = {}): TickCampaign => ({
   spendCapCents: null,
   transferNumber: null,
   purpose: 'solicitation',
+  callSubject: null,
   registryCopies: [],
   ...over,
 });

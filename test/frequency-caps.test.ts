@@ -200,6 +200,46 @@ describe('the dialer under the caps', () => {
   );
 
   it(
+    'counts per subject where campaigns name one: the calls of that subject and of campaigns naming none',
+    async () => {
+      const clock = new ManualClock(new Date('2026-11-03T15:00:00Z'));
+      const env = dialerEnv(app, clock);
+      const dialer = recordingDialer(env, () => ({ outcome: 'no_answer', durationSeconds: 0 }));
+      const florida = '+13055550411';
+      const setup = await runningCampaign(app, env, { rows: [{ Phone: florida }], campaign: { ...RULES_ON, callSubject: 'renewals' } });
+      const renewals = [setup.campaignId, await anotherCampaign(env, setup, [florida]), await anotherCampaign(env, setup, [florida])];
+      for (const id of renewals.slice(1)) await app.prisma.campaign.update({ where: { id }, data: { callSubject: 'renewals' } });
+      const survey = await anotherCampaign(env, setup, [florida]);
+      await app.prisma.campaign.update({ where: { id: survey }, data: { callSubject: 'survey' } });
+      const unnamed = await anotherCampaign(env, setup, [florida]);
+
+      // Three calls about renewals: the survey is another subject, so it still has its own three.
+      for (const id of [...renewals, survey]) {
+        await dialer.run(id);
+        clock.advance(60_000);
+      }
+      expect(dialer.telephony.placed.filter((c) => c.to === florida)).toHaveLength(4);
+      // A campaign naming no subject counts every call of the customer: four already.
+      await dialer.run(unnamed);
+      expect(dialer.telephony.placed.filter((c) => c.to === florida)).toHaveLength(4);
+      const blocks = await app.prisma.dialBlock.findMany({ where: { campaignId: unnamed } });
+      expect(blocks.map((b) => [b.reason, b.detail])).toEqual([['frequency_cap', 'US-FL']]);
+
+      // The subject is a campaign setting on GraphQL, recorded in its history.
+      const { data, errors } = await app.gql(
+        `mutation ($id: UUID!) { updateCampaign(id: $id, input: { callSubject: "billing" }) { callSubject } }`,
+        { id: unnamed },
+        setup.token,
+      );
+      expect(errors, JSON.stringify(errors)).toBeUndefined();
+      expect(data.updateCampaign.callSubject).toBe('billing');
+      const changes = await app.prisma.campaignChange.findMany({ where: { campaignId: unnamed }, orderBy: { seq: 'asc' } });
+      expect(changes.at(-1)!.changes).toMatchObject({ call_subject: { from: null, to: 'billing' } });
+    },
+    SLOW,
+  );
+
+  it(
     'never lets two workers both place the call over the cap: four workers, four campaigns, the same numbers',
     async () => {
       const clock = new ManualClock(new Date('2026-11-03T15:00:00Z'));
@@ -281,7 +321,7 @@ describe('the dialer under the caps', () => {
       let ticked = false;
       let tick: Promise<void> | undefined;
       await app.sql.transaction(async (tx) => {
-        await lockCallHistories(tx, setup.userId, [florida], new Date(0));
+        await lockCallHistories(tx, setup.userId, [florida], new Date(0), null);
         tick = dialer.run(setup.campaignId).then(() => {
           ticked = true;
         });

@@ -176,6 +176,10 @@ export const Campaign = builder.prismaObject('Campaign', {
       type: CampaignPurposeEnum,
       description: 'What its calls are for: solicitation is held to the national do-not-call registries, informational calls are not.',
     }),
+    callSubject: t.exposeString('callSubject', {
+      nullable: true,
+      description: 'What its calls are about, for the frequency caps counted per subject; null: every call of the customer counts.',
+    }),
     spentCents: t.field({
       type: 'BigInt',
       description: 'What its calls were charged so far, in cents.',
@@ -308,6 +312,7 @@ const editableFields = (t: PothosSchemaTypes.InputFieldBuilder<SchemaTypes, 'Inp
   requiredConsent: t.field({ type: [ConsentKindEnum], description: doc('required_consent') }),
   regionalRules: t.boolean({ description: doc('regional_rules') }),
   purpose: t.field({ type: CampaignPurposeEnum, description: doc('purpose') }),
+  callSubject: t.string({ description: doc('call_subject') }),
   startedAt: t.field({ type: 'DateTime', description: doc('started_at') }),
 });
 

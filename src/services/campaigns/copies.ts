@@ -45,6 +45,7 @@ function settingsOf(source: Campaign) {
     required_consent: source.requiredConsent,
     regional_rules: source.regionalRules,
     purpose: source.purpose,
+    callSubject: source.callSubject,
   };
 }
 

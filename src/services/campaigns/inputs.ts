@@ -67,6 +67,15 @@ export const CAMPAIGN_FIELDS = {
     .describe(
       `What its calls are for (default ${DEFAULT_PURPOSE}): solicitation is held to the national do-not-call registries, informational calls are not.`,
     ),
+  call_subject: z
+    .string()
+    .trim()
+    .min(1)
+    .max(64)
+    .nullable()
+    .describe(
+      "What its calls are about, for the frequency caps counted per subject (Florida, Oklahoma, Maryland): they count the calls of the customer's campaigns naming the same subject or none. Null (the default): every call of the customer counts.",
+    ),
   /** The planned start while draft or scheduled; once started, when it started. */
   started_at: instant.nullable().describe('Planned start, in the future.'),
 };
@@ -96,6 +105,7 @@ export const createCampaignInput = z.object({
   required_consent: CAMPAIGN_FIELDS.required_consent.optional(),
   regional_rules: CAMPAIGN_FIELDS.regional_rules.optional(),
   purpose: CAMPAIGN_FIELDS.purpose.default(DEFAULT_PURPOSE),
+  call_subject: CAMPAIGN_FIELDS.call_subject.optional(),
   started_at: CAMPAIGN_FIELDS.started_at.optional(),
   // Write-only (v1): checked against the agent and the group, never stored.
   agent_name: z.string().max(255).optional().describe("Write-only: when given, must be the agent's name."),

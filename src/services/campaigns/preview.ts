@@ -87,7 +87,7 @@ export async function previewDispatch(ctx: ServiceContext, campaignId: string): 
   let after = FIRST_ID;
   for (;;) {
     const batch = await previewContacts(ctx.sql, campaignId, reads, after, BATCH);
-    const histories = await cappedHistories(ctx, campaign.userId, rules, batch, from);
+    const histories = await cappedHistories(ctx, campaign, rules, batch, from);
     for (const contact of batch) {
       const at = contact.dueAt && contact.dueAt > from ? contact.dueAt : from;
       const history = contact.phoneNumber ? histories.get(contact.phoneNumber) : undefined;
@@ -124,12 +124,18 @@ export async function previewDispatch(ctx: ServiceContext, campaignId: string): 
 type Outcome = Omit<PreviewedContact, 'contactId' | 'phoneNumber'>;
 
 /** The recent calls to the batch's numbers whose frequency caps apply, as the dialer's tick reads them (without its locks). */
-async function cappedHistories(ctx: ServiceContext, userId: string, rules: GateCampaign, batch: PreviewContact[], from: Date) {
+async function cappedHistories(
+  ctx: ServiceContext,
+  { userId, callSubject: subject }: { userId: string; callSubject: string | null },
+  rules: GateCampaign,
+  batch: PreviewContact[],
+  from: Date,
+) {
   const numbers = batch.flatMap((c) =>
     c.status === 'active' && c.phoneNumber && capsApply(rules, { phoneNumber: c.phoneNumber, region: c.region }) ? [c.phoneNumber] : [],
   );
   if (numbers.length === 0) return new Map<string, CallHistory>();
-  return callHistories(ctx.sql, userId, numbers, new Date(from.getTime() - CAP_LOOKBACK_MS));
+  return callHistories(ctx.sql, userId, numbers, new Date(from.getTime() - CAP_LOOKBACK_MS), subject);
 }
 
 /** What a judgement at `at` says of the contact: called at `at`, later, or never. */

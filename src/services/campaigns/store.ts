@@ -103,6 +103,7 @@ const CAMPAIGN_FIELDS = [
   'required_consent',
   'regional_rules',
   'purpose',
+  'call_subject',
   'redial_of',
   'redial_outcomes',
   'booking_calendar',

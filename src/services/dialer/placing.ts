@@ -126,7 +126,7 @@ async function cappedHistories(tx: SqlTransaction, campaign: TickCampaign, candi
     c.status === 'active' && c.phoneNumber && capsApply(rules, { phoneNumber: c.phoneNumber, region: c.region }) ? [c.phoneNumber] : [],
   );
   if (numbers.length === 0) return new Map();
-  return lockCallHistories(tx, campaign.userId, numbers, new Date(now.getTime() - CAP_LOOKBACK_MS));
+  return lockCallHistories(tx, campaign.userId, numbers, new Date(now.getTime() - CAP_LOOKBACK_MS), campaign.callSubject);
 }
 
 /**

@@ -60,6 +60,8 @@ export interface TickCampaign {
   requiredConsent: ConsentKind[];
   regionalRules: boolean;
   purpose: CampaignPurpose;
+  /** What its calls are about, for the caps counted per subject; null: every call of the customer counts. */
+  callSubject: string | null;
   /** The national registries' copies in force (read with the campaign: a solicitation campaign stops while one is too old). */
   registryCopies: RegistryCopy[];
   /** Where its calls may be transferred (E.164), given to the agent as {{transfer_number}}; null: nowhere. */
@@ -73,7 +75,7 @@ const lockStatement = statement<Omit<TickCampaign, 'registryCopies'> & { registr
   `SELECT user_id AS "userId", agent_id AS "agentId", status::text, concurrent_calls AS "concurrentCalls", timezone, calling_hours AS "callingHours",
           active_days AS "activeDays", schedule_config AS "scheduleConfig", spend_cap_cents AS "spendCapCents",
           coalesce(required_consent, '{}')::text[] AS "requiredConsent", regional_rules AS "regionalRules", transfer_number AS "transferNumber",
-          purpose::text, ${COPIES_IN_FORCE_JSON} AS "registryCopies",
+          purpose::text, call_subject AS "callSubject", ${COPIES_IN_FORCE_JSON} AS "registryCopies",
           (SELECT x.id FROM regional_rule_exemptions x WHERE x.user_id = campaigns.user_id AND x.expires_at > $2
            ORDER BY x.expires_at DESC LIMIT 1) AS "exemptionId"
    FROM campaigns WHERE id = $1::uuid FOR NO KEY UPDATE`,
@@ -283,11 +285,16 @@ const lockNumbersStatement = statement(
   `SELECT count(pg_advisory_xact_lock(hashtextextended('frequency_cap:' || $1::text || ':' || n, 0)))::int AS locked FROM unnest($2::text[]) AS n`,
 );
 
-// A refusal: the callee asked during the call not to be called again, or declined the call.
+// A refusal: the callee asked during the call not to be called again, or declined the call. With a
+// subject ($4), the calls counted are those of the customer's campaigns of that subject or of none; a
+// refusal counts whatever the campaign.
 const historiesStatement = statement<{ phoneNumber: string; placed: string[]; refusedAt: Date | null }>(
   'dialer.call_histories',
   `SELECT n AS "phoneNumber",
-          (SELECT coalesce(json_agg(a.created_at), '[]') FROM call_attempts a WHERE a.user_id = $1::uuid AND a.to_number = n AND a.created_at > $3) AS placed,
+          (SELECT coalesce(json_agg(a.created_at), '[]') FROM call_attempts a
+           WHERE a.user_id = $1::uuid AND a.to_number = n AND a.created_at > $3
+             AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM campaigns k WHERE k.id = a.campaign_id
+                                              AND (k.call_subject IS NULL OR k.call_subject = $4::text)))) AS placed,
           (SELECT max(coalesce(a.opted_out_at, a.ended_at, a.created_at)) FROM call_attempts a
            WHERE a.user_id = $1::uuid AND a.to_number = n AND a.created_at > $3
              AND (a.opted_out_at IS NOT NULL OR a.disconnect_reason = 'user_declined')) AS "refusedAt"
@@ -299,10 +306,16 @@ const historiesStatement = statement<{ phoneNumber: string; placed: string[]; re
  * these numbers since `since`, and each one's latest refusal then. Every call placed later to one of the
  * numbers is claimed after this transaction ends.
  */
-export async function lockCallHistories(tx: SqlSession, userId: string, numbers: string[], since: Date): Promise<Map<string, CallHistory>> {
+export async function lockCallHistories(
+  tx: SqlSession,
+  userId: string,
+  numbers: string[],
+  since: Date,
+  subject: string | null,
+): Promise<Map<string, CallHistory>> {
   const sorted = [...new Set(numbers)].sort();
   await tx.run(lockNumbersStatement, [userId, sorted]);
-  return readCallHistories(tx, userId, sorted, since);
+  return readCallHistories(tx, userId, sorted, since, subject);
 }
 
 /** The calls the customer placed to these numbers since `since`, and each one's latest refusal then, without a lock. */
@@ -311,8 +324,9 @@ export async function readCallHistories(
   userId: string,
   numbers: string[],
   since: Date,
+  subject: string | null,
 ): Promise<Map<string, CallHistory>> {
-  const rows = await sql.run(historiesStatement, [userId, numbers, since]);
+  const rows = await sql.run(historiesStatement, [userId, numbers, since, subject]);
   return new Map(
     rows.map((row) => [
       row.phoneNumber,
