@@ -114,6 +114,21 @@ export async function createAccount(recorder: Recorder, base: string, admin: str
       input: { userId, kind: 'top_up', amountCents: String(credits) },
     }),
   );
+  // Its campaigns call at any hour, with the regional rules off: that needs an administrator's exemption.
+  await setup(
+    recorder,
+    base,
+    admin,
+    'POST',
+    '/graphql',
+    graphql('mutation($input: GrantRegionalRuleExemptionInput!) { grantRegionalRuleExemption(input: $input) { id } }', {
+      input: {
+        userId,
+        reason: 'Cluster test: simulated calls at any hour',
+        expiresAt: new Date(Date.now() + 7 * 86_400_000).toISOString(),
+      },
+    }),
+  );
   const agentId: string = agent.data.createAgent.id;
   await provisioned(recorder, base, token, agentId);
   return { userId, token, agentId };
