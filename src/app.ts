@@ -109,7 +109,7 @@ export function createApp(deps: AppDeps): Hono {
   app.post(TWILIO_STATUS_PATH, twilioStatusCallback(twilio));
   // The voice runtime of Twilio calls reads its call's agent with the stream's token.
   app.get(VOICE_RUNTIME_CONFIG_PATH, voiceRuntimeConfig(deps.env));
-  app.route('/', createRestApp(deps));
+  app.route('/', createRestApp({ ...deps, docsToken: deps.graphql.graphiqlToken }));
   app.notFound(() => json(404, { detail: 'Not found.' }));
   app.onError((error, c) => {
     scopeOf(c).log.error({ err: error }, 'unhandled error');

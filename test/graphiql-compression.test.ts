@@ -47,6 +47,17 @@ describe('GraphiQL', () => {
     expect(page).toContain('Re-fetch GraphQL schema');
   });
 
+  it('has Swagger UI for v1 start authorized with the same token, and without one it asks', async () => {
+    const page = await (await fetch(`${app.url}/api/v1/docs/`)).text();
+    expect(page).toContain(`onComplete: () => window.ui.preauthorizeApiKey('bearerAuth', "demo.token.value")`);
+    const plain = await startTestApp();
+    try {
+      expect(await (await fetch(`${plain.url}/api/v1/docs/`)).text()).not.toContain('preauthorizeApiKey');
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('without a token, its first query says where the token goes', async () => {
     const plain = await startTestApp();
     try {

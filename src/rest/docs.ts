@@ -24,7 +24,15 @@ export async function serveDocsAsset(file: string): Promise<Response> {
   return new Response(content, { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } });
 }
 
-export function docsPage(schemaUrl: string): string {
+/**
+ * The page; with a token (the demo's, in development, as GraphiQL opens with it) Swagger UI starts
+ * authorized with it, so "Try it out" works at once.
+ */
+export function docsPage(schemaUrl: string, token?: string): string {
+  // JSON in a script: `<` escaped so that nothing in it can close the script.
+  const authorize = token
+    ? `\n        onComplete: () => window.ui.preauthorizeApiKey('bearerAuth', ${JSON.stringify(token).replace(/</g, '\\u003c')}),`
+    : '';
   return `<!doctype html>
 <html lang="en">
   <head>
@@ -43,7 +51,7 @@ export function docsPage(schemaUrl: string): string {
         dom_id: '#swagger-ui',
         presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
         layout: 'StandaloneLayout',
-        persistAuthorization: true,
+        persistAuthorization: true,${authorize}
       });
     </script>
   </body>

@@ -26,6 +26,8 @@ export interface RestDeps {
   limits: BodyLimits;
   rateLimiter: RateLimiter;
   routes?: RouteDefinition[];
+  /** A token Swagger UI starts authorized with (the demo's, in development). */
+  docsToken?: string | undefined;
 }
 
 export const V1_PREFIX = '/api/v1';
@@ -55,7 +57,8 @@ export function createRestApp(deps: RestDeps): Hono {
     apiRoot(routes, { prefix: V1_PREFIX, docs: `${V1_PREFIX}/docs/`, schema: `${V1_PREFIX}/schema/`, graphql: '/graphql' }),
   );
   app.get(`${V1_PREFIX}/schema/`, (c) => c.json(openapi));
-  app.get(`${V1_PREFIX}/docs/`, (c) => c.html(docsPage(`${V1_PREFIX}/schema/`)));
+  const docs = docsPage(`${V1_PREFIX}/schema/`, deps.docsToken);
+  app.get(`${V1_PREFIX}/docs/`, (c) => c.html(docs));
   app.get(`${docsAssetsPath}:file`, (c) => serveDocsAsset(c.req.param('file')));
 
   // Static paths first: `/campaigns/recordings/` must not be taken for `/campaigns/{id}/`.
