@@ -40,6 +40,17 @@ interface Row {
   detail: string | null;
 }
 
+/** A v1 page's rows under the GraphQL names. */
+const v1Rows = (results: Record<string, string | null>[]): Row[] =>
+  results.map((r) => ({
+    contactId: r.contact_id!,
+    phoneNumber: r.phone_number ?? null,
+    callAt: r.call_at ?? null,
+    blockedBy: r.blocked_by ?? null,
+    blockedUntil: r.blocked_until ?? null,
+    detail: r.detail ?? null,
+  }));
+
 class Watched implements Telephony {
   readonly placed: (PlaceCall & { at: Date })[] = [];
   constructor(
@@ -177,15 +188,7 @@ describe('a dispatch preview', () => {
       count: rows.length,
       by_rule: { regional_hours: 8, consent_missing: 2, do_not_call: 1, invalid: 1 },
     });
-    const v1Rows = all.json.results.map((r: Record<string, unknown>) => ({
-      contactId: r.contact_id,
-      phoneNumber: r.phone_number,
-      callAt: r.call_at,
-      blockedBy: r.blocked_by,
-      blockedUntil: r.blocked_until,
-      detail: r.detail,
-    }));
-    expect(v1Rows).toEqual(previewRows);
+    expect(v1Rows(all.json.results)).toEqual(previewRows);
     const page = await app.request('GET', `/api/v1/campaigns/${campaignId}/preview/?limit=3&offset=5`, { token });
     expect(page.json.results.map((r: { contact_id: string }) => r.contact_id)).toEqual(previewRows.slice(5, 8).map((r) => r.contactId));
     const bad = await app.request('GET', `/api/v1/campaigns/${campaignId}/preview/?limit=-1`, { token });
@@ -276,14 +279,7 @@ describe('a dispatch preview while the campaign’s own calling hours are closed
     });
     const res = await app.request('GET', `/api/v1/campaigns/${windowed.id}/preview/`, { token });
     expect(res.status).toBe(200);
-    const rows: Row[] = res.json.results.map((r: Record<string, string | null>) => ({
-      contactId: r.contact_id,
-      phoneNumber: r.phone_number,
-      callAt: r.call_at,
-      blockedBy: r.blocked_by,
-      blockedUntil: r.blocked_until,
-      detail: r.detail,
-    }));
+    const rows = v1Rows(res.json.results);
     const of = (n: string) => rows.find((r) => r.phoneNumber === n);
     expect(res.json).toMatchObject({ callable_now: 0, to_call: 4, first_call_at: '2026-11-24T15:00:00.000Z' });
     expect(res.json.by_rule.calling_hours).toBe(4);
@@ -354,14 +350,7 @@ describe('a dispatch preview of what the gate reads of the person', () => {
     });
     const res = await app.request('GET', `/api/v1/campaigns/${solicitation.id}/preview/`, { token });
     expect(res.status).toBe(200);
-    const rows: Row[] = res.json.results.map((r: Record<string, string | null>) => ({
-      contactId: r.contact_id,
-      phoneNumber: r.phone_number,
-      callAt: r.call_at,
-      blockedBy: r.blocked_by,
-      blockedUntil: r.blocked_until,
-      detail: r.detail,
-    }));
+    const rows = v1Rows(res.json.results);
     const of = (n: string) => rows.find((r) => r.phoneNumber === n);
     expect(of('+12125558001')).toMatchObject({ callAt: null, blockedBy: 'registry', detail: 'us_dnc' });
     expect(of('+12125558002')).toMatchObject({ callAt: null, blockedBy: 'consent_revoked' });

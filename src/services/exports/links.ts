@@ -1,6 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import type { Sql } from '../../db/sql.js';
 import { keysStillHolding } from '../api-keys/api-keys.js';
 import { getCampaign } from '../campaigns/campaigns.js';
 import type { ServiceContext, ServiceEnv } from '../context.js';
@@ -8,6 +7,7 @@ import { NotFoundError } from '../errors.js';
 import { parseInput, uuid, type RawInput } from '../validation.js';
 import { signingSecret } from './store.js';
 import { readCallRecordsFilter, type callRecordsInput, type CallRecordsFilter } from '../results/records.js';
+import { cachedSecret } from '../signing-secrets.js';
 
 // Download links for CSV exports, for clients of GraphQL (v1 clients ask for `?format=csv` with their
 // token). A link is `/exports/<payload>.<signature>/`: the payload names the user, the export and when
@@ -45,16 +45,7 @@ export interface LinkedExport {
   records?: CallRecordsFilter | undefined;
 }
 
-const secrets = new WeakMap<Sql, Promise<Buffer>>();
-function secretOf(sql: Sql): Promise<Buffer> {
-  let secret = secrets.get(sql);
-  if (!secret) {
-    secret = signingSecret(sql, SECRET_NAME, randomBytes(32));
-    secrets.set(sql, secret);
-    secret.catch(() => secrets.delete(sql));
-  }
-  return secret;
-}
+const secretOf = cachedSecret((sql, fresh) => signingSecret(sql, SECRET_NAME, fresh));
 
 const sign = (secret: Buffer, payload: string) => createHmac('sha256', secret).update(payload).digest('base64url');
 

@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import type { Sql } from '../../../db/sql.js';
 import type { ServiceEnv } from '../../context.js';
 import { AuthenticationError, NotFoundError } from '../../errors.js';
 import { callVariables, voicemailTemplateOf } from '../../dialer/decisions.js';
@@ -11,6 +9,7 @@ import { agentToProvision, signingSecret } from '../store.js';
 import { IN_CALL_TOOLS, type InCallToolDefinition } from '../tools/definitions.js';
 import { runtimeCall, type RuntimeCall } from './store.js';
 import { readRuntimeToken, runtimeToken, RUNTIME_TOKEN_MINUTES } from './token.js';
+import { cachedSecret } from '../../signing-secrets.js';
 
 // A voice runtime outside this service (the one a Twilio call's media stream goes to) holds the
 // conversation; we hold the agent. When a person answers, the stream is given a token for that call
@@ -21,16 +20,7 @@ import { readRuntimeToken, runtimeToken, RUNTIME_TOKEN_MINUTES } from './token.j
 
 const SECRET_NAME = 'voice-runtime';
 
-const secrets = new WeakMap<Sql, Promise<Buffer>>();
-function secretOf(sql: Sql): Promise<Buffer> {
-  let secret = secrets.get(sql);
-  if (!secret) {
-    secret = signingSecret(sql, SECRET_NAME, randomBytes(32));
-    secrets.set(sql, secret);
-    secret.catch(() => secrets.delete(sql));
-  }
-  return secret;
-}
+const secretOf = cachedSecret((sql, fresh) => signingSecret(sql, SECRET_NAME, fresh));
 
 const inFlight = (call: RuntimeCall) => isUnfinished(call.status) && !call.ended;
 
