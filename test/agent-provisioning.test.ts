@@ -57,14 +57,14 @@ async function provisioningOf(id: string, token: string) {
   return result.data.agent;
 }
 
-/** Waits until the agent's provisioning is no longer pending, and returns the agent. */
-async function settled(id: string, token: string) {
+/** Waits until the agent's provisioning is no longer pending (at most `ms`), and returns the agent. */
+async function settled(id: string, token: string, ms = 30_000) {
   return waitFor(
     async () => {
       const agent = await provisioningOf(id, token);
       return agent.provisioning.state === 'pending' ? undefined : agent;
     },
-    30_000,
+    ms,
     'provisioning to settle',
   );
 }
@@ -193,7 +193,9 @@ describe('failures at Retell', () => {
     fake.inject('create-agent', { kind: 'after', status: 502 });
     fake.inject('publish-agent-version', { kind: 'timeout', ms: 2_500 });
     const agent = await createAgent(app, token);
-    const ready = await settled(agent.id, token);
+    // Four failed tries wait pg-boss's backoff, 1 s doubling with up to as much again at random: up to
+    // 2 + 4 + 8 + 16 s, and the 2.5 s timeout, before the fifth. The bound leaves room above that.
+    const ready = await settled(agent.id, token, 75_000);
     expect(ready.provisioning).toMatchObject({ state: 'ready', error: null, version: 1 });
     expect([...fake.llms.values()].filter((l) => l.default_dynamic_variables?.callflow_agent_id === agent.id)).toHaveLength(1);
     expect([...fake.agents.values()].filter((v) => v[0]!.agent_name === `callflow:${agent.id}`)).toHaveLength(1);
@@ -204,7 +206,7 @@ describe('failures at Retell', () => {
     expect(statuses).toEqual(['create-retell-llm 500', 'create-agent 429', 'create-agent 502']);
     // The timed-out publish did publish; the next try found version 0 frozen and published the draft after it.
     expect(ready.provisioning.providerVersion).toBeGreaterThanOrEqual(0);
-  }, 60_000);
+  }, 120_000);
 
   it('fails on a refusal with the provider’s message, refuses dispatch with agent_not_ready, and is ready after a retry', async () => {
     fake.inject('create-agent', { kind: 'status', status: 422, message: 'voice_id 11labs-Myra is not a voice of this workspace' });
