@@ -241,6 +241,23 @@ describe('documentation', () => {
     expect(doc.paths['/api/v1/probe/page/'].get.parameters.map((p: any) => p.name)).toEqual(['limit', 'offset']);
   });
 
+  it('shows a realistic example of every body, one its schema accepts', async () => {
+    const doc = (await app.request('GET', '/api/v1/schema/')).json;
+    const withBodies = v1Routes.filter((route) => route.body);
+    expect(withBodies.length).toBeGreaterThan(3);
+    for (const route of withBodies) {
+      expect(route.example, route.operationId).toBeDefined();
+      expect(route.body!.safeParse(route.example).success, route.operationId).toBe(true);
+      const content = doc.paths[`/api/v1${route.path}`][route.method.toLowerCase()].requestBody.content;
+      expect(content['application/json'].example, route.operationId).toEqual(route.example);
+    }
+    // The import's example is one a customer can send as it is.
+    const importRoute = v1Routes.find((route) => route.operationId === 'importContacts')!;
+    const imported = await app.request('POST', '/api/v1/contacts/import/', { token, body: importRoute.example });
+    expect(imported.status).toBe(201);
+    expect(imported.json.totalImported).toBe(2);
+  });
+
   it('serves the interactive page with local assets only', async () => {
     const page = await app.request('GET', '/api/v1/docs/');
     expect(page.status).toBe(200);

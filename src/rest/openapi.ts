@@ -113,7 +113,9 @@ export function buildOpenApiDocument(routes: RouteDefinition[]) {
               content: Object.fromEntries(
                 ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'].map((type) => [
                   type,
-                  { schema: bodySchema },
+                  type === 'application/json' && route.example !== undefined
+                    ? { schema: bodySchema, example: route.example }
+                    : { schema: bodySchema },
                 ]),
               ),
             },

@@ -28,6 +28,8 @@ export interface RouteDefinition<
   params?: P;
   query?: Q;
   body?: B;
+  /** A realistic body, shown (and sent by "Try it out") in the API docs; a test holds it to `body`. */
+  example?: z.input<B>;
   /** Takes the larger import body limit (whole files) instead of the ordinary one. */
   largeBody?: boolean;
   /**

@@ -46,6 +46,16 @@ export const contactRoutes = [
     summary: 'Import contacts into a new contact group (rows as JSON, or a CSV file)',
     tag: 'Contacts',
     body: importBody,
+    example: {
+      groupName: 'Spring renewals, Denver',
+      description: 'Members whose plan renews in April',
+      csvData: [
+        { first_name: 'Maria', last_name: 'Lopez', phone_number: '+13035550142', plan: 'Gold' },
+        { first_name: 'James', last_name: 'Okafor', phone_number: '(720) 555-0178', plan: 'Silver' },
+      ],
+      selectedHeaders: ['first_name', 'last_name', 'phone_number', 'plan'],
+      defaultCountry: 'US',
+    },
     largeBody: true,
     rateLimit: 'import',
     fieldCase: 'camel',
@@ -100,6 +110,7 @@ export const contactRoutes = [
     tag: 'Contacts',
     params: byId,
     body: patchBody,
+    example: { phone_number: '+13035550142', data: { first_name: 'Maria', last_name: 'Lopez', plan: 'Gold' } },
     status: 200,
     response: v1Contact,
     handler: async ({ params, body }, ctx) =>

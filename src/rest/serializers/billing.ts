@@ -11,9 +11,11 @@ const cents = z.int();
 
 export const v1CreditBalance = z
   .object({
-    balance_cents: cents.describe('Purchased credits, in cents.'),
-    effective_balance_cents: cents.describe('What calls may still spend: both balances minus what calls in flight hold.'),
-    included_remaining_cents: cents.describe('Plan credits left, in cents; calls spend these first.'),
+    balance_cents: cents.describe('Purchased credits, in cents.').meta({ examples: [12_450] }),
+    effective_balance_cents: cents
+      .describe('What calls may still spend: both balances minus what calls in flight hold.')
+      .meta({ examples: [13_950] }),
+    included_remaining_cents: cents.describe('Plan credits left, in cents; calls spend these first.').meta({ examples: [2_000] }),
   })
   .meta({ id: 'CreditBalance' });
 
@@ -21,9 +23,9 @@ export const v1CreditTransaction = z
   .object({
     id,
     kind: z.enum(CreditTransactionKind),
-    amount_cents: cents.describe('Signed change to purchased plus included credits.'),
-    balance_after_cents: cents.describe('Purchased credits after this transaction.'),
-    included_after_cents: cents.describe('Included credits after this transaction.'),
+    amount_cents: cents.describe('Signed change to purchased plus included credits.').meta({ examples: [-42] }),
+    balance_after_cents: cents.describe('Purchased credits after this transaction.').meta({ examples: [12_408] }),
+    included_after_cents: cents.describe('Included credits after this transaction.').meta({ examples: [0] }),
     description: z.string(),
     campaign_id: id.nullable(),
     call_attempt_id: id.nullable(),
