@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator, type UserRegistry } from '../src/services/auth.js';
 import type { Sql } from '../src/db/sql.js';
 import { startTestApp, TEST_SECRET, type TestApp } from './support/app.js';
+import { createCampaign, customer } from './support/campaigns.js';
+import { ALWAYS_OPEN, CAMPAIGN_UPDATED } from './support/live.js';
+import { subscribe } from './support/sse.js';
 
 // Every way a bearer token can be wrong is a 401 on both surfaces, with DRF's bodies on v1.
 
@@ -89,6 +92,26 @@ describe('with a shared secret (HS256)', () => {
     });
     const graphql = await app.request('POST', '/graphql', { token, body: { query: QUERY } });
     expect(graphql.json.errors[0]).toMatchObject({ message: 'Token is expired', extensions: { reason: 'token_expired' } });
+  });
+
+  it("ends a subscription at its token's expiry, with a last event that says so", async () => {
+    const alice = await customer(app);
+    const campaign = await createCampaign(app, alice, ALWAYS_OPEN);
+    const shortLived = await hs256({ sub: alice.id, exp: now() + 3 });
+    const byShortLived = await subscribe(app.url, CAMPAIGN_UPDATED, { id: campaign.id }, shortLived);
+    const byLongLived = await subscribe(app.url, CAMPAIGN_UPDATED, { id: campaign.id }, alice.token);
+    try {
+      await byShortLived.ended;
+      expect(byShortLived.completed).toBe(true);
+      expect(byShortLived.results.at(-1)).toMatchObject({
+        errors: [{ extensions: { code: 'UNAUTHENTICATED', reason: 'token_expired' } }],
+      });
+      // The other stream, opened with a token still valid, goes on.
+      expect(byLongLived.completed).toBe(false);
+    } finally {
+      byShortLived.close();
+      byLongLived.close();
+    }
   });
 
   it('expired but signed with another key: invalid, not expired', async () => {

@@ -65,7 +65,11 @@ export function createAuthenticator(settings: AuthSettings, users: UserRegistry,
         throw new AuthenticationError(error instanceof errors.JWTExpired ? 'expired' : 'invalid');
       }
       if (!uuid.safeParse(payload.sub).success) throw new AuthenticationError('invalid');
-      const principal: Principal = { id: payload.sub!.toLowerCase(), isAdmin: payload.role === 'admin' };
+      const principal: Principal = {
+        id: payload.sub!.toLowerCase(),
+        isAdmin: payload.role === 'admin',
+        tokenExpiresAt: new Date(payload.exp! * 1000),
+      };
       await users.ensure(principal.id);
       verified.set(token, principal, payload.exp! * 1000);
       return principal;

@@ -12,6 +12,8 @@ export interface Principal {
   isAdmin: boolean;
   /** Set when the caller presented an API key rather than a token. */
   apiKey?: { id: string; scope: 'read' | 'full' };
+  /** Set when the caller presented a token: its `exp`, past which nothing opened with it may go on. */
+  tokenExpiresAt?: Date;
 }
 
 export interface Clock {

@@ -22,7 +22,7 @@ import { costLimit } from './cost.js';
 import { graphqlMetrics } from './metrics.js';
 import { graphqlRateLimits } from './rate-limits.js';
 import { readOnlyKeys } from './read-only-keys.js';
-import { revokedKeysEndSubscriptions } from './revoked-keys.js';
+import { subscriptionsEndWithCredentials } from './ended-credentials.js';
 import { KeyWatch } from '../../services/api-keys/watch.js';
 import { graphqlTracing } from './tracing.js';
 import { variableCoercion } from './variables.js';
@@ -113,7 +113,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
       deferStream(),
       graphqlInput,
       readOnlyKeys,
-      revokedKeysEndSubscriptions(new KeyWatch(deps.env)),
+      subscriptionsEndWithCredentials(new KeyWatch(deps.env)),
       graphqlRateLimits(deps.rateLimiter),
       graphqlMetrics,
       variableCoercion,
