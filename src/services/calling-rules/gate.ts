@@ -94,9 +94,18 @@ export function gate(now: Date, campaign: GateCampaign, callee: Callee): Verdict
   };
 }
 
-/** Whether the frequency caps of the callee's region apply to this campaign's calls: then the caller reads the callee's history. */
-export function capsApply(campaign: Pick<GateCampaign, 'regionalRules'>, callee: Pick<Callee, 'phoneNumber' | 'region'>): boolean {
-  return campaign.regionalRules && capsOf(calleeRegion(callee.region, placeOfNumber(callee.phoneNumber))).length > 0;
+/**
+ * The numbers of the callable contacts among `contacts` whose region's frequency caps apply to this
+ * campaign's calls: only their histories need reading (the dialer's claim, the dispatch preview).
+ */
+export function cappedNumbers(
+  campaign: Pick<GateCampaign, 'regionalRules'>,
+  contacts: readonly { status: string; phoneNumber: string | null; region: string | null }[],
+): string[] {
+  if (!campaign.regionalRules) return [];
+  return contacts.flatMap(({ status, phoneNumber, region }) =>
+    status === 'active' && phoneNumber && capsOf(calleeRegion(region, placeOfNumber(phoneNumber))).length > 0 ? [phoneNumber] : [],
+  );
 }
 
 /**

@@ -1,6 +1,6 @@
 import { expectedCallsCents, spendableCents } from '../billing/calls.js';
 import { CAP_LOOKBACK_MS, type CallHistory } from '../calling-rules/caps.js';
-import { capsApply, type BlockReason, type GateCampaign } from '../calling-rules/gate.js';
+import { cappedNumbers, type BlockReason, type GateCampaign } from '../calling-rules/gate.js';
 import { RECALL_HOURS, REGIONAL_CONSENT_KINDS } from '../calling-rules/regional-hours.js';
 import { placeOfNumber } from '../calling-rules/places.js';
 import type { ServiceContext } from '../context.js';
@@ -131,9 +131,7 @@ async function cappedHistories(
   batch: PreviewContact[],
   from: Date,
 ) {
-  const numbers = batch.flatMap((c) =>
-    c.status === 'active' && c.phoneNumber && capsApply(rules, { phoneNumber: c.phoneNumber, region: c.region }) ? [c.phoneNumber] : [],
-  );
+  const numbers = cappedNumbers(rules, batch);
   if (numbers.length === 0) return new Map<string, CallHistory>();
   return callHistories(ctx.sql, userId, numbers, new Date(from.getTime() - CAP_LOOKBACK_MS), subject);
 }

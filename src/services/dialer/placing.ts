@@ -32,7 +32,7 @@ import {
 import { endCooldowns, lockPool, restNumber } from './store/caller-id.js';
 import { needsRest, type PoolNumber } from './caller-id.js';
 import { CAP_LOOKBACK_MS } from '../calling-rules/caps.js';
-import { capsApply } from '../calling-rules/gate.js';
+import { cappedNumbers } from '../calling-rules/gate.js';
 import { regionalRulesApply } from '../campaigns/exemptions.js';
 import { emitEvents } from '../webhooks/emit.js';
 import { RULES_VERSION } from '../calling-rules/regional-hours.js';
@@ -122,9 +122,7 @@ async function callerIdPool(tx: SqlTransaction, campaign: TickCampaign, now: Dat
  */
 async function cappedHistories(tx: SqlTransaction, campaign: TickCampaign, candidates: Candidate[], now: Date) {
   const rules = { regionalRules: regionalRulesApply(campaign.regionalRules, campaign.exemptionId !== null) };
-  const numbers = candidates.flatMap((c) =>
-    c.status === 'active' && c.phoneNumber && capsApply(rules, { phoneNumber: c.phoneNumber, region: c.region }) ? [c.phoneNumber] : [],
-  );
+  const numbers = cappedNumbers(rules, candidates);
   if (numbers.length === 0) return new Map();
   return lockCallHistories(tx, campaign.userId, numbers, new Date(now.getTime() - CAP_LOOKBACK_MS), campaign.callSubject);
 }
