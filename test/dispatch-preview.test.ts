@@ -112,8 +112,8 @@ beforeAll(async () => {
     },
   });
   campaignId = campaign.id;
-}, 60_000);
-afterAll(() => app.close());
+});
+afterAll(() => app?.close());
 
 async function graphqlPreview(first = 100, after?: string) {
   const res = await app.gql(PREVIEW, { id: campaignId, first, after }, token);
