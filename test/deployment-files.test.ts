@@ -81,7 +81,7 @@ describe('compose.yaml', () => {
   it('passes dclint, which validates it against the Compose Specification', async () => {
     const run = promisify(execFile)(process.execPath, [`${root}node_modules/dclint/bin/dclint.cjs`, `${root}compose.yaml`]);
     await expect(run).resolves.toBeDefined();
-  });
+  }, 120_000);
 
   it('runs the API, the workers, PostgreSQL and Redis, with the migrations once before the API and the workers', () => {
     const { api, worker, migrate, postgres, redis } = compose.services;

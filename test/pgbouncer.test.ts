@@ -57,7 +57,7 @@ describe.runIf(inject('testDatabase').kind === 'postgres' && !skip)(title, () =>
     });
     // The tests' own client, for fixtures and checks, on the direct URL.
     app = await startTestApp({ database: await openDatabase({ kind: 'postgres', url: direct }) });
-  }, 180_000);
+  }, 400_000);
 
   afterAll(async () => {
     await receiver?.close();
@@ -112,7 +112,7 @@ describe.runIf(inject('testDatabase').kind === 'postgres' && !skip)(title, () =>
     const id = created.json.id as string;
     expect((await call('POST', `/api/v1/campaigns/${id}/dispatch/`, token, { triggered_by: 'tests' })).status).toBe(202);
 
-    await campaignCompleted(app!, id, 90_000);
+    await campaignCompleted(app!, id, 180_000);
     const attempts = await app!.prisma.callAttempt.findMany({ where: { campaignId: id } });
     expect(attempts).toHaveLength(5);
     expect(attempts.every((a) => a.endedAt !== null && a.outcome !== null)).toBe(true);
@@ -122,7 +122,7 @@ describe.runIf(inject('testDatabase').kind === 'postgres' && !skip)(title, () =>
         const messages = await app!.prisma.webhookMessage.findMany({ where: { endpointId } });
         return messages.length > 0 && messages.every((m) => m.state === 'succeeded') ? messages.length : undefined;
       },
-      60_000,
+      180_000,
       'every webhook delivery',
     );
     expect(receiver.received).toHaveLength(delivered);
@@ -131,7 +131,7 @@ describe.runIf(inject('testDatabase').kind === 'postgres' && !skip)(title, () =>
     const stats = await adminQuery(`postgresql://postgres@127.0.0.1:${bouncer.port}/pgbouncer`, 'SHOW STATS');
     const ours = stats.find((row) => row.database === name);
     expect(Number(ours?.total_xact_count)).toBeGreaterThan(100);
-  }, 240_000);
+  }, 500_000);
 });
 
 async function adminQuery(url: string, text: string): Promise<Record<string, unknown>[]> {

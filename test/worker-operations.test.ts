@@ -54,7 +54,7 @@ describe.runIf(inject('testDatabase').kind === 'postgres')("a worker's operation
       expect(sample(text, 'job_queue_backlog', { queue })).toBeGreaterThanOrEqual(0);
     }
     expect(sample(text, 'dialer_lag_seconds')).toBe(0);
-  }, 90_000);
+  }, 300_000);
 
   it('asks for METRICS_TOKEN on /metrics when it is set, and never on /healthz', async () => {
     const metricsToken = 'worker-scrape-token-0123';
@@ -63,7 +63,7 @@ describe.runIf(inject('testDatabase').kind === 'postgres')("a worker's operation
     expect((await fetch(`${url}/metrics`)).status).toBe(401);
     expect((await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).status).toBe(200);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
-  }, 90_000);
+  }, 300_000);
 
   it('counts the calls it ended by outcome and the webhook deliveries it made, after a real campaign', async () => {
     const worker = workers.start(await databaseUrlOf(app));
@@ -80,14 +80,14 @@ describe.runIf(inject('testDatabase').kind === 'postgres')("a worker's operation
     const { id } = await createCampaign(app, who, ALWAYS_OPEN);
     // This app runs no dialer: the worker's sweep finds the campaign running and dials it.
     expect((await dispatch(app, who.token, id)).status).toBe(202);
-    await campaignCompleted(app, id, 60_000);
+    await campaignCompleted(app, id, 180_000);
     // Every event of the campaign (its calls, its status) delivered by the worker.
     const delivered = await waitFor(
       async () => {
         const messages = await app.prisma.webhookMessage.findMany({ where: { endpointId } });
         return messages.length > 0 && messages.every((m) => m.state === 'succeeded') ? messages.length : undefined;
       },
-      60_000,
+      180_000,
       'every delivery',
     );
 
@@ -101,7 +101,7 @@ describe.runIf(inject('testDatabase').kind === 'postgres')("a worker's operation
     // The work is done: nothing waits to be delivered, and no contact is due.
     expect(sample(text, 'job_queue_backlog', { queue: 'webhook-deliver' })).toBe(0);
     expect(sample(text, 'dialer_lag_seconds')).toBe(0);
-  }, 150_000);
+  }, 400_000);
 
   it('refuses to start on a port another process holds, naming WORKER_PORT', async () => {
     const first = workers.start(await databaseUrlOf(app));
@@ -110,5 +110,5 @@ describe.runIf(inject('testDatabase').kind === 'postgres')("a worker's operation
     const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
     expect(code).toBe(1);
     expect(workers.stderr(second)).toContain(`WORKER_PORT=${Number(port) + 1} npm run worker`);
-  }, 90_000);
+  }, 300_000);
 });

@@ -47,7 +47,7 @@ export function workerProcesses(defaults: Record<string, string>) {
     stderr: (child: ChildProcess): string => printed.get(child) ?? '',
 
     /** The URL of the worker's operations endpoints, once it has started (its log says so at LOG_LEVEL=info). */
-    listening(child: ChildProcess, timeoutMs = 60_000): Promise<string> {
+    listening(child: ChildProcess, timeoutMs = 180_000): Promise<string> {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`the worker did not start: ${printed.get(child)}`)), timeoutMs);
         const read = () => {
