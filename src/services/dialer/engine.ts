@@ -263,8 +263,9 @@ export class Dialer {
   private async apply(reported: Reported[], placed: Map<string, PlacedCall>): Promise<void> {
     if (reported.length === 0) return;
     let applied: Applied | null;
+    const batch = batchOf(reported, placed);
     try {
-      applied = await applyResults(this.env, batchOf(reported, placed), this.env.clock.now());
+      applied = await applyResults(this.env, batch, this.env.clock.now());
     } catch (error) {
       if (!(error instanceof RowsLockedError)) throw error;
       const locked = await this.deferLocked(reported, placed);
@@ -282,8 +283,8 @@ export class Dialer {
       if (this.locked.delete(customer)) this.env.log.info({ userId: customer }, 'results written again: their account is free');
     }
     if (applied) {
-      const finished = new Set(applied.finished.map((f) => f.id));
-      for (const r of reported) if (finished.has(r.result.attemptId)) this.onEnded(r.result.outcome);
+      // An attempt reported twice in one batch (a call's end, then its analysis) was written once, with the last.
+      for (const f of applied.finished) this.onEnded(batch.results.get(f.id)!.outcome);
       await this.applied(applied);
     }
   }
