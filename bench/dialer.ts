@@ -99,6 +99,8 @@ async function startWorker(url: string): Promise<ChildProcess> {
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
       SIM_TIME_SCALE: '0',
       DIALER_SWEEP_SECONDS: '1',
+      // Two workers share this host: each serves its operations endpoints on a free port.
+      WORKER_PORT: '0',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

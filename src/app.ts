@@ -23,6 +23,7 @@ import { adapterResponse } from './schema/server/node-adapter.js';
 import { createGraphQLServer } from './schema/server/server.js';
 import type { TrustedDocuments } from './schema/server/trusted-documents.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
+import type { JobBacklog } from './jobs/queues.js';
 import { readinessEndpoint } from './http/readiness-endpoint.js';
 import { requestMetrics } from './http/request-metrics.js';
 import { requestTracing } from './http/tracing.js';
@@ -60,6 +61,8 @@ export interface AppDeps {
   metricsToken?: string | undefined;
   /** What /readyz checks. */
   readiness: Readiness;
+  /** The job queues this process runs, whose sizes /metrics reports; none unless given. */
+  jobBacklog?: JobBacklog | undefined;
   /** Per-user request budgets on both surfaces. */
   rateLimiter: RateLimiter;
 }
@@ -77,7 +80,7 @@ export function createApp(deps: AppDeps): Hono {
   app.use(requestScope(deps.env.log), accessLog(deps.env.log), requestMetrics(), compression());
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', readinessEndpoint(deps.readiness));
-  app.get('/metrics', metricsEndpoint(deps.env, deps.metricsToken));
+  app.get('/metrics', metricsEndpoint(deps.env, deps.metricsToken, deps.jobBacklog));
   // Both surfaces serve browsers; webhooks and operations endpoints are called by servers only.
   app.use('/graphql', cors(deps.corsOrigins));
   app.use(`${V1_PREFIX}/*`, cors(deps.corsOrigins));

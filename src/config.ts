@@ -119,10 +119,21 @@ const envSchema = z
     NODE_ENV: z.enum(['development', 'production', 'test'], { error: 'must be development, production or test' }).default('development'),
     HOST: z.string().min(1).default('0.0.0.0'),
     PORT: integer(0, 65535).default(4000),
+    WORKER_PORT: z
+      .string()
+      .regex(/^(off|\d{1,5})$/, { error: 'must be a port number from 0 to 65535, or off' })
+      .transform((value) => (value === 'off' ? null : Number(value)))
+      .pipe(z.number().max(65535, { error: 'must be a port number from 0 to 65535, or off' }).nullable())
+      .default(4001),
     DATABASE_URL: z
       .string()
       .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// connection string' })
       .optional(),
+    DATABASE_DIRECT_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// connection string' })
+      .optional(),
+    DATABASE_POOL_SIZE: integer(1, 1_000).default(10),
     DATABASE_CONNECT_TIMEOUT_SECONDS: integer(0, 3_600).default(30),
     DATA_DIR: z.string().min(1).default('./.data'),
     JWT_SECRET: z.string().min(32, { error: 'must be at least 32 characters long' }).optional(),
@@ -263,6 +274,13 @@ const envSchema = z
         message: 'must be off with GRAPHQL_TRUSTED_DOCUMENTS (GraphiQL sends documents, which are refused)',
       });
     }
+    if (env.DATABASE_DIRECT_URL && !env.DATABASE_URL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DATABASE_DIRECT_URL'],
+        message: 'needs DATABASE_URL (the pooled connection string it stands beside)',
+      });
+    }
     if (env.JWT_SECRET && env.JWT_JWKS_URL) {
       ctx.addIssue({ code: 'custom', path: ['JWT_JWKS_URL'], message: 'set JWT_SECRET or JWT_JWKS_URL, not both' });
     }
@@ -281,7 +299,16 @@ export interface Config {
   env: Env['NODE_ENV'];
   host: string;
   port: number;
+  /** Where `npm run worker` serves /healthz, /readyz and /metrics; null: it serves no HTTP. */
+  workerPort: number | null;
   databaseUrl: string | undefined;
+  /**
+   * A direct connection to the server when `databaseUrl` goes through a pooler in transaction mode
+   * (PgBouncer): migrations and LISTEN take it, and statements on `databaseUrl` are not prepared.
+   */
+  databaseDirectUrl: string | undefined;
+  /** Sessions the process's main pool opens at most (Prisma and plain SQL); the job engine has its own. */
+  databasePoolSize: number;
   /** How long the first connection waits for a PostgreSQL server that is still starting (src/db/connect.ts). */
   databaseConnectTimeoutSeconds: number;
   dataDir: string;
@@ -347,7 +374,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? 'environment');
         // Secrets, and connection strings that may carry passwords, are never echoed.
-        const secret = /SECRET|TOKEN|_KEY$|DATABASE_URL|REDIS_URL/.test(name);
+        const secret = /SECRET|TOKEN|_KEY$|DATABASE_URL|DATABASE_DIRECT_URL|REDIS_URL/.test(name);
         const given = name in present && !secret ? ` (got ${JSON.stringify(present[name])})` : '';
         return `${name} ${issue.message}${given}`;
       }),
@@ -359,7 +386,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     env: env.NODE_ENV,
     host: env.HOST,
     port: env.PORT,
+    workerPort: env.WORKER_PORT,
     databaseUrl: env.DATABASE_URL,
+    databaseDirectUrl: env.DATABASE_DIRECT_URL,
+    databasePoolSize: env.DATABASE_POOL_SIZE,
     databaseConnectTimeoutSeconds: env.DATABASE_CONNECT_TIMEOUT_SECONDS,
     dataDir: env.DATA_DIR,
     jwt: { secret: env.JWT_SECRET, jwksUrl: env.JWT_JWKS_URL, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE },

@@ -1,21 +1,20 @@
-import { serve } from '@hono/node-server';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { waitForDatabase } from './db/connect.js';
-import { openDatabase, type Database } from './db/database.js';
+import { databaseTarget, openDatabase, type Database } from './db/database.js';
 import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates } from './db/seed.js';
 import { DEMO_USER_ID, seedDemo } from './demo/seed.js';
 import { createApp } from './app.js';
 import { startDialer } from './jobs/dialer.js';
 import { startProvisioning } from './jobs/provisioning.js';
+import { combinedBacklog, type JobBacklog } from './jobs/queues.js';
 import { notifyingDialer } from './jobs/wake-notifications.js';
 import { startWebhookDelivery } from './jobs/webhooks.js';
 import { drainable } from './http/drain.js';
 import { serveBrainSockets } from './http/retell-llm-socket.js';
-import { PortInUseError } from './http/port.js';
+import { listen } from './http/listen.js';
 import { registerDatabaseChecks } from './ops/database-checks.js';
 import { createEventBus } from './ops/event-bus.js';
 import { createRateLimiter } from './ops/rate-limits.js';
@@ -52,9 +51,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
   if (config.databaseUrl) {
     await waitForDatabase(config.databaseUrl, { timeoutMs: config.databaseConnectTimeoutSeconds * 1000, log });
   }
-  const db = await openDatabase(
-    config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir },
-  );
+  const db = await openDatabase(databaseTarget(config));
   const readiness = new Readiness();
   const shutdownHooks = new ShutdownHooks();
   // First added, so last run: the spans of the other hooks' work are exported too.
@@ -77,6 +74,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       voice: idleVoice,
     };
     const demoSeeded = config.seedDemo ? await seedDemo(env) : false;
+    let jobBacklog: JobBacklog | undefined;
     if (config.runDialer) {
       const dialer = await startDialer(env, db, config.dialer);
       env.dialer = dialer.control;
@@ -90,6 +88,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       const provisioning = await startProvisioning(env, db, config.provisioning);
       env.voice = provisioning.control;
       shutdownHooks.add('provisioning', () => provisioning.stop());
+      jobBacklog = combinedBacklog([dialer.backlog, webhooks.backlog, provisioning.backlog]);
     } else if (config.databaseUrl) {
       env.dialer = notifyingDialer(db.sql, log);
     }
@@ -118,6 +117,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       twilioWebhook: config.twilioWebhook,
       metricsToken: config.metricsToken,
       readiness,
+      jobBacklog,
       rateLimiter,
     });
 
@@ -159,14 +159,4 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
     await db.close();
     throw error;
   }
-}
-
-function listen(fetch: (request: Request) => Response | Promise<Response>, hostname: string, port: number) {
-  return new Promise<Server>((resolve, reject) => {
-    // serve() makes a node:http server unless told otherwise.
-    const server = serve({ fetch, hostname, port }, () => resolve(server as Server));
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new PortInUseError(hostname, port) : error),
-    );
-  });
 }

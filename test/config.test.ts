@@ -27,6 +27,40 @@ describe('configuration', () => {
     ]);
   });
 
+  it('opens a pool of 10 sessions unless DATABASE_POOL_SIZE says otherwise, from 1 to 1000', () => {
+    expect(loadConfig({}).databasePoolSize).toBe(10);
+    expect(loadConfig({ DATABASE_POOL_SIZE: '40' }).databasePoolSize).toBe(40);
+    expect(configProblems({ DATABASE_POOL_SIZE: '0' })).toEqual(['DATABASE_POOL_SIZE must be at least 1 (got "0")']);
+    expect(configProblems({ DATABASE_POOL_SIZE: '5000' })).toEqual(['DATABASE_POOL_SIZE must be at most 1000 (got "5000")']);
+    expect(configProblems({ DATABASE_POOL_SIZE: 'many' })).toEqual([
+      'DATABASE_POOL_SIZE must be a whole number from 1 to 1000 (got "many")',
+    ]);
+  });
+
+  it('takes a direct database URL only beside DATABASE_URL, and never echoes it', () => {
+    const direct = 'postgresql://app:secret@db:5432/callflow';
+    expect(
+      loadConfig({ DATABASE_URL: 'postgresql://app:secret@pgbouncer:6432/callflow', DATABASE_DIRECT_URL: direct }).databaseDirectUrl,
+    ).toBe(direct);
+    expect(loadConfig({}).databaseDirectUrl).toBeUndefined();
+    expect(configProblems({ DATABASE_DIRECT_URL: direct })).toEqual([
+      'DATABASE_DIRECT_URL needs DATABASE_URL (the pooled connection string it stands beside)',
+    ]);
+    expect(configProblems({ DATABASE_URL: direct, DATABASE_DIRECT_URL: 'mysql://app:secret@db' })).toEqual([
+      'DATABASE_DIRECT_URL must be a postgres:// or postgresql:// connection string',
+    ]);
+  });
+
+  it("serves the worker's operations endpoints on port 4001 unless told another, 0 (any free one) or off", () => {
+    expect(loadConfig({}).workerPort).toBe(4001);
+    expect(loadConfig({ WORKER_PORT: '9464' }).workerPort).toBe(9464);
+    expect(loadConfig({ WORKER_PORT: '0' }).workerPort).toBe(0);
+    expect(loadConfig({ WORKER_PORT: 'off' }).workerPort).toBeNull();
+    for (const bad of ['70000', 'none', '-1']) {
+      expect(configProblems({ WORKER_PORT: bad })).toEqual([`WORKER_PORT must be a port number from 0 to 65535, or off (got "${bad}")`]);
+    }
+  });
+
   it('reports one clear message per bad value, all at once', () => {
     const found = configProblems({ PORT: 'eighty', DATABASE_URL: 'mysql://x', JWT_SECRET: 'short', LOG_LEVEL: 'loud' });
     expect(found).toHaveLength(4);

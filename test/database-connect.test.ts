@@ -38,6 +38,7 @@ function runEntry(
       SEED_DEMO: 'false',
       HOST: '127.0.0.1',
       PORT: '0',
+      WORKER_PORT: '0',
       LOG_LEVEL: 'warn',
       ...env,
     },

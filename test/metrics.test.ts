@@ -2,20 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createCampaign, customer, dispatch } from './support/campaigns.js';
+import { sample } from './support/prometheus.js';
 
 // Prometheus metrics at /metrics: HTTP by route pattern, GraphQL by operation, SQL statements, and the
 // gauges the dialer sets. Counters are per process and this file has its own, so values are exact.
-
-/** The value of one series in the exposition text, or undefined when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    const match = line.match(/^([a-z_]+)(?:\{(.*)\})? (\S+)$/);
-    if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([key, value]) => found[key] === value)) return Number(match[3]);
-  }
-  return undefined;
-}
 
 describe('/metrics', () => {
   let app: TestApp;
@@ -89,6 +79,7 @@ describe('/metrics', () => {
     expect(sample(before, 'dialer_calls_in_flight')).toBe(0);
     expect(sample(before, 'dialer_queue_depth')).toBe(0);
     expect(sample(before, 'dialer_credit_held_cents')).toBe(0);
+    expect(sample(before, 'dialer_lag_seconds')).toBe(0);
 
     // A running campaign of four contacts (no dialer runs here), one of them on the phone with 45 cents held.
     const who = await customer(app, { contacts: 4 });
@@ -97,11 +88,15 @@ describe('/metrics', () => {
     const [first] = await app.prisma.campaignContact.findMany({ where: { campaignId: id }, take: 1 });
     await app.prisma.campaignContact.update({ where: { id: first!.id }, data: { state: 'dialing' } });
     await app.prisma.creditAccount.update({ where: { userId: who.id }, data: { heldCents: 45n } });
+    // One waiting contact has been due for ten minutes: the dialer is that late.
+    const waiting = await app.prisma.campaignContact.findFirstOrThrow({ where: { campaignId: id, state: 'pending' } });
+    await app.prisma.campaignContact.update({ where: { id: waiting.id }, data: { nextAttemptAt: new Date(Date.now() - 600_000) } });
 
     const text = await scrape();
     expect(sample(text, 'dialer_calls_in_flight')).toBe(1);
     expect(sample(text, 'dialer_queue_depth')).toBe(3);
     expect(sample(text, 'dialer_credit_held_cents')).toBe(45);
+    expect(sample(text, 'dialer_lag_seconds')).toBeGreaterThanOrEqual(600);
   });
 });
 

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDialer, type DialerRuntime } from '../src/jobs/dialer.js';
+import { registry } from '../src/ops/metrics.js';
 import type { DialerControl } from '../src/services/dialer/control.js';
 import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/options.js';
 import { systemClock } from '../src/services/context.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { dialerEnv, ledgerMatchesAccount, runningCampaign } from './support/dialer.js';
 import { FakeRetell, type Script } from './support/fake-retell.js';
+import { sample } from './support/prometheus.js';
 import { waitFor } from './support/wait.js';
 
 // A campaign dialed through the Retell adapter, as in production: the dialer on its job engine places
@@ -83,6 +85,8 @@ let app: TestApp;
 let fake: FakeRetell;
 let runtime: DialerRuntime;
 let setup: Awaited<ReturnType<typeof runningCampaign>>;
+/** This process's metrics before the campaign: other files in this worker may have counted before. */
+let metricsBefore: string;
 
 beforeAll(async () => {
   fake = await new FakeRetell({ apiKey: API_KEY, webhookKey: WEBHOOK_KEY, script: (to) => SCRIPT[to] ?? { kind: 'silent' } }).start();
@@ -106,6 +110,7 @@ beforeAll(async () => {
     campaign: { concurrentCalls: 4, scheduleConfig: { max_attempts: 1 } },
   });
   await app.prisma.agent.update({ where: { id: setup.agent.id }, data: { providerAgentId: 'agent_4f2b1c', providerVersion: 3 } });
+  metricsBefore = await registry.metrics();
   await runtime.control.wake(setup.campaignId);
   await waitFor(
     async () =>
@@ -128,6 +133,18 @@ async function attemptsByNumber() {
 }
 
 describe('a campaign dialed through the Retell adapter', () => {
+  it("counted Retell's refusals by reason, and each call's outcome, in the metrics", async () => {
+    const after = await registry.metrics();
+    const added = (name: string, labels: Record<string, string>) =>
+      (sample(after, name, labels) ?? 0) - (sample(metricsBefore, name, labels) ?? 0);
+    const errors = (reason: string) => added('telephony_provider_errors_total', { provider: 'retell', reason });
+    // The 429 put its call back for later; the 400 made the number invalid.
+    expect([errors('retry_later'), errors('invalid_destination'), errors('error')]).toEqual([1, 1, 0]);
+    const attempts = await app.prisma.callAttempt.groupBy({ by: ['outcome'], where: { campaignId: setup.campaignId }, _count: true });
+    expect(attempts.reduce((sum, a) => sum + a._count, 0)).toBe(10);
+    for (const { outcome, _count } of attempts) expect(added('dialer_calls_ended_total', { outcome: outcome! }), outcome!).toBe(_count);
+  });
+
   it('placed each call with create-phone-call: bearer key, E.164 numbers, the agent, the contact as strings, our attempt id', async () => {
     const attempts = await attemptsByNumber();
     const agentNumber = setup.agent.phoneNumbers[0]!.number;

@@ -1,11 +1,9 @@
 import { loadConfig } from '../config.js';
-import { openDatabase } from '../db/database.js';
+import { databaseTarget, openDatabase } from '../db/database.js';
 
 // `npm run db:migrate`: applies pending migrations to DATABASE_URL, or to the embedded database.
 const config = loadConfig();
-const db = await openDatabase(
-  config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir },
-);
+const db = await openDatabase(databaseTarget(config));
 try {
   const applied = await db.migrate();
   console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'The database is up to date.');

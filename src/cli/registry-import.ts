@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { openDatabase } from '../db/database.js';
+import { databaseTarget, openDatabase } from '../db/database.js';
 import { ValidationError } from '../services/errors.js';
 import { systemClock } from '../services/context.js';
 import { importRegistry } from '../services/registries/registries.js';
@@ -20,9 +20,7 @@ if (!values.registry || !values.downloaded || positionals.length !== 1) {
 }
 
 const config = loadConfig();
-const db = await openDatabase(
-  config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir },
-);
+const db = await openDatabase(databaseTarget(config));
 const started = performance.now();
 try {
   const copy = await importRegistry(

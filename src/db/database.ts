@@ -4,6 +4,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
+import type { Config } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { dbStatements } from '../ops/metrics.js';
 import { countingAdapterFactory } from './counting-adapter.js';
@@ -21,6 +22,8 @@ export interface Database {
   prisma: PrismaClient;
   /** Plain SQL on the same database, for hot paths (see sql.ts). */
   sql: Sql;
+  /** Where LISTEN sessions connect (PostgreSQL's direct URL); null on the embedded database. */
+  listenUrl: string | null;
   /** Plain SQL beside Prisma, for the job engine: a connection string, or the embedded instance's own. */
   jobEngineConnection:
     { connectionString: string } | { db: { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> } };
@@ -42,7 +45,27 @@ export interface Database {
  */
 const SESSION_OPTIONS = '-c idle_in_transaction_session_timeout=15000 -c tcp_user_timeout=15000';
 
-export type DatabaseTarget = { kind: 'postgres'; url: string } | { kind: 'pglite'; dataDir: string } | { kind: 'pglite'; instance: PGlite };
+export interface PostgresTarget {
+  kind: 'postgres';
+  url: string;
+  /** Sessions the pool opens at most (10 unless given). */
+  poolSize?: number | undefined;
+  /**
+   * Set when `url` goes through a pooler in transaction mode (PgBouncer): a direct connection to the
+   * server for what needs a session of its own (migrations' advisory lock, LISTEN). Statements on `url`
+   * are then not prepared under names, and carry no session settings (the pooler would refuse them).
+   */
+  directUrl?: string | undefined;
+}
+
+export type DatabaseTarget = PostgresTarget | { kind: 'pglite'; dataDir: string } | { kind: 'pglite'; instance: PGlite };
+
+/** What a process's settings name: PostgreSQL with DATABASE_URL, else the embedded database in DATA_DIR. */
+export function databaseTarget(config: Pick<Config, 'databaseUrl' | 'databaseDirectUrl' | 'databasePoolSize' | 'dataDir'>): DatabaseTarget {
+  return config.databaseUrl
+    ? { kind: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize, directUrl: config.databaseDirectUrl }
+    : { kind: 'pglite', dataDir: config.dataDir };
+}
 
 /** With a PostgreSQL URL, a real server through node-postgres; otherwise PGlite in a local folder. */
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
@@ -50,17 +73,21 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let migrate: () => Promise<string[]>;
   let closeDriver: () => Promise<void> = async () => {};
   let jobEngineConnection: Database['jobEngineConnection'];
+  let listenUrl: string | null = null;
   let plainSql: (onStatement: () => void) => Sql;
   if (target.kind === 'postgres') {
-    const pool = new pg.Pool({ connectionString: target.url, max: 10, options: SESSION_OPTIONS });
+    const pooled = target.directUrl !== undefined;
+    const pool = new pg.Pool({ connectionString: target.url, max: target.poolSize ?? 10, ...(pooled ? {} : { options: SESSION_OPTIONS }) });
     // An idle connection the server dropped (a restart) is an 'error' event, fatal unless listened to;
     // the pool replaces it and the next statement says whether the database is back.
     pool.on('error', () => {});
     factory = new PrismaPg(pool);
-    migrate = () => migrateInThread(target.url);
-    plainSql = (onStatement) => postgresSql(pool, onStatement);
+    const direct = target.directUrl ?? target.url;
+    migrate = () => migrateInThread(direct);
+    plainSql = (onStatement) => postgresSql(pool, onStatement, !pooled);
     closeDriver = () => pool.end();
     jobEngineConnection = { connectionString: target.url };
+    listenUrl = direct;
   } else if ('instance' in target) {
     const { PrismaPGlite } = await import('pglite-prisma-adapter');
     const pglite = target.instance;
@@ -101,6 +128,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     kind: target.kind,
     prisma,
     sql,
+    listenUrl,
     jobEngineConnection,
     // One query when there is nothing to apply, so that processes starting together do not queue on the lock.
     migrate: async () => ((await unappliedMigrations(sql)).length ? migrate() : []),

@@ -151,8 +151,12 @@ const pgTypes = {
     oid === INT8_OID ? (text: string) => BigInt(text) : pg.types.getTypeParser(oid, format),
 } as pg.CustomTypesConfig;
 
-/** On PostgreSQL: statements through node-postgres on the pool Prisma uses too. */
-export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
+/**
+ * On PostgreSQL: statements through node-postgres on the pool Prisma uses too. `prepare` false: none is
+ * prepared under a name, for a pooler in transaction mode, whose server sessions change between
+ * transactions (a name prepared on one is unknown on the next).
+ */
+export function postgresSql(pool: pg.Pool, onStatement: () => void, prepare = true): Sql {
   // A declared statement is prepared once per connection under its name, which stands for one text
   // (statement() refuses a second); a text built at run time goes unprepared, as do BEGIN and COMMIT.
   const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, values?: readonly unknown[], name?: string) => {
@@ -162,7 +166,12 @@ export function postgresSql(pool: pg.Pool, onStatement: () => void): Sql {
   };
   const runNamed = <R>(client: pg.Pool | pg.PoolClient, statement: Statement<R>, values?: readonly unknown[]) =>
     measured(statement, () =>
-      run<R>(client, statement.text, values, statement.dynamic ? undefined : `callflow.${statement.preparedAs ?? statement.name}`),
+      run<R>(
+        client,
+        statement.text,
+        values,
+        statement.dynamic || !prepare ? undefined : `callflow.${statement.preparedAs ?? statement.name}`,
+      ),
     );
   return {
     run: (statement, values) => runNamed(pool, statement, values),

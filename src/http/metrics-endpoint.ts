@@ -1,17 +1,28 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
-import { dialerCallsInFlight, dialerCreditHeldCents, dialerQueueDepth, registry } from '../ops/metrics.js';
+import type { JobBacklog } from '../jobs/queues.js';
+import {
+  dialerCallsInFlight,
+  dialerCreditHeldCents,
+  dialerLagSeconds,
+  dialerQueueDepth,
+  jobQueueBacklog,
+  registry,
+} from '../ops/metrics.js';
 import { json } from './errors.js';
 import type { ServiceEnv } from '../services/context.js';
 import { dialerStatus } from '../services/dialer/status.js';
 
-/** GET /metrics in Prometheus' text format; with a token configured, only for `Authorization: Bearer <token>`. */
-export function metricsEndpoint(env: Pick<ServiceEnv, 'sql' | 'clock' | 'log'>, token: string | undefined) {
+/**
+ * GET /metrics in Prometheus' text format; with a token configured, only for `Authorization: Bearer <token>`.
+ * `jobBacklog`: the queues of the job engines this process runs, whose sizes are read at each scrape.
+ */
+export function metricsEndpoint(env: Pick<ServiceEnv, 'sql' | 'clock' | 'log'>, token: string | undefined, jobBacklog?: JobBacklog) {
   return async (c: Context): Promise<Response> => {
     if (token && !bearerMatches(c.req.header('authorization'), token)) {
       return json(401, { detail: 'Authentication credentials were not provided.' }, { 'www-authenticate': 'Bearer realm="metrics"' });
     }
-    await refreshDialerGauges(env);
+    await Promise.all([refreshDialerGauges(env), jobBacklog && refreshBacklog(env, jobBacklog)]);
     return new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType } });
   };
 }
@@ -31,7 +42,16 @@ async function refreshDialerGauges(env: Pick<ServiceEnv, 'sql' | 'clock' | 'log'
     dialerCallsInFlight.set(status.callsInFlight);
     dialerQueueDepth.set(status.contactsDue);
     dialerCreditHeldCents.set(Number(status.heldCents));
+    dialerLagSeconds.set(status.lagSeconds);
   } catch (error) {
     env.log.warn({ err: error }, 'could not read the dialer gauges');
+  }
+}
+
+async function refreshBacklog(env: Pick<ServiceEnv, 'log'>, jobBacklog: JobBacklog): Promise<void> {
+  try {
+    for (const [queue, size] of Object.entries(await jobBacklog())) jobQueueBacklog.set({ queue }, size);
+  } catch (error) {
+    env.log.warn({ err: error }, 'could not read the job queues');
   }
 }

@@ -2,16 +2,19 @@ import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import { jobLogger } from '../logger.js';
+import { callsEnded, providerErrors } from '../ops/metrics.js';
 import { inJobSpan } from '../ops/tracing.js';
+import { CALL_OUTCOMES } from '../services/call-outcomes.js';
 import type { ServiceEnv } from '../services/context.js';
 import type { DialerControl } from '../services/dialer/control.js';
 import { Dialer } from '../services/dialer/engine.js';
 import type { DialerOptions, Wake } from '../services/dialer/options.js';
 import { RetellTelephony, type RetellOptions } from '../services/voice/providers/retell/telephony.js';
+import { CallRefused, type Telephony } from '../services/voice/providers/telephony.js';
 import { SimulatedTelephony, type SimulatorOptions } from '../services/voice/providers/simulated/telephony.js';
 import { TickTurns } from '../services/dialer/turns.js';
 import { TwilioTelephony, type TwilioOptions } from '../services/voice/providers/twilio/telephony.js';
-import { ensureQueue } from './queues.js';
+import { ensureQueue, queueBacklog, type JobBacklog } from './queues.js';
 import { wakeNotifications, type WakeNotifications } from './wake-notifications.js';
 
 // The dialer on pg-boss. A wake-up ("tick campaign X") is a durable job that any worker process may
@@ -49,6 +52,7 @@ export interface DialerRuntime {
   dialer: Dialer;
   /** False once stopped, for the readiness check. */
   running(): boolean;
+  backlog: JobBacklog;
   /**
    * Stops taking work, lets the ticks under way finish, applies the results of calls that ended (the
    * simulator ends its calls now), and puts wake-ups for the campaigns it touched on the queue, so
@@ -70,18 +74,24 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
   // Campaigns woken while stopping, which another worker goes on with.
   const handOver = new Set<string>();
   // The embedded database has one process, whose wake-ups are its own.
-  const others =
-    'connectionString' in db.jobEngineConnection
-      ? await wakeNotifications(db.jobEngineConnection.connectionString, env.sql, (campaignId) => ticks.run(campaignId), env.log)
-      : null;
+  const others = db.listenUrl ? await wakeNotifications(db.listenUrl, env.sql, (campaignId) => ticks.run(campaignId), env.log) : null;
 
-  const dialer: Dialer = new Dialer(env, () => telephony, routeWakes(env, ticks, queue, others, isStopped, handOver), options.dialer);
-  const telephony =
+  for (const outcome of CALL_OUTCOMES) callsEnded.labels(outcome).inc(0);
+  const dialer: Dialer = new Dialer(
+    env,
+    () => telephony,
+    routeWakes(env, ticks, queue, others, isStopped, handOver),
+    options.dialer,
+    (outcome) => callsEnded.inc({ outcome }),
+  );
+  const telephony = countingErrors(
+    options.telephony.provider,
     options.telephony.provider === 'retell'
       ? new RetellTelephony(options.telephony)
       : options.telephony.provider === 'twilio'
         ? new TwilioTelephony(options.telephony)
-        : new SimulatedTelephony(options.telephony, (result) => dialer.report(result));
+        : new SimulatedTelephony(options.telephony, (result) => dialer.report(result)),
+  );
 
   await boss.work<WakeJob>(WAKE, { batchSize: 20, pollingIntervalSeconds: 0.5 }, async (jobs) => {
     const seen = new Set<string>();
@@ -101,6 +111,7 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
   return {
     dialer,
     running: () => !stopped,
+    backlog: queueBacklog(boss, [WAKE]),
     control: {
       wake: async (campaignId, cause) => {
         const jobId = await queue.send(campaignId, undefined, cause?.requestId);
@@ -127,6 +138,29 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
     },
   };
 }
+
+/**
+ * The adapter, with every call its provider would not start counted by reason; the provider's series
+ * exist from the start, at 0, so that a rate over them is defined at once.
+ */
+function countingErrors(provider: TelephonyOptions['provider'], telephony: Telephony): Telephony {
+  for (const reason of PROVIDER_ERROR_REASONS) providerErrors.labels(provider, reason).inc(0);
+  return {
+    placeCall: async (call) => {
+      try {
+        return await telephony.placeCall(call);
+      } catch (error) {
+        providerErrors.inc({ provider, reason: error instanceof CallRefused ? error.reason : 'error' });
+        throw error;
+      }
+    },
+    stop: () => telephony.stop(),
+  };
+}
+
+const PROVIDER_ERROR_REASONS = ['retry_later', 'invalid_destination', 'error'] as const satisfies readonly (
+  CallRefused['reason'] | 'error'
+)[];
 
 /**
  * Where the dialer's wake-ups go: a later one onto the queue; one for now to this process's ticks and,

@@ -8,7 +8,7 @@ import { RetellVoiceProvider, type RetellProvisioningOptions } from '../services
 import { SimulatedVoiceProvider } from '../services/voice/providers/simulated/agents.js';
 import { provisionAgent, queueProvisioning, sweepDrift } from '../services/voice/provisioning.js';
 import { queueSession } from '../services/webhooks/queueing.js';
-import { ensureQueue } from './queues.js';
+import { ensureQueue, queueBacklog, type JobBacklog } from './queues.js';
 
 // Agents' provisioning on pg-boss. A change leaves the agent pending (the outbox); a relay moves each
 // new version onto the queue, in the transaction that marks it queued. A job that meets a passing error
@@ -43,6 +43,7 @@ export interface ProvisioningRuntimeOptions {
 export interface ProvisioningRuntime {
   control: VoiceControl;
   provider: VoiceProvider;
+  backlog: JobBacklog;
   stop(): Promise<void>;
 }
 
@@ -109,6 +110,7 @@ export async function startProvisioning(env: ServiceEnv, db: Database, options: 
 
   return {
     provider,
+    backlog: queueBacklog(boss, [PROVISION, DRIFT]),
     control: {
       queued: async () => {
         await relay();

@@ -13,3 +13,17 @@ export async function ensureQueue(boss: PgBoss, name: string, options?: Omit<PgB
     await boss.createQueue(name, { name, ...options });
   }, 6);
 }
+
+/** Jobs waiting in each of a process's queues (created or retrying, those scheduled for later included), by queue. */
+export type JobBacklog = () => Promise<Record<string, number>>;
+
+/** The backlog of some queues of one job engine. */
+export function queueBacklog(boss: PgBoss, names: string[]): JobBacklog {
+  return async () =>
+    Object.fromEntries(await Promise.all(names.map(async (name) => [name, (await boss.getQueueSize(name)) ?? 0] as const)));
+}
+
+/** The backlogs of several job engines, as one. */
+export function combinedBacklog(backlogs: JobBacklog[]): JobBacklog {
+  return async () => Object.assign({}, ...(await Promise.all(backlogs.map((backlog) => backlog()))));
+}

@@ -1,10 +1,11 @@
 import PgBoss from 'pg-boss';
 import type { Database } from '../db/database.js';
 import { jobLogger } from '../logger.js';
+import { webhookDeliveries } from '../ops/metrics.js';
 import type { ServiceEnv } from '../services/context.js';
 import { attemptDelivery, type DeliveryOptions, type QueueAttempt } from '../services/webhooks/delivery.js';
 import { failDelivery, queueDeliveries, queueSession, type DeliveryJob } from '../services/webhooks/queueing.js';
-import { ensureQueue } from './queues.js';
+import { ensureQueue, queueBacklog, type JobBacklog } from './queues.js';
 
 // Webhook deliveries on pg-boss. Events are written with their deliveries in the transactions that made
 // them (the outbox); a relay here moves new deliveries onto the queue, in a transaction that marks them
@@ -30,6 +31,7 @@ export interface WebhookRuntimeOptions {
 }
 
 export interface WebhookRuntime {
+  backlog: JobBacklog;
   stop(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function startWebhookDelivery(env: ServiceEnv, db: Database, option
   await boss.start();
   await ensureQueue(boss, DEAD_LETTER);
   await ensureQueue(boss, DELIVER);
+  for (const state of ['succeeded', 'pending', 'failed'] as const) webhookDeliveries.labels(state).inc(0);
 
   // A crashed attempt is run again a few times, a few seconds apart, then dead-lettered.
   const jobOptions = { expireInSeconds: options.jobExpireSeconds, retryLimit: 5, retryDelay: 2, deadLetter: DEAD_LETTER };
@@ -79,7 +82,8 @@ export async function startWebhookDelivery(env: ServiceEnv, db: Database, option
     await Promise.all(
       jobs.map(async (job) => {
         try {
-          await attemptDelivery(env, options.delivery, job.data.messageId, job.data.attempt, queueNext);
+          const state = await attemptDelivery(env, options.delivery, job.data.messageId, job.data.attempt, queueNext);
+          if (state) webhookDeliveries.inc({ state });
         } catch (error) {
           jobLogger(env.log, { name: DELIVER, id: job.id }).error({ err: error }, 'webhook attempt failed');
           await boss.fail(DELIVER, job.id, { message: (error as Error).message });
@@ -88,10 +92,11 @@ export async function startWebhookDelivery(env: ServiceEnv, db: Database, option
     );
   });
   await boss.work<DeliveryJob>(DEAD_LETTER, { pollingIntervalSeconds: 2 }, async ([job]) => {
-    await failDelivery(env, job!.data.messageId);
+    if (await failDelivery(env, job!.data.messageId)) webhookDeliveries.inc({ state: 'failed' });
   });
 
   return {
+    backlog: queueBacklog(boss, [DELIVER, DEAD_LETTER]),
     async stop() {
       stopped = true;
       clearInterval(relayer);

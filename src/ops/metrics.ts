@@ -94,3 +94,39 @@ export const graphqlReadPaths = new Counter({
   labelNames: ['path'] as const,
   registers,
 });
+
+export const dialerLagSeconds = new Gauge({
+  name: 'dialer_lag_seconds',
+  help: 'How long the longest-waiting contact of a running campaign has been due and not called (0 when none is), across every worker.',
+  registers,
+});
+
+// What the processes that dial did, per process (sum them across instances).
+
+export const callsEnded = new Counter({
+  name: 'dialer_calls_ended_total',
+  help: 'Calls whose result this process wrote, by outcome.',
+  labelNames: ['outcome'] as const,
+  registers,
+});
+
+export const providerErrors = new Counter({
+  name: 'telephony_provider_errors_total',
+  help: 'Calls the telephony provider would not start, by provider and reason (retry_later, invalid_destination, error).',
+  labelNames: ['provider', 'reason'] as const,
+  registers,
+});
+
+export const webhookDeliveries = new Counter({
+  name: 'webhook_deliveries_total',
+  help: 'Webhook delivery attempts this process recorded, by the state they left the delivery in (succeeded, pending, failed).',
+  labelNames: ['state'] as const,
+  registers,
+});
+
+export const jobQueueBacklog = new Gauge({
+  name: 'job_queue_backlog',
+  help: 'Jobs waiting in a job queue (created or retrying, those scheduled for later included), by queue; read at each scrape.',
+  labelNames: ['queue'] as const,
+  registers,
+});

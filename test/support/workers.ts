@@ -11,16 +11,21 @@ export function workerProcesses(defaults: Record<string, string>) {
   const workers: ChildProcess[] = [];
   /** What each worker wrote to stderr, to say why one ended by itself. */
   const printed = new Map<ChildProcess, string>();
+  /** What each worker logged on stdout. */
+  const logged = new Map<ChildProcess, string>();
 
   return {
     start(url: string, env: Record<string, string> = {}): ChildProcess {
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
         cwd: root,
-        env: { PATH: process.env.PATH, DATABASE_URL: url, LOG_LEVEL: 'warn', ...defaults, ...env },
-        stdio: ['ignore', 'ignore', 'pipe'],
+        // Several workers run at once on this host: each serves its operations endpoints on a free port.
+        env: { PATH: process.env.PATH, DATABASE_URL: url, LOG_LEVEL: 'warn', WORKER_PORT: '0', ...defaults, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
       printed.set(child, '');
+      logged.set(child, '');
       child.stderr!.on('data', (chunk: Buffer) => printed.set(child, printed.get(child) + chunk.toString()));
+      child.stdout!.on('data', (chunk: Buffer) => logged.set(child, logged.get(child) + chunk.toString()));
       workers.push(child);
       return child;
     },
@@ -36,6 +41,25 @@ export function workerProcesses(defaults: Record<string, string>) {
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       child.kill(signal);
       return exited;
+    },
+
+    /** What the worker wrote to stderr so far. */
+    stderr: (child: ChildProcess): string => printed.get(child) ?? '',
+
+    /** The URL of the worker's operations endpoints, once it has started (its log says so at LOG_LEVEL=info). */
+    listening(child: ChildProcess, timeoutMs = 180_000): Promise<string> {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the worker did not start: ${printed.get(child)}`)), timeoutMs);
+        const read = () => {
+          const url = logged.get(child)!.match(/"url":"(http:[^"]+)"[^\n]*"msg":"dialer worker started"/)?.[1];
+          if (!url) return;
+          clearTimeout(timer);
+          child.stdout!.off('data', read);
+          resolve(url);
+        };
+        child.stdout!.on('data', read);
+        read();
+      });
     },
 
     /** Kills every worker still alive, so that none works on the next test's data. */

@@ -9,6 +9,7 @@ import { putBackUnplaced } from './put-back.js';
 import { attemptsOfLockedAccounts, markEnded, markRinging, type EndedMark, type PlacedCall } from './store/ended-calls.js';
 import { nextDue } from './store/placing.js';
 import { sweep } from './sweep.js';
+import type { CallOutcome } from '../call-outcomes.js';
 import type { CallResult, Telephony } from '../voice/providers/telephony.js';
 
 // The dialer: claims contacts and places calls (tick: placing.ts), applies finished calls (report and
@@ -53,6 +54,8 @@ export class Dialer {
     private readonly telephony: () => Telephony,
     private readonly wake: Wake,
     private readonly options: DialerOptions = DEFAULT_DIALER_OPTIONS,
+    /** Told the outcome of each call whose result this process wrote (for the metrics). */
+    private readonly onEnded: (outcome: CallOutcome) => void = () => {},
   ) {}
 
   /**
@@ -260,8 +263,9 @@ export class Dialer {
   private async apply(reported: Reported[], placed: Map<string, PlacedCall>): Promise<void> {
     if (reported.length === 0) return;
     let applied: Applied | null;
+    const batch = batchOf(reported, placed);
     try {
-      applied = await applyResults(this.env, batchOf(reported, placed), this.env.clock.now());
+      applied = await applyResults(this.env, batch, this.env.clock.now());
     } catch (error) {
       if (!(error instanceof RowsLockedError)) throw error;
       const locked = await this.deferLocked(reported, placed);
@@ -278,7 +282,11 @@ export class Dialer {
       const customer = this.customerOfResult(r);
       if (this.locked.delete(customer)) this.env.log.info({ userId: customer }, 'results written again: their account is free');
     }
-    if (applied) await this.applied(applied);
+    if (applied) {
+      // An attempt reported twice in one batch (a call's end, then its analysis) was written once, with the last.
+      for (const f of applied.finished) this.onEnded(batch.results.get(f.id)!.outcome);
+      await this.applied(applied);
+    }
   }
 
   /** Puts back, for a later batch, the results whose owners' accounts are locked now; returns their attempt ids. */

@@ -80,7 +80,8 @@ export type QueueAttempt = (tx: SqlSession, messageId: string, attempt: number, 
 /**
  * Makes attempt number `attempt` of a delivery. A job that comes again after its attempt was recorded
  * (its worker died before the job was marked done) does nothing; one whose attempt was made but not
- * recorded makes it again: at least once.
+ * recorded makes it again: at least once. Resolves with the state the attempt left the delivery in, or
+ * null when it recorded nothing.
  */
 export async function attemptDelivery(
   env: ServiceEnv,
@@ -88,12 +89,11 @@ export async function attemptDelivery(
   messageId: string,
   attempt: number,
   queueNext: QueueAttempt,
-): Promise<void> {
+): Promise<Verdict['state'] | null> {
   const delivery = await store.readOutgoing(env.sql, messageId);
-  if (!delivery || delivery.state !== 'pending' || delivery.attempts >= attempt) return;
+  if (!delivery || delivery.state !== 'pending' || delivery.attempts >= attempt) return null;
   if (!delivery.active) {
-    await store.giveUp(env.sql, messageId, 'The endpoint is disabled or deleted.');
-    return;
+    return (await store.giveUp(env.sql, messageId, 'The endpoint is disabled or deleted.')) ? 'failed' : null;
   }
   const at = env.clock.now();
   const body = JSON.stringify(delivery.payload);
@@ -107,10 +107,10 @@ export async function attemptDelivery(
       allowPrivateAddresses: env.settings.webhooks.allowPrivateUrls,
     }),
   );
-  await retryOnConflict(() =>
+  return retryOnConflict(() =>
     env.sql.transaction(async (tx) => {
       const current = await store.lockOutgoing(tx, messageId);
-      if (!current || current.state !== 'pending' || current.attempts >= attempt) return;
+      if (!current || current.state !== 'pending' || current.attempts >= attempt) return null;
       const now = env.clock.now();
       const verdict = verdictOf(
         outcome,
@@ -138,6 +138,7 @@ export async function attemptDelivery(
         ]);
       }
       if (verdict.nextAttemptAt) await queueNext(tx, messageId, attempt + 1, verdict.nextAttemptAt);
+      return verdict.state;
     }),
   );
 }

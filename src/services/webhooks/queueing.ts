@@ -32,8 +32,8 @@ export async function queueDeliveries(env: ServiceEnv, queue: (tx: SqlTransactio
 }
 
 /** Gives up a delivery whose job failed without an attempt being recorded, again and again (it was dead-lettered). */
-export async function failDelivery(env: ServiceEnv, messageId: string): Promise<void> {
-  await store.giveUp(env.sql, messageId, 'Every try to make the attempt failed before its result was recorded; dead-lettered.');
+export async function failDelivery(env: ServiceEnv, messageId: string): Promise<boolean> {
+  return store.giveUp(env.sql, messageId, 'Every try to make the attempt failed before its result was recorded; dead-lettered.');
 }
 
 /** A session as the job queue's `db` option takes it, so that jobs are queued inside the session's transaction. */

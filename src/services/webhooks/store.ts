@@ -242,12 +242,13 @@ export async function recordAttempt(tx: SqlSession, id: string, record: AttemptR
 
 const giveUpStatement = statement(
   'webhooks.give_up',
-  `UPDATE webhook_messages SET state = 'failed', last_error = left($2, 500), next_attempt_at = NULL WHERE id = $1::uuid AND state = 'pending'`,
+  `UPDATE webhook_messages SET state = 'failed', last_error = left($2, 500), next_attempt_at = NULL WHERE id = $1::uuid AND state = 'pending'
+   RETURNING id`,
 );
 
-/** Ends a delivery that will not be tried again, with why. */
-export async function giveUp(session: SqlSession, id: string, reason: string): Promise<void> {
-  await session.run(giveUpStatement, [id, reason]);
+/** Ends a delivery that will not be tried again, with why; false when it had ended already. */
+export async function giveUp(session: SqlSession, id: string, reason: string): Promise<boolean> {
+  return (await session.run(giveUpStatement, [id, reason])).length > 0;
 }
 
 const endpointHealthStatement = statement(

@@ -61,16 +61,27 @@ export async function runningCampaigns(db: PrismaClient): Promise<string[]> {
   return rows.map((c) => c.id);
 }
 
-const statusStatement = statement<{ inFlight: number; due: number; held: bigint }>(
+interface StatusCounts {
+  inFlight: number;
+  due: number;
+  held: bigint;
+  /** Seconds since the earliest due time among the contacts due. */
+  lag: number;
+}
+
+const statusStatement = statement<StatusCounts>(
   'dialer.status',
   `SELECT (SELECT count(*)::int FROM campaign_contacts WHERE state = 'dialing') AS "inFlight",
-          (SELECT count(*)::int FROM campaign_contacts cc JOIN campaigns c ON c.id = cc.campaign_id
-            WHERE c.status = 'running' AND cc.state = 'pending' AND cc.next_attempt_at <= $1) AS due,
-          (SELECT coalesce(sum(held_cents), 0)::bigint FROM credit_accounts) AS held`,
+          due.count AS due,
+          (SELECT coalesce(sum(held_cents), 0)::bigint FROM credit_accounts) AS held,
+          coalesce(extract(epoch FROM $1::timestamptz - due.earliest), 0)::float8 AS lag
+   FROM (SELECT count(*)::int AS count, min(cc.next_attempt_at) AS earliest
+         FROM campaign_contacts cc JOIN campaigns c ON c.id = cc.campaign_id
+         WHERE c.status = 'running' AND cc.state = 'pending' AND cc.next_attempt_at <= $1) AS due`,
 );
 
-/** The dialer's state as the database knows it: calls in flight, contacts due, credit held. */
-export async function statusCounts(sql: SqlSession, now: Date): Promise<{ inFlight: number; due: number; held: bigint }> {
+/** The dialer's state as the database knows it: calls in flight, contacts due and how late, credit held. */
+export async function statusCounts(sql: SqlSession, now: Date): Promise<StatusCounts> {
   const [row] = await sql.run(statusStatement, [now]);
   return row!;
 }
