@@ -34,7 +34,19 @@ const databaseCalls = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', '.run/**', 'node_modules/**', 'src/generated/**', 'test/generated/**', 'coverage/**', '.ci/**'] },
+  {
+    ignores: [
+      'dist/**',
+      '.run/**',
+      'node_modules/**',
+      'src/generated/**',
+      'test/generated/**',
+      'console/dist/**',
+      'console/src/gql/**',
+      'coverage/**',
+      '.ci/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -34,6 +34,7 @@ import { retellTools } from './http/retell-tools.js';
 import { stripeWebhook } from './http/stripe-webhook.js';
 import { twilioStatusCallback, twilioVoiceCallback } from './http/twilio-callbacks.js';
 import { VOICE_RUNTIME_CONFIG_PATH, voiceRuntimeConfig } from './http/voice-runtime.js';
+import { consoleDocuments, consoleRoutes } from './http/console.js';
 import { TWILIO_STATUS_PATH, TWILIO_VOICE_PATH } from './services/voice/providers/twilio/urls.js';
 
 export interface AppDeps {
@@ -50,6 +51,8 @@ export interface AppDeps {
   };
   /** Origins whose pages may call /graphql and /api/v1 from a browser. */
   corsOrigins: CorsOrigins;
+  /** Serve the web console at /console/ (its operations join the trusted documents, when those are on). */
+  console?: boolean;
   /** The v1 routes to serve; tests mount probe routes beside the real ones. */
   routes?: RouteDefinition[];
   stripeWebhookSecret?: string | undefined;
@@ -70,11 +73,16 @@ export interface AppDeps {
 /**
  * One HTTP application: GraphQL at /graphql, v1 REST under /api/v1/, payment and telephony webhooks under /webhooks/,
  * the voice agent's in-call tools under /voice/,
- * and the operations endpoints /healthz, /readyz and /metrics.
+ * the web console at /console/, and the operations endpoints /healthz, /readyz and /metrics.
  */
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono({ strict: true });
-  const yoga = createGraphQLServer({ ...deps, ...deps.graphql });
+  const { trustedDocuments } = deps.graphql;
+  const yoga = createGraphQLServer({
+    ...deps,
+    ...deps.graphql,
+    trustedDocuments: trustedDocuments && deps.console ? new Map([...trustedDocuments, ...consoleDocuments()]) : trustedDocuments,
+  });
 
   if (tracingOn()) app.use(requestTracing());
   app.use(requestScope(deps.env.log), accessLog(deps.env.log), requestMetrics(), compression());
@@ -112,6 +120,7 @@ export function createApp(deps: AppDeps): Hono {
   app.post(TWILIO_STATUS_PATH, twilioStatusCallback(twilio));
   // The voice runtime of Twilio calls reads its call's agent with the stream's token.
   app.get(VOICE_RUNTIME_CONFIG_PATH, voiceRuntimeConfig(deps.env));
+  if (deps.console) app.route('/', consoleRoutes({ trustedDocuments: !!trustedDocuments, demoToken: deps.graphql.graphiqlToken }));
   app.route('/', createRestApp({ ...deps, docsToken: deps.graphql.graphiqlToken }));
   app.notFound(() => json(404, { detail: 'Not found.' }));
   app.onError((error, c) => {

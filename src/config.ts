@@ -144,6 +144,7 @@ const envSchema = z
     GRAPHQL_COMPILED_READS: boolean.optional(),
     GRAPHIQL: boolean.optional(),
     GRAPHQL_TRUSTED_DOCUMENTS: trustedDocuments.optional(),
+    CONSOLE: boolean.optional(),
     CORS_ORIGINS: corsOrigins.optional(),
     SEED_DEMO: boolean.optional(),
     LOG_LEVEL: z
@@ -328,6 +329,8 @@ export interface Config {
   };
   /** Origins whose pages may call /graphql and /api/v1 from a browser. */
   corsOrigins: CorsOrigins;
+  /** Serve the web console at /console/. */
+  console: boolean;
   seedDemo: boolean;
   logLevel: Env['LOG_LEVEL'];
   limits: BodyLimits;
@@ -400,6 +403,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       trustedDocuments: env.GRAPHQL_TRUSTED_DOCUMENTS,
     },
     corsOrigins: env.CORS_ORIGINS ?? (production ? [] : '*'),
+    console: env.CONSOLE ?? !production,
     seedDemo: env.SEED_DEMO ?? !production,
     logLevel: env.LOG_LEVEL,
     limits: { maxBodyBytes: env.MAX_BODY_BYTES, maxImportBodyBytes: env.MAX_IMPORT_BODY_BYTES },

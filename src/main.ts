@@ -35,6 +35,7 @@ const lines = [
   `  GraphQL:        ${runtime.url}/graphql${config.graphql.graphiql ? '  (GraphiQL in a browser)' : ''}`,
   `  REST v1:        ${runtime.url}/api/v1/`,
   `  REST v1 docs:   ${runtime.url}/api/v1/docs/`,
+  ...(config.console ? [`  Console:        ${runtime.url}/console/`] : []),
 ];
 const token = runtime.demoToken;
 if (token) {

@@ -112,6 +112,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       limits: config.limits,
       graphql: { ...config.graphql, graphiqlToken: demoToken },
       corsOrigins: config.corsOrigins,
+      console: config.console,
       stripeWebhookSecret: config.stripeWebhookSecret,
       retellWebhook: config.retellWebhook,
       twilioWebhook: config.twilioWebhook,

@@ -157,6 +157,14 @@ describe('npm start on a fresh checkout', () => {
     expect(html).not.toMatch(/<(script|link)[^>]+(src|href)="(https?:)?\/\//);
   });
 
+  it('serves the console, which offers the demo token the banner prints', async () => {
+    const page = await fetch(`${first.url}/console/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).not.toMatch(/<(script|link)[^>]+(src|href)="(https?:)?\/\//);
+    const settings = await fetch(`${first.url}/console/config.json`);
+    expect(await settings.json()).toEqual({ trustedDocuments: false, demoToken: first.token });
+  });
+
   it('refuses a second process on the same data folder while the first runs', async () => {
     const second = spawn(process.execPath, NPM_START, {
       cwd: root,

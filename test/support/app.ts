@@ -45,6 +45,8 @@ export interface TestAppOptions {
   trustedDocuments?: TrustedDocuments;
   /** Origins allowed to call from a browser; any unless given, as in development. */
   corsOrigins?: CorsOrigins;
+  /** Serve the web console at /console/ (off unless given). */
+  console?: boolean;
   routes?: RouteDefinition[];
   stripeWebhookSecret?: string;
   retellWebhook?: RetellWebhookSettings;
@@ -117,6 +119,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
       trustedDocuments: options.trustedDocuments,
     },
     corsOrigins: options.corsOrigins ?? '*',
+    console: options.console,
     ...(options.routes ? { routes: options.routes } : {}),
     stripeWebhookSecret: options.stripeWebhookSecret,
     retellWebhook: options.retellWebhook,
