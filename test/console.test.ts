@@ -221,7 +221,7 @@ describe.skipIf(browserMissing)('the console', () => {
     await page.getByRole('link', { name: 'Spring recall' }).waitFor();
     await screenshot(page, 'campaigns');
     await page.close();
-  }, 240_000);
+  }, 480_000);
 
   it('works with the keyboard alone: from the campaigns list to a contact’s calls, every focus visible', async () => {
     const page = await browser.newPage();
