@@ -8,7 +8,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates } from './db/seed.js';
 import { DEMO_USER_ID, seedDemo } from './demo/seed.js';
-import { createApp } from './app.js';
+import { createApp, type App } from './app.js';
 import { startDialer } from './jobs/dialer.js';
 import { startProvisioning } from './jobs/provisioning.js';
 import { notifyingDialer } from './jobs/wake-notifications.js';
@@ -121,7 +121,7 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       rateLimiter,
     });
 
-    const server = await listen(app.fetch, config.host, config.port);
+    const server = await listen(app, config.host, config.port);
     const drain = drainable(server);
     const brainSockets = serveBrainSockets(server, {
       ...env,
@@ -161,10 +161,9 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
   }
 }
 
-function listen(fetch: (request: Request) => Response | Promise<Response>, hostname: string, port: number) {
+function listen(app: App, hostname: string, port: number) {
   return new Promise<Server>((resolve, reject) => {
-    // serve() makes a node:http server unless told otherwise.
-    const server = serve({ fetch, hostname, port }, () => resolve(server as Server));
+    const server = serve({ fetch: app.fetch, createServer: app.createServer, hostname, port }, () => resolve(server as Server));
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(error.code === 'EADDRINUSE' ? new PortInUseError(hostname, port) : error),
     );

@@ -94,3 +94,10 @@ export const graphqlReadPaths = new Counter({
   labelNames: ['path'] as const,
   registers,
 });
+
+export const graphqlLeanLane = new Counter({
+  name: 'graphql_lean_lane_total',
+  help: 'GraphQL requests the lean lane began (a known compiled read): answered there, or handed over to the full path.',
+  labelNames: ['outcome'] as const,
+  registers,
+});
