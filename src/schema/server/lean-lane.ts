@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RateLimiter } from '../../ops/rate-limits.js';
-import { graphqlLeanLane, httpRequestDuration, httpRequests } from '../../ops/metrics.js';
+import { graphqlLeanLane } from '../../ops/metrics.js';
+import { countRequest } from '../../http/request-metrics.js';
 import { corsAnswerHeaders, type CorsOrigins } from '../../http/cors.js';
 import { logAccess } from '../../http/access-log.js';
 import { handOverScope, newRequestScope, type RequestScope } from '../../http/request-scope.js';
@@ -43,8 +44,6 @@ type Listener = (incoming: IncomingMessage, outgoing: ServerResponse) => void;
 
 const answered = graphqlLeanLane.labels('answered');
 const handedOver = graphqlLeanLane.labels('handed_over');
-const httpAnswered = httpRequests.labels('POST', '/graphql', '200');
-const httpTimer = httpRequestDuration.labels('POST', '/graphql', '200');
 
 /** A JSON body as the full path's media type check (media-types.ts) and its JSON parser see one. */
 const isJson = (contentType: string | undefined) =>
@@ -201,8 +200,7 @@ async function answer(
   outgoing.writeHead(200, out);
   outgoing.end(answerBody);
 
-  httpTimer.observe((performance.now() - started) / 1000);
-  httpAnswered.inc();
+  countRequest('POST', '/graphql', 200, started);
   logAccess(deps.env.log, scope, 'POST', '/graphql', 200, started);
   return true;
 }
