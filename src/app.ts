@@ -1,3 +1,4 @@
+import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
 import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { BodyLimits } from './config.js';
@@ -21,6 +22,8 @@ import { cors, type CorsOrigins } from './http/cors.js';
 import { markEventStream } from './http/drain.js';
 import { adapterResponse } from './schema/server/node-adapter.js';
 import { createGraphQLServer } from './schema/server/server.js';
+import { KnownReads } from './schema/server/known-reads.js';
+import { leanLane } from './schema/server/lean-lane.js';
 import type { TrustedDocuments } from './schema/server/trusted-documents.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
 import type { JobBacklog } from './jobs/queues.js';
@@ -70,19 +73,52 @@ export interface AppDeps {
   rateLimiter: RateLimiter;
 }
 
+export interface App {
+  /** Every request through the full path (Hono). */
+  fetch: Hono['fetch'];
+  /** node:http's createServer, with the GraphQL lean lane in front of the full path: @hono/node-server's `serve` option. */
+  createServer: typeof createServer;
+}
+
+type Listener = (incoming: IncomingMessage, outgoing: ServerResponse) => void;
+
 /**
  * One HTTP application: GraphQL at /graphql, v1 REST under /api/v1/, payment and telephony webhooks under /webhooks/,
  * the voice agent's in-call tools under /voice/,
  * the web console at /console/, and the operations endpoints /healthz, /readyz and /metrics.
  */
-export function createApp(deps: AppDeps): Hono {
+export function createApp(deps: AppDeps): App {
+  const knownReads = new KnownReads();
   const app = new Hono({ strict: true });
+<<<<<<< HEAD
   const { trustedDocuments } = deps.graphql;
   const yoga = createGraphQLServer({
     ...deps,
     ...deps.graphql,
     trustedDocuments: trustedDocuments && deps.console ? new Map([...trustedDocuments, ...consoleDocuments()]) : trustedDocuments,
   });
+=======
+  const yoga = createGraphQLServer({ ...deps, ...deps.graphql, knownReads });
+  // Known compiled reads skip the full path's layers; with tracing on, every request takes the full
+  // path, whose spans they are.
+  const lane =
+    deps.graphql.compiledReads && !tracingOn()
+      ? (full: Listener) =>
+          leanLane(
+            {
+              env: deps.env,
+              authenticator: deps.authenticator,
+              rateLimiter: deps.rateLimiter,
+              corsOrigins: deps.corsOrigins,
+              maxBodyBytes: deps.limits.maxImportBodyBytes,
+              trustedDocuments: deps.graphql.trustedDocuments,
+              knownReads,
+            },
+            full,
+          )
+      : (full: Listener) => full;
+  const laneServer = ((options: ServerOptions, listener: Listener) => createServer(options, lane(listener))) as typeof createServer;
+>>>>>>> t35-read
 
   if (tracingOn()) app.use(requestTracing());
   app.use(requestScope(deps.env.log), accessLog(deps.env.log), requestMetrics(), compression());
@@ -127,5 +163,5 @@ export function createApp(deps: AppDeps): Hono {
     scopeOf(c).log.error({ err: error }, 'unhandled error');
     return json(500, { detail: 'A server error occurred.' });
   });
-  return app;
+  return { fetch: app.fetch, createServer: laneServer };
 }

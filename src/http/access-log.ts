@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
-import { scopeOf } from './request-scope.js';
+import { scopeOf, type RequestScope } from './request-scope.js';
 
 // Probes and scrapes come every few seconds and would drown the log, so they are logged at debug.
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -10,20 +10,17 @@ const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
  * query, which may hold secrets. `log` (the logger the request's is a child of) tells whether the line
  * would be written at all, before the request's logger is made for it.
  */
+export function logAccess(log: Logger, scope: RequestScope, method: string, path: string, status: number, started: number): void {
+  const level = QUIET_PATHS.has(path) ? 'debug' : 'info';
+  if (!log.isLevelEnabled(level)) return;
+  const line = { method, path, status, durationMs: Math.round((performance.now() - started) * 10) / 10, userId: scope.userId };
+  scope.log[level](line, 'request');
+}
+
 export function accessLog(log: Logger): MiddlewareHandler {
   return async (c, next) => {
     const started = performance.now();
     await next();
-    const level = QUIET_PATHS.has(c.req.path) ? 'debug' : 'info';
-    if (!log.isLevelEnabled(level)) return;
-    const scope = scopeOf(c);
-    const line = {
-      method: c.req.method,
-      path: c.req.path,
-      status: c.res.status,
-      durationMs: Math.round((performance.now() - started) * 10) / 10,
-      userId: scope.userId,
-    };
-    scope.log[level](line, 'request');
+    logAccess(log, scopeOf(c), c.req.method, c.req.path, c.res.status, started);
   };
 }

@@ -14,23 +14,35 @@ const ALLOWED_HEADERS = `Authorization, Content-Type, ${CSRF_HEADER}, X-Request-
 const EXPOSED_HEADERS = 'Retry-After, X-Request-Id';
 const PREFLIGHT_CACHE_SECONDS = '600';
 
+const allowedOrigin = (origins: CorsOrigins, origin: string | undefined) => {
+  if (origin === undefined) return undefined;
+  if (origins === '*') return '*';
+  return origins.includes(origin) ? origin : undefined;
+};
+
+/** The CORS headers of an answer (not a preflight's) to a request from `origin`. */
+export function corsAnswerHeaders(origins: CorsOrigins, origin: string | undefined): [string, string][] {
+  const headers: [string, string][] = [];
+  // The answer depends on the origin unless every origin is allowed: caches must keep them apart.
+  if (origins !== '*') headers.push(['Vary', 'Origin']);
+  const allowed = allowedOrigin(origins, origin);
+  if (allowed) headers.push(['Access-Control-Allow-Origin', allowed], ['Access-Control-Expose-Headers', EXPOSED_HEADERS]);
+  return headers;
+}
+
 /**
  * Cross-origin access for browsers, the same on GraphQL and on v1. Tokens travel in the Authorization
  * header, never in cookies, so no response allows credentials: a page from an allowed origin must hold
  * the token itself, and no other page can borrow the browser's.
  */
 export function cors(origins: CorsOrigins): MiddlewareHandler {
-  const allowedOrigin = (origin: string | undefined) => {
-    if (origin === undefined) return undefined;
-    if (origins === '*') return '*';
-    return origins.includes(origin) ? origin : undefined;
-  };
   return async (c, next) => {
-    const allowed = allowedOrigin(c.req.header('origin'));
+    const origin = c.req.header('origin');
     const preflight = c.req.method === 'OPTIONS' && c.req.header('access-control-request-method') !== undefined;
     if (preflight) {
       const headers = new Headers();
       if (origins !== '*') headers.set('Vary', 'Origin');
+      const allowed = allowedOrigin(origins, origin);
       if (allowed) {
         headers.set('Access-Control-Allow-Origin', allowed);
         headers.set('Access-Control-Allow-Methods', ALLOWED_METHODS);
@@ -40,11 +52,9 @@ export function cors(origins: CorsOrigins): MiddlewareHandler {
       return new Response(null, { status: 204, headers });
     }
     await next();
-    // The answer depends on the origin unless every origin is allowed: caches must keep them apart.
-    if (origins !== '*') c.res.headers.append('Vary', 'Origin');
-    if (allowed) {
-      c.res.headers.set('Access-Control-Allow-Origin', allowed);
-      c.res.headers.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    for (const [name, value] of corsAnswerHeaders(origins, origin)) {
+      if (name === 'Vary') c.res.headers.append(name, value);
+      else c.res.headers.set(name, value);
     }
   };
 }

@@ -129,7 +129,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     rateLimiter,
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, createServer: app.createServer, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
     // Idle connections are left for the tests' client to end. With a keep-alive timeout the server closes
     // them at its own, while fetch's keep-alive clock counts timer ticks, not time: on a loaded machine it
     // still sends on a connection the server has just closed, and the request fails with ECONNRESET or

@@ -90,16 +90,23 @@ export const graphqlInput: Plugin = {
     });
   },
   onParams({ params }) {
-    if (typeof params.query === 'string' && documentTooDeep(params.query)) throw badInput(DOCUMENT_TOO_DEEP);
-    const inVariables = findUnsafeInput(params.variables);
-    if (inVariables) throw unsafe(inVariables);
-    const inExtensions = findUnsafeInput(params.extensions);
-    if (inExtensions) throw unsafe(inExtensions, ['extensions']);
+    const refused = paramsRefusal(params);
+    if (refused) throw refused;
   },
   onValidate({ addValidationRule }) {
     addValidationRule(storableStringLiterals);
   },
 };
+
+/** Why a request's parameters are refused before anything reads them, or null when they are not. */
+export function paramsRefusal(params: { query?: unknown; variables?: unknown; extensions?: unknown }): GraphQLError | null {
+  if (typeof params.query === 'string' && documentTooDeep(params.query)) return badInput(DOCUMENT_TOO_DEEP);
+  const inVariables = findUnsafeInput(params.variables);
+  if (inVariables) return unsafe(inVariables);
+  const inExtensions = findUnsafeInput(params.extensions);
+  if (inExtensions) return unsafe(inExtensions, ['extensions']);
+  return null;
+}
 
 /** String literals of the document reach storage like variables do. */
 const storableStringLiterals: ValidationRule = (context) => ({

@@ -1,4 +1,4 @@
-import { getOperationAST } from 'graphql';
+import { getOperationAST, type DocumentNode } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { graphqlOperationDuration, graphqlOperations } from '../../ops/metrics.js';
 
@@ -15,11 +15,16 @@ function nameLabel(name: string | undefined): string {
   return name;
 }
 
+/** The labels an operation is counted and timed by. */
+export function operationLabels(document: DocumentNode, operationName: string | null | undefined) {
+  const operation = getOperationAST(document, operationName);
+  return { operation_type: operation?.operation ?? 'unknown', operation_name: nameLabel(operation?.name?.value) };
+}
+
 /** Counts and times executed operations (parsed, valid and authenticated) by type and name. */
 export const graphqlMetrics: Plugin = {
   onExecute({ args }) {
-    const operation = getOperationAST(args.document, args.operationName);
-    const labels = { operation_type: operation?.operation ?? 'unknown', operation_name: nameLabel(operation?.name?.value) };
+    const labels = operationLabels(args.document, args.operationName);
     const end = graphqlOperationDuration.startTimer(labels);
     return {
       onExecuteDone({ result }) {

@@ -4,6 +4,7 @@ import type { RateLimitBucket, RateLimiter } from '../../ops/rate-limits.js';
 import type { GraphQLContext } from '../context.js';
 import { graphQLErrorOf } from '../errors.js';
 import { RateLimitedError } from '../../services/errors.js';
+import type { RequestScope } from '../../http/request-scope.js';
 
 /**
  * Spends the caller's budgets before an operation runs: the general one, plus the bucket of each root
@@ -19,8 +20,11 @@ export function graphqlRateLimits(limiter: RateLimiter): Plugin<GraphQLContext> 
     operationName?: string | null;
   }) => {
     const { user, service } = args.contextValue;
+    // A request the lean lane handed over has spent its budgets there, once.
+    const spent = (args.contextValue as { scope?: RequestScope }).scope?.spentBudgets;
     try {
-      await limiter.consume(user.id, rootFieldBuckets(args.schema, args.document, args.operationName));
+      if (spent === undefined) await limiter.consume(user.id, rootFieldBuckets(args.schema, args.document, args.operationName));
+      else if (spent) throw spent;
       return undefined;
     } catch (error) {
       if (!(error instanceof RateLimitedError)) throw error;
@@ -39,7 +43,8 @@ export function graphqlRateLimits(limiter: RateLimiter): Plugin<GraphQLContext> 
   };
 }
 
-function rootFieldBuckets(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): RateLimitBucket[] {
+/** The budgets an operation spends beside the general one: its root fields' buckets. */
+export function rootFieldBuckets(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): RateLimitBucket[] {
   const operation = getOperationAST(document, operationName);
   const root = operation && schema.getRootType(operation.operation);
   if (!operation || !root) return [];

@@ -6,7 +6,7 @@ import type { GraphQLContext } from '../context.js';
 import { maskGraphQLError } from '../errors.js';
 import { buildSchema } from '../index.js';
 import type { Authenticator } from '../../services/auth.js';
-import { serviceContext, type ServiceEnv } from '../../services/context.js';
+import { serviceContext, type Principal, type ServiceEnv } from '../../services/context.js';
 import { AuthenticationError } from '../../services/errors.js';
 import type { RateLimiter } from '../../ops/rate-limits.js';
 import { CSRF_HEADER } from '../../http/cors.js';
@@ -17,6 +17,7 @@ import { graphqlInput } from './input.js';
 import { acceptedMediaTypes } from './media-types.js';
 import { csrfPrevention } from './csrf.js';
 import { compiledReads } from './compiled-reads.js';
+import type { KnownReads } from './known-reads.js';
 import { deferStream } from './defer-stream.js';
 import { costLimit } from './cost.js';
 import { graphqlMetrics } from './metrics.js';
@@ -42,6 +43,8 @@ export interface GraphQLDeps {
   /** When set, the only operations run (see trusted-documents.ts). */
   trustedDocuments?: TrustedDocuments | undefined;
   rateLimiter: RateLimiter;
+  /** Where compiled reads remember the documents they answered, for the lean lane. */
+  knownReads: KnownReads;
 }
 
 /** Limits on what one operation may ask for, against abusive or accidental giant queries. */
@@ -72,6 +75,12 @@ const LIMIT_REFUSALS = {
 };
 
 const reported = (name: keyof typeof LIMIT_REFUSALS) => ({ propagateOnRejection: false, onReject: [LIMIT_REFUSALS[name]] });
+
+/** What resolvers (and compiled reads) receive for an authenticated caller; the access log learns who it is. */
+export function graphqlContext(env: ServiceEnv, user: Principal, scope: RequestScope): GraphQLContext {
+  scope.userId = user.id;
+  return { user, prisma: env.db, service: serviceContext(env, user, scope.requestId, scope) };
+}
 
 /** What the HTTP app hands yoga with each request. */
 export interface GraphQLServerContext {
@@ -118,13 +127,12 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
       graphqlMetrics,
       variableCoercion,
       costLimit,
-      ...(deps.compiledReads ? [compiledReads] : []),
+      ...(deps.compiledReads ? [compiledReads(deps.knownReads)] : []),
     ],
     context: async ({ request, scope }): Promise<GraphQLContext> => {
       try {
         const user = await deps.authenticator.authenticate(request.headers.get('authorization'));
-        scope.userId = user.id;
-        return { user, prisma: deps.env.db, service: serviceContext(deps.env, user, scope.requestId, scope) };
+        return graphqlContext(deps.env, user, scope);
       } catch (error) {
         if (!(error instanceof AuthenticationError)) throw error;
         throw new GraphQLError(error.message, {

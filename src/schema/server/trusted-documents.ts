@@ -13,7 +13,7 @@ const refusal = (code: string, message: string) => ({ message, extensions: { cod
  * The document's id as the GraphQL over HTTP draft sends it (`documentId`, the manifest's key), or as
  * Apollo's persisted queries do (`extensions.persistedQuery.sha256Hash`, the bare hex digest).
  */
-function documentIdOf(params: GraphQLParams): string | null {
+export function documentIdOf(params: Pick<GraphQLParams, 'extensions'>): string | null {
   const { documentId } = params as { documentId?: unknown };
   if (typeof documentId === 'string') return documentId;
   const persisted = params.extensions?.['persistedQuery'] as { sha256Hash?: unknown } | undefined;

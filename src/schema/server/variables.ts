@@ -1,4 +1,4 @@
-import { getOperationAST, getVariableValues, GraphQLError, type ExecutionArgs } from 'graphql';
+import { getOperationAST, getVariableValues, GraphQLError, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 // An operation's variables are coerced to their declared types once, before anything reads an argument:
@@ -14,12 +14,22 @@ type Coercion = ReturnType<typeof getVariableValues>;
 
 const coercions = new WeakMap<ExecutionArgs, Coercion>();
 
+/** An operation's variables coerced to their declared types, or the first problems found. */
+export function coerceVariables(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+): Coercion {
+  const definitions = getOperationAST(document, operationName)?.variableDefinitions ?? [];
+  return getVariableValues(schema, definitions, variables ?? {}, { maxErrors: MAX_VARIABLE_ERRORS });
+}
+
 /** The operation's variables coerced to their types, or the first problems found; coerced once per operation run. */
 export function operationVariables(args: ExecutionArgs): Coercion {
   let coercion = coercions.get(args);
   if (!coercion) {
-    const definitions = getOperationAST(args.document, args.operationName)?.variableDefinitions ?? [];
-    coercion = getVariableValues(args.schema, definitions, args.variableValues ?? {}, { maxErrors: MAX_VARIABLE_ERRORS });
+    coercion = coerceVariables(args.schema, args.document, args.operationName, args.variableValues);
     coercions.set(args, coercion);
   }
   return coercion;
