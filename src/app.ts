@@ -90,15 +90,12 @@ type Listener = (incoming: IncomingMessage, outgoing: ServerResponse) => void;
 export function createApp(deps: AppDeps): App {
   const knownReads = new KnownReads();
   const app = new Hono({ strict: true });
-<<<<<<< HEAD
-  const { trustedDocuments } = deps.graphql;
-  const yoga = createGraphQLServer({
-    ...deps,
-    ...deps.graphql,
-    trustedDocuments: trustedDocuments && deps.console ? new Map([...trustedDocuments, ...consoleDocuments()]) : trustedDocuments,
-  });
-=======
-  const yoga = createGraphQLServer({ ...deps, ...deps.graphql, knownReads });
+  // The console's operations are trusted documents too when it is served.
+  const trustedDocuments =
+    deps.graphql.trustedDocuments && deps.console
+      ? new Map([...deps.graphql.trustedDocuments, ...consoleDocuments()])
+      : deps.graphql.trustedDocuments;
+  const yoga = createGraphQLServer({ ...deps, ...deps.graphql, trustedDocuments, knownReads });
   // Known compiled reads skip the full path's layers; with tracing on, every request takes the full
   // path, whose spans they are.
   const lane =
@@ -111,14 +108,13 @@ export function createApp(deps: AppDeps): App {
               rateLimiter: deps.rateLimiter,
               corsOrigins: deps.corsOrigins,
               maxBodyBytes: deps.limits.maxImportBodyBytes,
-              trustedDocuments: deps.graphql.trustedDocuments,
+              trustedDocuments,
               knownReads,
             },
             full,
           )
       : (full: Listener) => full;
   const laneServer = ((options: ServerOptions, listener: Listener) => createServer(options, lane(listener))) as typeof createServer;
->>>>>>> t35-read
 
   if (tracingOn()) app.use(requestTracing());
   app.use(requestScope(deps.env.log), accessLog(deps.env.log), requestMetrics(), compression());

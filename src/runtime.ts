@@ -6,7 +6,7 @@ import { databaseTarget, openDatabase, type Database } from './db/database.js';
 import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates } from './db/seed.js';
 import { DEMO_USER_ID, seedDemo } from './demo/seed.js';
-import { createApp, type App } from './app.js';
+import { createApp } from './app.js';
 import { startDialer } from './jobs/dialer.js';
 import { startProvisioning } from './jobs/provisioning.js';
 import { combinedBacklog, type JobBacklog } from './jobs/queues.js';
@@ -161,15 +161,3 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
     throw error;
   }
 }
-<<<<<<< HEAD
-=======
-
-function listen(app: App, hostname: string, port: number) {
-  return new Promise<Server>((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, createServer: app.createServer, hostname, port }, () => resolve(server as Server));
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new PortInUseError(hostname, port) : error),
-    );
-  });
-}
->>>>>>> t35-read

@@ -79,12 +79,7 @@ const app = createWorkerApp({
 const server =
   config.workerPort === null
     ? null
-    : await listen(
-        app.fetch,
-        config.host,
-        config.workerPort,
-        (host, port) => new PortInUseError(host, port, 'WORKER_PORT', 'npm run worker'),
-      );
+    : await listen(app, config.host, config.workerPort, (host, port) => new PortInUseError(host, port, 'WORKER_PORT', 'npm run worker'));
 const address = server?.address();
 const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
 const url = address && typeof address === 'object' ? `http://${host}:${address.port}` : undefined;

@@ -95,7 +95,6 @@ export const graphqlReadPaths = new Counter({
   registers,
 });
 
-<<<<<<< HEAD
 export const dialerLagSeconds = new Gauge({
   name: 'dialer_lag_seconds',
   help: 'How long the longest-waiting contact of a running campaign has been due and not called (0 when none is), across every worker.',
@@ -131,11 +130,10 @@ export const jobQueueBacklog = new Gauge({
   labelNames: ['queue'] as const,
   registers,
 });
-=======
+
 export const graphqlLeanLane = new Counter({
   name: 'graphql_lean_lane_total',
   help: 'GraphQL requests the lean lane began (a known compiled read): answered there, or handed over to the full path.',
   labelNames: ['outcome'] as const,
   registers,
 });
->>>>>>> t35-read
