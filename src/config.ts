@@ -11,6 +11,7 @@ import type { RetellWebhookSettings } from './services/voice/providers/retell/ca
 import type { TwilioWebhookSettings } from './services/voice/providers/twilio/callbacks.js';
 import type { TrustedDocuments } from './schema/server/trusted-documents.js';
 import type { Settings } from './services/settings.js';
+import type { CheckoutSettings } from './services/billing/checkout.js';
 import type { LlmServer } from './services/voice/brain/llm.js';
 
 /** Largest request bodies: most endpoints, and contact imports, which carry whole files. */
@@ -212,6 +213,13 @@ const envSchema = z
       .string()
       .regex(/^whsec_\S+$/, { error: 'must be a Stripe signing secret (whsec_...)' })
       .optional(),
+    STRIPE_API_KEY: z
+      .string()
+      .regex(/^(sk|rk)_\S+$/, { error: 'must be a Stripe secret or restricted key (sk_... or rk_...)' })
+      .optional(),
+    STRIPE_API_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.stripe.com'),
+    STRIPE_CHECKOUT_SUCCESS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    STRIPE_CHECKOUT_CANCEL_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
     REDIS_URL: z
       .string()
       .regex(/^rediss?:\/\//, { error: 'must be a redis:// or rediss:// URL' })
@@ -260,6 +268,24 @@ const envSchema = z
         path: ['PUBLIC_BASE_URL'],
         message: 'must be an https URL in production (Twilio posts call details to it)',
       });
+    }
+    if (env.STRIPE_API_KEY && env.NODE_ENV === 'production') {
+      if (!env.STRIPE_API_BASE_URL.startsWith('https://')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['STRIPE_API_BASE_URL'],
+          message: 'must be an https URL in production (it carries the API key)',
+        });
+      }
+      for (const name of ['STRIPE_CHECKOUT_SUCCESS_URL', 'STRIPE_CHECKOUT_CANCEL_URL'] as const) {
+        if (!env[name] && !env.PUBLIC_BASE_URL) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [name],
+            message: 'is required in production with STRIPE_API_KEY, unless PUBLIC_BASE_URL is set (Checkout sends payers back there)',
+          });
+        }
+      }
     }
     if (env.LLM_BASE_URL && !env.LLM_MODEL) {
       ctx.addIssue({
@@ -411,6 +437,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       importMaxRows: env.IMPORT_MAX_ROWS,
       callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE,
       callHoldMinutes: env.DIALER_HOLD_MINUTES,
+      checkout: checkoutOf(env),
       webhooks: { allowPrivateUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS ?? !production },
     },
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
@@ -477,6 +504,18 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     redisPrefix: env.REDIS_PREFIX,
     rateLimits: { requests: env.RATE_LIMIT, import: env.RATE_LIMIT_IMPORT, dispatch: env.RATE_LIMIT_DISPATCH },
     shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
+  };
+}
+
+/** Stripe Checkout, with a key; the payer comes back to the console's billing page unless URLs are given. */
+function checkoutOf(env: Env): CheckoutSettings | undefined {
+  if (!env.STRIPE_API_KEY) return undefined;
+  const console = `${env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`}/console/billing`;
+  return {
+    apiKey: env.STRIPE_API_KEY,
+    apiBaseUrl: env.STRIPE_API_BASE_URL,
+    successUrl: env.STRIPE_CHECKOUT_SUCCESS_URL ?? `${console}?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+    cancelUrl: env.STRIPE_CHECKOUT_CANCEL_URL ?? `${console}?checkout=cancelled`,
   };
 }
 

@@ -138,6 +138,41 @@ describe('configuration', () => {
     ]);
   });
 
+  it('opens Stripe Checkout only with an API key, sending payers back to the console unless told otherwise', () => {
+    expect(loadConfig({}).settings.checkout).toBeUndefined();
+    expect(loadConfig({ STRIPE_API_KEY: 'sk_test_abc123', PORT: '4100' }).settings.checkout).toEqual({
+      apiKey: 'sk_test_abc123',
+      apiBaseUrl: 'https://api.stripe.com',
+      successUrl: 'http://localhost:4100/console/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}',
+      cancelUrl: 'http://localhost:4100/console/billing?checkout=cancelled',
+    });
+    const behindProxy = loadConfig({ STRIPE_API_KEY: 'rk_live_abc', PUBLIC_BASE_URL: 'https://calls.example.com/' });
+    expect(behindProxy.settings.checkout?.cancelUrl).toBe('https://calls.example.com/console/billing?checkout=cancelled');
+    const given = loadConfig({
+      STRIPE_API_KEY: 'sk_test_abc123',
+      STRIPE_API_BASE_URL: 'http://127.0.0.1:12111',
+      STRIPE_CHECKOUT_SUCCESS_URL: 'https://app.example.com/paid',
+      STRIPE_CHECKOUT_CANCEL_URL: 'https://app.example.com/billing',
+    }).settings.checkout;
+    expect(given).toMatchObject({ apiBaseUrl: 'http://127.0.0.1:12111', successUrl: 'https://app.example.com/paid' });
+
+    expect(configProblems({ STRIPE_API_KEY: 'pk_live_publishable' })).toEqual([
+      'STRIPE_API_KEY must be a Stripe secret or restricted key (sk_... or rk_...)',
+    ]);
+    expect(
+      configProblems({
+        NODE_ENV: 'production',
+        JWT_SECRET: 'x'.repeat(32),
+        STRIPE_API_KEY: 'sk_live_abc',
+        STRIPE_API_BASE_URL: 'http://stripe.internal',
+      }),
+    ).toEqual([
+      'STRIPE_API_BASE_URL must be an https URL in production (it carries the API key) (got "http://stripe.internal")',
+      'STRIPE_CHECKOUT_SUCCESS_URL is required in production with STRIPE_API_KEY, unless PUBLIC_BASE_URL is set (Checkout sends payers back there)',
+      'STRIPE_CHECKOUT_CANCEL_URL is required in production with STRIPE_API_KEY, unless PUBLIC_BASE_URL is set (Checkout sends payers back there)',
+    ]);
+  });
+
   it('reads a metrics token, never echoing a bad one', () => {
     expect(loadConfig({}).metricsToken).toBeUndefined();
     expect(loadConfig({ METRICS_TOKEN: 'scrape-token-0123456789' }).metricsToken).toBe('scrape-token-0123456789');

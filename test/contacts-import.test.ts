@@ -89,7 +89,30 @@ describe('a messy CSV file', () => {
       totalInvalid: 2,
       totalDuplicates: 2,
       totalDoNotCall: 1,
+      refusedRows: [
+        { row: 3, field: 'Mobile Phone', reason: 'duplicate', message: 'Same number as row 1; merged into it.' },
+        { row: 4, field: 'Mobile Phone', reason: 'invalid', message: 'No phone number; imported as invalid and never called.' },
+        {
+          row: 5,
+          field: 'Mobile Phone',
+          reason: 'invalid',
+          message: '"12345" is not a valid phone number; imported as invalid and never called.',
+        },
+        {
+          row: 6,
+          field: 'Mobile Phone',
+          reason: 'do_not_call',
+          message: 'The number is on your do-not-call list; imported and never called.',
+        },
+        { row: 8, field: 'Mobile Phone', reason: 'duplicate', message: 'Same number as row 2; merged into it.' },
+      ],
     });
+  });
+
+  it('counts in totalImported exactly the contacts the group holds', async () => {
+    expect(contacts).toHaveLength(result.totalImported);
+    const group = await app.prisma.contactGroup.findUniqueOrThrow({ where: { id: result.groupId } });
+    expect(group.total).toBe(result.totalImported);
   });
 
   it('gives each contact the right number and status', () => {
@@ -231,7 +254,17 @@ describe('the same import over JSON, urlencoded and multipart', () => {
       const { groupId, ...rest } = r.json;
       return rest;
     });
-    expect(results[0]).toEqual({ success: true, totalImported: 3, totalInvalid: 1, totalDuplicates: 1, totalDoNotCall: 0 });
+    expect(results[0]).toEqual({
+      success: true,
+      totalImported: 3,
+      totalInvalid: 1,
+      totalDuplicates: 1,
+      totalDoNotCall: 0,
+      refusedRows: [
+        { row: 3, field: 'phone', reason: 'duplicate', message: 'Same number as row 1; merged into it.' },
+        { row: 4, field: 'phone', reason: 'invalid', message: 'No phone number; imported as invalid and never called.' },
+      ],
+    });
     expect(results[1]).toEqual(results[0]);
     expect(results[2]).toEqual(results[0]);
 
@@ -414,7 +447,8 @@ describe('bad input gets a 4xx with field errors and writes nothing', () => {
 
 describe('importContacts over GraphQL', () => {
   const MUTATION = `mutation($input: ImportContactsInput!) { importContacts(input: $input) {
-    success totalImported totalInvalid totalDuplicates totalDoNotCall group { name total csvHeaders } } }`;
+    success totalImported totalInvalid totalDuplicates totalDoNotCall refusedRows { row field message reason }
+    group { name total csvHeaders } } }`;
 
   it('imports rows', async () => {
     const result = await app.gql(
@@ -429,6 +463,7 @@ describe('importContacts over GraphQL', () => {
       totalInvalid: 1,
       totalDuplicates: 0,
       totalDoNotCall: 0,
+      refusedRows: [{ row: 2, field: 'Phone', reason: 'invalid', message: 'No phone number; imported as invalid and never called.' }],
       group: { name: 'From GraphQL', total: 2, csvHeaders: ['Phone', 'Name'] },
     });
   });

@@ -23,6 +23,7 @@ const RATE = 60;
 const PREVIEW = `query ($id: UUID!, $first: Int, $after: String) {
   previewDispatch(campaignId: $id) {
     campaignId from contactCount toCall callableNow firstCallAt creditsNeededCents creditsAvailableCents
+    costEstimate { calls minutesPerCall basis historyCalls rateCentsPerMinute costCents availableCents covered }
     byRule { rule contacts }
     contacts(first: $first, after: $after) {
       pageInfo { hasNextPage endCursor }
@@ -173,6 +174,17 @@ describe('a dispatch preview', () => {
     // 18 calls of DIALER_HOLD_MINUTES (5) at the call rate.
     expect(Number(preview.creditsNeededCents)).toBe(18 * 5 * RATE);
     expect(Number(preview.creditsAvailableCents)).toBe(100_000);
+    // No call has ended yet: the estimate assumes calls as long as the hold.
+    expect(preview.costEstimate).toEqual({
+      calls: 18,
+      minutesPerCall: 5,
+      basis: 'default',
+      historyCalls: 0,
+      rateCentsPerMinute: RATE,
+      costCents: 18 * 5 * RATE,
+      availableCents: 100_000,
+      covered: true,
+    });
   });
 
   it('answers the same on v1, a page at a time', async () => {
@@ -185,6 +197,15 @@ describe('a dispatch preview', () => {
       callable_now: 10,
       first_call_at: NOW.toISOString(),
       credits_needed_cents: String(18 * 5 * RATE),
+      cost_estimate: {
+        calls: 18,
+        minutes_per_call: 5,
+        basis: 'default',
+        history_calls: 0,
+        rate_cents_per_minute: RATE,
+        cost_cents: String(18 * 5 * RATE),
+        covered: true,
+      },
       count: rows.length,
       by_rule: { regional_hours: 8, consent_missing: 2, do_not_call: 1, invalid: 1 },
     });

@@ -104,6 +104,33 @@ describe.each([
     expect((await app.request('POST', '/api/v1/contacts/import/', { token, body: { ...body, groupName: 'Third' } })).status).toBe(201);
   });
 
+  it('REST: an import refused for its input gives its import budget back', async () => {
+    const token = await app.token();
+    const bad = await app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: '', csvData: [{ Phone: '1' }] } });
+    expect(bad.status).toBe(400);
+    const noRows = await app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: 'Empty', csvData: [] } });
+    expect(noRows.status).toBe(400);
+    const fixed = await app.request('POST', '/api/v1/contacts/import/', {
+      token,
+      body: { groupName: 'Fixed', csvData: [{ Phone: '+14155550142' }] },
+    });
+    expect(fixed.status).toBe(201);
+    // The one import of the window is spent now.
+    const again = await app.request('POST', '/api/v1/contacts/import/', { token, body: { groupName: '', csvData: [] } });
+    expect(again.status).toBe(429);
+  });
+
+  it('GraphQL: an import refused for its input gives its import budget back', async () => {
+    const token = await app.token();
+    const bad = await app.gql(IMPORT, { name: '' }, token);
+    expect(bad.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
+    const fixed = await app.gql(IMPORT, { name: 'Fixed' }, token);
+    expect(fixed.errors).toBeUndefined();
+    expect(fixed.data.importContacts.success).toBe(true);
+    const again = await app.gql(IMPORT, { name: 'Again' }, token);
+    expect(again.errors![0]!.extensions!.code).toBe('RATE_LIMITED');
+  });
+
   it('GraphQL: RATE_LIMITED with HTTP 429 and Retry-After past the general budget', async () => {
     const token = await app.token();
     const { refused } = await burst(() => app.request('POST', '/graphql', { token, body: { query: '{ agentTemplates { id } }' } }));

@@ -21,6 +21,7 @@ const STATUS: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
+  UNAVAILABLE: 503,
 };
 
 /** The HTTP status of a catalogued error, the same on both surfaces. */

@@ -25,6 +25,11 @@ export interface RateLimiter {
    * GraphQL request may import twice), for this user. Throws RateLimitedError when a budget is spent.
    */
   consume(userId: string, buckets?: RateLimitBucket[]): Promise<void>;
+  /**
+   * Gives back one of each bucket named, spent on operations refused for their input (an import whose
+   * rows were refused): a customer fixing a file should not run out of imports doing so.
+   */
+  giveBack(userId: string, buckets: RateLimitBucket[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -76,6 +81,9 @@ export function createRateLimiter(rules: RateLimitRules, options: RateLimiterOpt
           throw new RateLimitedError(Math.max(1, Math.ceil(refusal.msBeforeNext / 1000)));
         }
       }
+    },
+    async giveBack(userId, buckets) {
+      for (const bucket of buckets) await limiters.get(bucket)?.reward(userId, 1);
     },
     async close() {
       redis?.disconnect();

@@ -4,8 +4,8 @@ import type { Authenticator } from '../services/auth.js';
 import { serviceContext, type ServiceContext, type ServiceEnv } from '../services/context.js';
 import type { BodyLimits } from '../config.js';
 import { scopeOf } from '../http/request-scope.js';
-import type { RateLimiter } from '../ops/rate-limits.js';
-import { NotFoundError, ValidationError } from '../services/errors.js';
+import type { RateLimitBucket, RateLimiter } from '../ops/rate-limits.js';
+import { NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../services/errors.js';
 import { refuseUnsafeInput } from '../services/input-safety.js';
 import { fieldErrorsOf } from '../services/validation.js';
 import { ArrivingBody, BodyParseError, isJsonMediaType, readBody } from '../http/body.js';
@@ -97,6 +97,7 @@ function paramsLookValid(params: Record<string, string>): boolean {
 async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promise<Response> {
   const scope = scopeOf(c);
   let arriving: ArrivingBody | undefined;
+  let spent: { userId: string; buckets: RateLimitBucket[] } | undefined;
   try {
     const rawParams = c.req.param() as Record<string, string>;
     if (!paramsLookValid(rawParams)) throw new NotFoundError();
@@ -105,6 +106,7 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     refuseWritesWithReadKey(user, route.method !== 'GET');
     // Before the body is read, so that a refused import is not parsed.
     await deps.rateLimiter.consume(user.id, route.rateLimit ? [route.rateLimit] : []);
+    if (route.rateLimit) spent = { userId: user.id, buckets: [route.rateLimit] };
     const ctx = serviceContext(deps.env, user, scope.requestId, scope);
 
     const limit = route.largeBody ? deps.limits.maxImportBodyBytes : deps.limits.maxBodyBytes;
@@ -127,6 +129,7 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     if (route.status === 204 || result === undefined) return new Response(null, { status: route.status });
     return json(route.status, result);
   } catch (error) {
+    if (spent && refusedForInput(error)) await deps.rateLimiter.giveBack(spent.userId, spent.buckets);
     if (error instanceof BodyParseError) return json(400, { detail: error.message });
     if (error instanceof ValidationError && route.fieldCase === 'camel') {
       return errorResponse(new ValidationError(camelCaseFields(error.fieldErrors)), scope.log);
@@ -136,6 +139,16 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
     // The answer holds nothing of the body: its memory goes back now.
     arriving?.release();
   }
+}
+
+/** Refused for what the request carried (400, 413, 415): nothing was done, so its bucket is given back. */
+function refusedForInput(error: unknown): boolean {
+  return (
+    error instanceof BodyParseError ||
+    error instanceof ValidationError ||
+    error instanceof PayloadTooLargeError ||
+    error instanceof UnsupportedMediaTypeError
+  );
 }
 
 /** A JSON body of a declared length within the limit: the only kind read as it arrives. */

@@ -11,7 +11,8 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'RATE_LIMITED';
+  | 'RATE_LIMITED'
+  | 'UNAVAILABLE';
 
 /** Messages keyed by field path (`name`, `variables.company_name`); `non_field_errors` for the whole input. */
 export type FieldErrors = Record<string, string[]>;
@@ -141,6 +142,11 @@ export class RateLimitedError extends AppError {
   constructor(readonly retryAfterSeconds: number) {
     super(`Request was throttled. Expected available in ${retryAfterSeconds} seconds.`);
   }
+}
+
+/** A feature this server is not configured for, or an outside service it needs that failed: try later or elsewhere. */
+export class UnavailableError extends AppError {
+  readonly code = 'UNAVAILABLE';
 }
 
 /** PostgreSQL's SQLSTATE when an insert meets a row with the same unique key. */

@@ -1,3 +1,5 @@
+import type { CheckoutSettings } from './billing/checkout.js';
+
 /** Tunables the service layer reads; src/config.ts fills them from the environment. */
 export interface Settings {
   /** Most rows one contact import may carry. */
@@ -9,6 +11,8 @@ export interface Settings {
    * for dispatch and the dialer alike.
    */
   callHoldMinutes: number;
+  /** Stripe Checkout for buying credits; unset, createCreditCheckout is refused as unavailable. */
+  checkout?: CheckoutSettings | undefined;
   webhooks: {
     /** Whether endpoints may be on addresses that are not globally routable: loopback, private, ... (development and tests only). */
     allowPrivateUrls: boolean;

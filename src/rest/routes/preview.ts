@@ -22,6 +22,20 @@ const previewedContact = z.object({
   detail: z.string().nullable().describe('The region whose law applies, or the consents missing.'),
 });
 
+const costEstimate = z
+  .object({
+    calls: z.number().int().describe('The contacts to call (to_call).'),
+    minutes_per_call: z
+      .number()
+      .describe("Billed minutes expected of each call: the customer's own average over their latest calls, else DIALER_HOLD_MINUTES."),
+    basis: z.enum(['history', 'default']).describe('history: the average of history_calls ended calls; default: too few calls yet.'),
+    history_calls: z.number().int(),
+    rate_cents_per_minute: z.number().int(),
+    cost_cents: z.string().describe('calls x the cost of a call of minutes_per_call at the rate (64-bit, as text).'),
+    covered: z.boolean().describe('Whether credits_available_cents covers cost_cents.'),
+  })
+  .meta({ id: 'DispatchCostEstimate' });
+
 const v1DispatchPreview = z.object({
   campaign_id: id,
   from: datetime.describe('The moment judged from: now, or the campaign start when it is ahead.'),
@@ -32,6 +46,7 @@ const v1DispatchPreview = z.object({
   first_call_at: datetime.nullable(),
   credits_needed_cents: z.string().describe('One call per contact to call, of DIALER_HOLD_MINUTES at the call rate (64-bit, as text).'),
   credits_available_cents: z.string(),
+  cost_estimate: costEstimate,
   count: z.number().int().describe('Rows in `results` over every page.'),
   results: z.array(previewedContact),
 });
@@ -56,6 +71,15 @@ function toV1Preview(p: DispatchPreview, page: { limit: number; offset: number }
     first_call_at: isoOrNull(p.firstCallAt),
     credits_needed_cents: p.creditsNeededCents.toString(),
     credits_available_cents: p.creditsAvailableCents.toString(),
+    cost_estimate: {
+      calls: p.costEstimate.calls,
+      minutes_per_call: p.costEstimate.secondsPerCall / 60,
+      basis: p.costEstimate.basis,
+      history_calls: p.costEstimate.historyCalls,
+      rate_cents_per_minute: p.costEstimate.rateCentsPerMinute,
+      cost_cents: p.costEstimate.costCents.toString(),
+      covered: p.costEstimate.covered,
+    },
     count: p.rows.length,
     results: p.rows.slice(page.offset, page.offset + page.limit).map(row),
   };

@@ -33,6 +33,21 @@ export const v1ImportResult = z
     totalInvalid: z.number().int(),
     totalDuplicates: z.number().int(),
     totalDoNotCall: z.number().int(),
+    refusedRows: z
+      .array(
+        z
+          .object({
+            row: z.number().int().meta({ description: '1 for the first row of data (the line after the header).' }),
+            field: z.string().meta({ description: 'The column, as the import named it.' }),
+            message: z.string(),
+            reason: z.enum(['invalid', 'duplicate', 'do_not_call']),
+          })
+          .meta({ id: 'RefusedImportRow' }),
+      )
+      .meta({
+        description:
+          'Rows that will not be called, and why: duplicates were merged into the first row of their number and not imported; invalid and do_not_call rows were imported with that status. The first 100, in row order.',
+      }),
   })
   .meta({ id: 'ImportResult' });
 

@@ -43,7 +43,7 @@ export class KnownReads {
       schema,
       document,
       operationName: operationName ?? undefined,
-      buckets: rootFieldBuckets(schema, document, operationName),
+      buckets: [...rootFieldBuckets(schema, document, operationName).values()],
       timer: graphqlOperationDuration.labels(labels),
       succeeded: graphqlOperations.labels({ ...labels, result: 'success' }),
     });

@@ -3,27 +3,29 @@ import type { Plugin } from 'graphql-yoga';
 import type { RateLimitBucket, RateLimiter } from '../../ops/rate-limits.js';
 import type { GraphQLContext } from '../context.js';
 import { graphQLErrorOf } from '../errors.js';
-import { RateLimitedError } from '../../services/errors.js';
+import {
+  type AppError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '../../services/errors.js';
 import type { RequestScope } from '../../http/request-scope.js';
 
 /**
  * Spends the caller's budgets before an operation runs: the general one, plus the bucket of each root
  * field that declares one (`extensions: rateLimit('import')`), once per field executed, so aliases count.
- * A subscription spends them once, when it opens; its events spend none.
+ * A subscription spends them once, when it opens; its events spend none. A field refused for its input
+ * (field errors, too large, not a CSV) gives its bucket back: nothing was done.
  */
 export function graphqlRateLimits(limiter: RateLimiter): Plugin<GraphQLContext> {
   /** What to answer instead of running the operation, or nothing when the budgets allow it. */
-  const refusal = async (args: {
-    contextValue: GraphQLContext;
-    schema: GraphQLSchema;
-    document: DocumentNode;
-    operationName?: string | null;
-  }) => {
+  const refusal = async (args: Operation, buckets: Map<string, RateLimitBucket>) => {
     const { user, service } = args.contextValue;
     // A request the lean lane handed over has spent its budgets there, once.
     const spent = (args.contextValue as { scope?: RequestScope }).scope?.spentBudgets;
     try {
-      if (spent === undefined) await limiter.consume(user.id, rootFieldBuckets(args.schema, args.document, args.operationName));
+      if (spent === undefined) await limiter.consume(user.id, [...buckets.values()]);
       else if (spent) throw spent;
       return undefined;
     } catch (error) {
@@ -33,21 +35,48 @@ export function graphqlRateLimits(limiter: RateLimiter): Plugin<GraphQLContext> 
   };
   return {
     async onExecute({ args, setResultAndStopExecution }) {
-      const refused = await refusal(args);
-      if (refused) setResultAndStopExecution(refused);
+      const buckets = rootFieldBuckets(args.schema, args.document, args.operationName);
+      const refused = await refusal(args, buckets);
+      if (refused) return setResultAndStopExecution(refused);
+      if (buckets.size === 0) return undefined;
+      return {
+        async onExecuteDone({ result }) {
+          if (!('errors' in result) || !result.errors) return;
+          const returned = result.errors.flatMap((error) => {
+            const bucket = buckets.get(String(error.path?.[0]));
+            return bucket && error.path?.length === 1 && refusedForInput(error.originalError) ? [bucket] : [];
+          });
+          if (returned.length) await limiter.giveBack(args.contextValue.user.id, returned);
+        },
+      };
     },
     async onSubscribe({ args, setResultAndStopExecution }) {
-      const refused = await refusal(args);
+      const refused = await refusal(args, rootFieldBuckets(args.schema, args.document, args.operationName));
       if (refused) setResultAndStopExecution(refused);
     },
   };
 }
 
-/** The budgets an operation spends beside the general one: its root fields' buckets. */
-export function rootFieldBuckets(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): RateLimitBucket[] {
+interface Operation {
+  contextValue: GraphQLContext;
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  operationName?: string | null;
+}
+
+const refusedForInput = (error: unknown): error is AppError =>
+  error instanceof ValidationError || error instanceof PayloadTooLargeError || error instanceof UnsupportedMediaTypeError;
+
+/** The budgets an operation spends beside the general one: the bucket of each root field that declares one, by response name. */
+export function rootFieldBuckets(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName?: string | null,
+): Map<string, RateLimitBucket> {
+  const buckets = new Map<string, RateLimitBucket>();
   const operation = getOperationAST(document, operationName);
   const root = operation && schema.getRootType(operation.operation);
-  if (!operation || !root) return [];
+  if (!operation || !root) return buckets;
   const fields = root.getFields();
   const fragments = new Map<string, SelectionSetNode>();
   for (const definition of document.definitions) {
@@ -55,7 +84,6 @@ export function rootFieldBuckets(schema: GraphQLSchema, document: DocumentNode, 
   }
   // Keyed by response name: GraphQL runs a field once per name, however many fragments repeat it.
   // Validation has already refused fragment cycles.
-  const buckets = new Map<string, RateLimitBucket>();
   // A fragment adds the same fields however often it is spread, so each is read once: followed spread
   // by spread, three levels of 300 spreads were 27 million visits.
   const read = new Set<string>();
@@ -74,5 +102,5 @@ export function rootFieldBuckets(schema: GraphQLSchema, document: DocumentNode, 
     }
   };
   collect(operation.selectionSet);
-  return [...buckets.values()];
+  return buckets;
 }

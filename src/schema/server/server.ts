@@ -16,6 +16,7 @@ import { hideSchemaNames } from './hidden-schema.js';
 import { graphqlInput } from './input.js';
 import { acceptedMediaTypes } from './media-types.js';
 import { csrfPrevention } from './csrf.js';
+import { errorShape } from './error-shape.js';
 import { compiledReads } from './compiled-reads.js';
 import type { KnownReads } from './known-reads.js';
 import { deferStream } from './defer-stream.js';
@@ -105,6 +106,7 @@ export function createGraphQLServer(deps: GraphQLDeps): YogaServerInstance<Graph
     maskedErrors: { maskError: (error) => maskGraphQLError(currentRequestScope()?.log ?? deps.env.log)(error) },
     plugins: [
       ...(tracingOn() ? [graphqlTracing] : []),
+      errorShape,
       acceptedMediaTypes(),
       csrfPrevention(CSRF_HEADER),
       ...(deps.trustedDocuments ? [trustedDocuments(deps.trustedDocuments)] : []),

@@ -1,4 +1,5 @@
 import { CreditTransactionKind as Kinds } from '../../generated/prisma/enums.js';
+import * as checkout from '../../services/billing/checkout.js';
 import * as credits from '../../services/billing/credits.js';
 import { GRANT_KINDS, grantCredits } from '../../services/billing/grants.js';
 import { builder } from '../builder.js';
@@ -122,5 +123,26 @@ builder.mutationFields((t) => ({
       await credits.setLowBalanceThreshold(ctx.service, args.cents ?? null);
       return credits.getBalance(ctx.service);
     },
+  }),
+}));
+
+const CreditCheckout = builder.objectRef<checkout.CreditCheckout>('CreditCheckout').implement({
+  description: 'A Stripe Checkout page where the customer pays for credits; paid, they land on the balance as a `top_up`.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'The Checkout Session id (`cs_...`), also the top-up’s payment id.' }),
+    url: t.exposeString('url', { description: 'The payment page to send the customer to.' }),
+    amountCents: t.exposeInt('amountCents', { description: 'What the customer pays, and the credits it buys.' }),
+    currency: t.exposeString('currency'),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'After this the page no longer takes payment.' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createCreditCheckout: t.field({
+    type: CreditCheckout,
+    description: `Opens a Stripe Checkout page to buy credits: one cent of credit per cent paid, from ${checkout.MIN_CHECKOUT_CENTS} to ${checkout.MAX_CHECKOUT_CENTS} cents (US dollars). Credited when Stripe reports the payment (POST /webhooks/stripe). UNAVAILABLE when the server has no Stripe key or Stripe fails.`,
+    authScopes: { authenticated: true },
+    args: { amountCents: t.arg.int({ required: true }) },
+    resolve: (_root, args, ctx) => checkout.createCreditCheckout(ctx.service, args.amountCents),
   }),
 }));

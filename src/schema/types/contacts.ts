@@ -3,7 +3,7 @@ import * as contacts from '../../services/contacts/contacts.js';
 import * as dnc from '../../services/contacts/do-not-call.js';
 import { readData } from '../../services/contacts/fields.js';
 import * as groups from '../../services/contacts/groups.js';
-import { importContacts } from '../../services/contacts/import.js';
+import { importContacts, MAX_REFUSED_ROWS, type RefusedRow } from '../../services/contacts/import.js';
 import { ValidationError } from '../../services/errors.js';
 import { builder } from '../builder.js';
 import { compiledConnection, compiledItem, jsonTextValue } from '../compiled-reads/declare.js';
@@ -165,6 +165,22 @@ const ImportContactsInput = builder.inputType('ImportContactsInput', {
   }),
 });
 
+const RefusalReason = builder.enumType('ImportRefusalReason', {
+  description:
+    'duplicate: merged into the first row of its number, not imported; invalid, do_not_call: imported with that status, never called.',
+  values: ['invalid', 'duplicate', 'do_not_call'] as const,
+});
+
+const RefusedImportRow = builder.objectRef<RefusedRow>('RefusedImportRow').implement({
+  description: 'A row of an import that will not be called, and why.',
+  fields: (t) => ({
+    row: t.exposeInt('row', { description: '1 for the first row of data (the line after a CSV file’s header).' }),
+    field: t.exposeString('field', { description: 'The column, as the import named it.' }),
+    message: t.exposeString('message'),
+    reason: t.expose('reason', { type: RefusalReason }),
+  }),
+});
+
 const ImportContactsResult = builder.objectRef<Awaited<ReturnType<typeof importContacts>>>('ImportContactsResult').implement({
   fields: (t) => ({
     success: t.exposeBoolean('success'),
@@ -177,6 +193,11 @@ const ImportContactsResult = builder.objectRef<Awaited<ReturnType<typeof importC
     totalInvalid: t.exposeInt('totalInvalid'),
     totalDuplicates: t.exposeInt('totalDuplicates'),
     totalDoNotCall: t.exposeInt('totalDoNotCall'),
+    refusedRows: t.field({
+      type: [RefusedImportRow],
+      description: `The first ${MAX_REFUSED_ROWS} rows that will not be called, in row order; the totals count them all.`,
+      resolve: (result) => result.refusedRows,
+    }),
   }),
 });
 

@@ -30,6 +30,30 @@ const RuleCount = builder.objectRef<{ rule: preview.PreviewRule; contacts: numbe
   }),
 });
 
+const CostBasis = builder.enumType('CostEstimateBasis', {
+  description: 'history: the customer’s own average call length; default: too few ended calls yet, so DIALER_HOLD_MINUTES.',
+  values: ['history', 'default'] as const,
+});
+
+const CostEstimate = builder.objectRef<preview.DispatchPreview['costEstimate']>('DispatchCostEstimate').implement({
+  description:
+    'What the calls of a dispatch are expected to cost: calls × expected minutes × the per-minute rate, each call rounded up to a cent.',
+  fields: (t) => ({
+    calls: t.exposeInt('calls', { description: 'The contacts to call (toCall).' }),
+    minutesPerCall: t.float({
+      description:
+        'Billed minutes expected of each call: the customer’s average over their latest 1,000 ended calls (those that reached nobody count 0), once 20 have ended; else DIALER_HOLD_MINUTES.',
+      resolve: (e) => e.secondsPerCall / 60,
+    }),
+    basis: t.expose('basis', { type: CostBasis }),
+    historyCalls: t.exposeInt('historyCalls', { description: 'Ended calls the average was taken over.' }),
+    rateCentsPerMinute: t.exposeInt('rateCentsPerMinute'),
+    costCents: t.expose('costCents', { type: 'BigInt' }),
+    availableCents: t.expose('availableCents', { type: 'BigInt', description: 'What calls may spend now.' }),
+    covered: t.exposeBoolean('covered', { description: 'Whether availableCents covers costCents.' }),
+  }),
+});
+
 const DispatchPreview = builder.objectRef<preview.DispatchPreview>('DispatchPreview').implement({
   description:
     'What dispatching a campaign would do, judged by the dialer’s own gate with the service’s clock; nothing is written. Credits needed: one call per contact to call, of DIALER_HOLD_MINUTES at the call rate.',
@@ -43,6 +67,7 @@ const DispatchPreview = builder.objectRef<preview.DispatchPreview>('DispatchPrev
     firstCallAt: t.expose('firstCallAt', { type: 'DateTime', nullable: true }),
     creditsNeededCents: t.expose('creditsNeededCents', { type: 'BigInt' }),
     creditsAvailableCents: t.expose('creditsAvailableCents', { type: 'BigInt' }),
+    costEstimate: t.field({ type: CostEstimate, resolve: (p) => p.costEstimate }),
     contacts: t.connection({
       type: PreviewedContact,
       description: 'Every contact, the first to be called first; those never called last.',

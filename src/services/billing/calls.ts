@@ -42,6 +42,55 @@ export function expectedCallsCents(settings: Pick<Settings, 'callHoldMinutes' | 
   return BigInt(contacts) * callHoldCents(settings);
 }
 
+/** Ended calls an average call length is taken over: the customer's latest. */
+export const HISTORY_CALLS = 1_000;
+/** Fewer ended calls than this say too little of a customer's calls: the estimate assumes the hold's length. */
+export const HISTORY_MIN_CALLS = 20;
+
+export interface CostEstimate {
+  calls: number;
+  /**
+   * Billed seconds expected of each call: the customer's own average over their latest HISTORY_CALLS
+   * ended calls (those that reached nobody count 0) once HISTORY_MIN_CALLS have ended, else the
+   * `callHoldMinutes` the dialer holds for a call.
+   */
+  secondsPerCall: number;
+  basis: 'history' | 'default';
+  /** Ended calls the average was taken over (0 with the default). */
+  historyCalls: number;
+  rateCentsPerMinute: number;
+  costCents: bigint;
+  /** What calls may spend now, and whether it covers the estimate. */
+  availableCents: bigint;
+  covered: boolean;
+}
+
+/**
+ * What calling `calls` people is expected to cost this customer: each call billed as callCostCents bills
+ * it, for the seconds the customer's calls have lasted on average; beside what the balance may spend now.
+ */
+export async function estimateCallsCost(
+  sql: SqlSession,
+  settings: Pick<Settings, 'callHoldMinutes' | 'callRateCentsPerMinute'>,
+  userId: string,
+  calls: number,
+): Promise<CostEstimate> {
+  const [history, availableCents] = await Promise.all([store.callHistory(sql, userId, HISTORY_CALLS), spendableCents(sql, userId)]);
+  const fromHistory = history.calls >= HISTORY_MIN_CALLS;
+  const secondsPerCall = fromHistory ? Math.ceil(Number(history.billedSeconds) / history.calls) : settings.callHoldMinutes * 60;
+  const costCents = BigInt(calls) * callCostCents(secondsPerCall, settings.callRateCentsPerMinute);
+  return {
+    calls,
+    secondsPerCall,
+    basis: fromHistory ? 'history' : 'default',
+    historyCalls: fromHistory ? history.calls : 0,
+    rateCentsPerMinute: settings.callRateCentsPerMinute,
+    costCents,
+    availableCents,
+    covered: availableCents >= costCents,
+  };
+}
+
 /**
  * How many calls' holds `spendableCents` covers: the one rule for "can this customer afford the next
  * call", asked by dispatch (at least one, or it is refused) and by the dialer (how many to claim, and

@@ -172,6 +172,27 @@ export async function writeMove(
   return updated.map((u) => u.user_id);
 }
 
+const callHistoryStatement = statement<{ calls: number; billedSeconds: bigint }>(
+  'billing.callHistory',
+  `WITH recent AS (
+     SELECT id, duration_seconds FROM call_attempts
+     WHERE user_id = $1::uuid AND ended_at IS NOT NULL
+     ORDER BY created_at DESC, id DESC
+     LIMIT $2
+   )
+   SELECT count(*)::int AS calls,
+          COALESCE(sum(r.duration_seconds) FILTER (
+            WHERE EXISTS (SELECT 1 FROM credit_transactions t WHERE t.call_attempt_id = r.id AND t.kind = 'call_charge')
+          ), 0)::bigint AS "billedSeconds"
+   FROM recent r`,
+);
+
+/** The user's latest `limit` ended calls: how many, and the seconds of those that were charged. */
+export async function callHistory(sql: SqlSession, userId: string, limit: number): Promise<{ calls: number; billedSeconds: bigint }> {
+  const [row] = await sql.run(callHistoryStatement, [userId, limit]);
+  return row!;
+}
+
 const paymentCreditedStatement = statement('billing.paymentCredited', 'SELECT 1 FROM credit_transactions WHERE external_id = $1');
 
 /** Whether the payment with this provider id is in the ledger already. */

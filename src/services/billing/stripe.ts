@@ -10,7 +10,7 @@ import * as store from './store.js';
 // Session, or of the invoice); credits are US-dollar cents.
 
 /** The currency of every credit account. */
-const CREDIT_CURRENCY = 'usd';
+export const CREDIT_CURRENCY = 'usd';
 
 /** Largest distance, either way, between a signature's timestamp and our clock (Stripe's default). */
 const TOLERANCE_SECONDS = 300;

@@ -1,4 +1,4 @@
-import { expectedCallsCents, spendableCents } from '../billing/calls.js';
+import { estimateCallsCost, expectedCallsCents, type CostEstimate } from '../billing/calls.js';
 import { CAP_LOOKBACK_MS, type CallHistory } from '../calling-rules/caps.js';
 import { cappedNumbers, type BlockReason, type GateCampaign } from '../calling-rules/gate.js';
 import { RECALL_HOURS, REGIONAL_CONSENT_KINDS } from '../calling-rules/regional-hours.js';
@@ -58,6 +58,8 @@ export interface DispatchPreview {
   /** What the calls are expected to cost (billing's `expectedCallsCents`), and what the account may spend now. */
   creditsNeededCents: bigint;
   creditsAvailableCents: bigint;
+  /** What calling `toCall` contacts is expected to cost, by the customer's own call lengths. */
+  costEstimate: CostEstimate;
   /** Every contact, the first to be called first (by callAt, then id), those never called last. */
   rows: PreviewedContact[];
 }
@@ -107,6 +109,7 @@ export async function previewDispatch(ctx: ServiceContext, campaignId: string): 
     after = batch.at(-1)!.contactId;
   }
   rows.sort(firstCalledFirst);
+  const costEstimate = await estimateCallsCost(ctx.sql, ctx.settings, campaign.userId, toCall);
   return {
     campaignId,
     from,
@@ -116,7 +119,8 @@ export async function previewDispatch(ctx: ServiceContext, campaignId: string): 
     byRule: PREVIEW_RULES.map((rule) => ({ rule, contacts: counts.get(rule) ?? 0 })),
     firstCallAt: rows[0]?.callAt ?? null,
     creditsNeededCents: expectedCallsCents(ctx.settings, toCall),
-    creditsAvailableCents: await spendableCents(ctx.sql, campaign.userId),
+    creditsAvailableCents: costEstimate.availableCents,
+    costEstimate,
     rows,
   };
 }

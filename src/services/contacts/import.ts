@@ -45,21 +45,44 @@ export const importInput = z.object({
 });
 export type ImportInput = RawInput<typeof importInput>;
 
+/**
+ * Why a row did not become a contact the dialer will call: `duplicate` rows are merged into the first row
+ * of their number and not imported; `invalid` and `do_not_call` rows are imported with that status and
+ * never called.
+ */
+export type RefusalReason = 'invalid' | 'duplicate' | 'do_not_call';
+
+export interface RefusedRow {
+  /** 1 for the first row of data (the line after a CSV file's header). */
+  row: number;
+  /** The column as the import named it. */
+  field: string;
+  message: string;
+  reason: RefusalReason;
+}
+
 export interface ImportResult {
   success: true;
   groupId: string;
+  /** Contacts created: every row but duplicates, `invalid` and `do_not_call` ones included. */
   totalImported: number;
   totalInvalid: number;
   totalDuplicates: number;
   totalDoNotCall: number;
+  /** The first MAX_REFUSED_ROWS refused rows, in row order; the totals count them all. */
+  refusedRows: RefusedRow[];
 }
 
 const MAX_ROW_ERRORS = 10;
+/** Refused rows an import result lists; enough to fix a file by, small enough for any answer. */
+export const MAX_REFUSED_ROWS = 100;
 /** The column the contacts table keeps a number in; longer junk stays only in `data`. */
 const PHONE_COLUMN_LENGTH = 32;
 
 interface Draft {
   id: string;
+  /** Its row number (1 for the first row of data). */
+  row: number;
   phone_number: string | null;
   status: 'active' | 'invalid' | 'do_not_call';
   data: ContactData;
@@ -201,7 +224,15 @@ async function writeImport(
   });
 
   const { imported, invalid, duplicates, doNotCall } = book.counts;
-  return { success: true, groupId, totalImported: imported, totalInvalid: invalid, totalDuplicates: duplicates, totalDoNotCall: doNotCall };
+  return {
+    success: true,
+    groupId,
+    totalImported: imported,
+    totalInvalid: invalid,
+    totalDuplicates: duplicates,
+    totalDoNotCall: doNotCall,
+    refusedRows: book.refused,
+  };
 }
 
 /** A column that arrives late would change what an earlier column means. */
@@ -245,6 +276,7 @@ class DraftBook {
   readonly counts = { imported: 0, invalid: 0, duplicates: 0, doNotCall: 0 };
   /** Rows whose number's first row was written before they came; merged into it at the end (rare). */
   readonly lateDuplicates: { phoneNumber: string; data: ContactData }[] = [];
+  readonly refused: RefusedRow[] = [];
   /** Drafts not written yet, by number. */
   private readonly pending = new Map<string, Draft>();
   /**
@@ -255,8 +287,11 @@ class DraftBook {
 
   constructor(private readonly blocked: Set<string>) {}
 
-  /** The draft of a row, or undefined when the row merged into an earlier row of its number. */
-  add(data: ContactData, e164: string | null): Draft | undefined {
+  /**
+   * The draft of row number `row`, or undefined when the row merged into an earlier row of its number.
+   * `phoneColumn` names the column its number came from, for the reason it is refused.
+   */
+  add(row: number, phoneColumn: string, data: ContactData, e164: string | null): Draft | undefined {
     const given = data.phone_number ?? '';
     const key = e164 ?? (given ? given.slice(0, PHONE_COLUMN_LENGTH) : null);
     if (key) {
@@ -267,16 +302,28 @@ class DraftBook {
         if (earlier) earlier.data = mergeData(data, earlier.data);
         else this.lateDuplicates.push({ phoneNumber: key, data });
         this.counts.duplicates += 1;
+        this.refuse(row, phoneColumn, 'duplicate', `Same number as ${earlier ? `row ${earlier.row}` : 'an earlier row'}; merged into it.`);
         return undefined;
       }
     }
     const status = !e164 ? 'invalid' : this.blocked.has(e164) ? 'do_not_call' : 'active';
-    const draft: Draft = { id: uuidv7(), phone_number: key, status, data };
+    const draft: Draft = { id: uuidv7(), row, phone_number: key, status, data };
     if (key) this.pending.set(key, draft);
     this.counts.imported += 1;
-    if (status === 'invalid') this.counts.invalid += 1;
-    if (status === 'do_not_call') this.counts.doNotCall += 1;
+    if (status === 'invalid') {
+      this.counts.invalid += 1;
+      const message = given ? `"${given}" is not a valid phone number` : 'No phone number';
+      this.refuse(row, phoneColumn, 'invalid', `${message}; imported as invalid and never called.`);
+    }
+    if (status === 'do_not_call') {
+      this.counts.doNotCall += 1;
+      this.refuse(row, phoneColumn, 'do_not_call', 'The number is on your do-not-call list; imported and never called.');
+    }
     return draft;
+  }
+
+  private refuse(row: number, field: string, reason: RefusalReason, message: string) {
+    if (this.refused.length < MAX_REFUSED_ROWS) this.refused.push({ row, field, message, reason });
   }
 
   /** The pending drafts are written as they stand: later rows of their numbers are late duplicates. */
@@ -308,6 +355,11 @@ class RowErrors {
     this.offset += count;
   }
 
+  /** The row number (1 for the first) of the row at `index` among those being built. */
+  rowNumber(index: number) {
+    return this.offset + index + 1;
+  }
+
   any() {
     return this.count > 0;
   }
@@ -328,12 +380,14 @@ function buildDrafts(
   refused: RowErrors,
 ) {
   const drafts: Draft[] = [];
+  const phoneColumn = plan.find((column) => column.field === 'phone_number')?.header ?? 'phone_number';
   for (let index = start; index < end; index += 1) {
     const data = canonicalData(plan, rows[index]!, readNumber);
     rows[index] = EMPTY_ROW;
     const badZone = unknownTimeZoneColumn(plan, data);
     if (badZone !== null) refused.add(index - start, badZone, UNKNOWN_TIME_ZONE);
-    const draft = book.add(data, data.phone_number ? readNumber(data.phone_number) : null);
+    const row = refused.rowNumber(index - start);
+    const draft = book.add(row, phoneColumn, data, data.phone_number ? readNumber(data.phone_number) : null);
     if (draft) drafts.push(draft);
   }
   return drafts;
