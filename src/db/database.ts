@@ -5,6 +5,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { keysetCursors } from './keyset-cursors.js';
 import { dbStatements } from '../ops/metrics.js';
 import { countingAdapterFactory } from './counting-adapter.js';
 import { lockDataDir } from './data-dir-lock.js';
@@ -94,7 +95,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     statements += 1;
     dbStatements.inc();
   };
-  const prisma = new PrismaClient({ adapter: countingAdapterFactory(factory, onStatement) });
+  const prisma = keysetCursors(new PrismaClient({ adapter: countingAdapterFactory(factory, onStatement) }));
 
   const sql = plainSql(onStatement);
   return {
