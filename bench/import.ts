@@ -27,7 +27,7 @@ const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
 const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 3);
 const TARGETS = { ratioToCopy: 1.15, peakRssMb: 300 };
 
-function rows(count: number) {
+export function importRows(count: number) {
   const first = ['Ada', 'Alan', 'Grace', 'Katherine', 'Edsger', 'Barbara', 'Donald', 'Frances', 'Ken', 'Radia'];
   const last = ['Lovelace', 'Turing', 'Hopper', 'Johnson', 'Dijkstra', 'Liskov', 'Knuth', 'Allen', 'Thompson', 'Perlman'];
   const formats = [
@@ -118,7 +118,7 @@ export async function benchImport() {
     try {
       const userId = randomUUID();
       const token = await tokenFor(userId);
-      const body = JSON.stringify({ groupName: 'Bench import', csvData: rows(ROWS) });
+      const body = JSON.stringify({ groupName: 'Bench import', csvData: importRows(ROWS) });
       const idle = await memoryOf(server.pid);
 
       const importOnce = async () => {

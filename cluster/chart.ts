@@ -9,7 +9,7 @@ interface Series {
   points: { x: number; y: number }[];
 }
 
-interface Panel {
+export interface Panel {
   title: string;
   xLabel: string;
   xs: number[];

@@ -6,6 +6,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapt
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { keysetCursors } from './keyset-cursors.js';
 import { dbStatements } from '../ops/metrics.js';
 import { countingAdapterFactory } from './counting-adapter.js';
 import { lockDataDir } from './data-dir-lock.js';
@@ -121,7 +122,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     statements += 1;
     dbStatements.inc();
   };
-  const prisma = new PrismaClient({ adapter: countingAdapterFactory(factory, onStatement) });
+  const prisma = keysetCursors(new PrismaClient({ adapter: countingAdapterFactory(factory, onStatement) }));
 
   const sql = plainSql(onStatement);
   return {

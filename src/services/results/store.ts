@@ -26,14 +26,34 @@ export const NEWEST_FIRST = [{ createdAt: 'desc' }, { id: 'desc' }] satisfies Pr
 
 // ---- Call attempts
 
+/**
+ * From this offset on, a page of call history reads the ids it skips from the index alone and only then
+ * its own rows: a deep offset costs index entries, not rows (docs/decisions.md, "Deep offsets").
+ */
+export const DEEP_OFFSET = 1_000;
+
 /** The caller's call attempts matching `where`, newest first; `query` carries paging and relations. */
-export function findCallAttempts<Q extends CallAttemptQuery & CallAttemptPage>(
+export async function findCallAttempts<Q extends CallAttemptQuery & CallAttemptPage>(
   ctx: ServiceContext,
   where: Prisma.CallAttemptWhereInput,
   query: Q,
 ): Promise<Prisma.CallAttemptGetPayload<Q>[]> {
+  const scoped = { ...where, userId: ctx.user.id };
+  if ((query.skip ?? 0) < DEEP_OFFSET || query.cursor) {
+    return named('results.callAttempts', () => ctx.db.callAttempt.findMany({ ...query, where: scoped, orderBy: NEWEST_FIRST })) as Promise<
+      Prisma.CallAttemptGetPayload<Q>[]
+    >;
+  }
+  const { skip, take, ...relations } = query;
+  const page = await named('results.callAttemptIds', () =>
+    ctx.db.callAttempt.findMany({ where: scoped, orderBy: NEWEST_FIRST, skip, take, select: { id: true } }),
+  );
   return named('results.callAttempts', () =>
-    ctx.db.callAttempt.findMany({ ...query, where: { ...where, userId: ctx.user.id }, orderBy: NEWEST_FIRST }),
+    ctx.db.callAttempt.findMany({
+      ...relations,
+      where: { id: { in: page.map((row) => row.id) }, userId: ctx.user.id },
+      orderBy: NEWEST_FIRST,
+    }),
   ) as Promise<Prisma.CallAttemptGetPayload<Q>[]>;
 }
 
