@@ -510,12 +510,13 @@ export function loadConfig(source: Record<string, string | undefined> = process.
 /** Stripe Checkout, with a key; the payer comes back to the console's billing page unless URLs are given. */
 function checkoutOf(env: Env): CheckoutSettings | undefined {
   if (!env.STRIPE_API_KEY) return undefined;
-  const console = `${env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`}/console/billing`;
+  // The console routes by the URL's fragment: its billing page is /console/#/billing.
+  const console = `${env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`}/console/`;
   return {
     apiKey: env.STRIPE_API_KEY,
     apiBaseUrl: env.STRIPE_API_BASE_URL,
-    successUrl: env.STRIPE_CHECKOUT_SUCCESS_URL ?? `${console}?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
-    cancelUrl: env.STRIPE_CHECKOUT_CANCEL_URL ?? `${console}?checkout=cancelled`,
+    successUrl: env.STRIPE_CHECKOUT_SUCCESS_URL ?? `${console}?checkout=success&session_id={CHECKOUT_SESSION_ID}#/billing`,
+    cancelUrl: env.STRIPE_CHECKOUT_CANCEL_URL ?? `${console}?checkout=cancelled#/billing`,
   };
 }
 

@@ -143,11 +143,11 @@ describe('configuration', () => {
     expect(loadConfig({ STRIPE_API_KEY: 'sk_test_abc123', PORT: '4100' }).settings.checkout).toEqual({
       apiKey: 'sk_test_abc123',
       apiBaseUrl: 'https://api.stripe.com',
-      successUrl: 'http://localhost:4100/console/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}',
-      cancelUrl: 'http://localhost:4100/console/billing?checkout=cancelled',
+      successUrl: 'http://localhost:4100/console/?checkout=success&session_id={CHECKOUT_SESSION_ID}#/billing',
+      cancelUrl: 'http://localhost:4100/console/?checkout=cancelled#/billing',
     });
     const behindProxy = loadConfig({ STRIPE_API_KEY: 'rk_live_abc', PUBLIC_BASE_URL: 'https://calls.example.com/' });
-    expect(behindProxy.settings.checkout?.cancelUrl).toBe('https://calls.example.com/console/billing?checkout=cancelled');
+    expect(behindProxy.settings.checkout?.cancelUrl).toBe('https://calls.example.com/console/?checkout=cancelled#/billing');
     const given = loadConfig({
       STRIPE_API_KEY: 'sk_test_abc123',
       STRIPE_API_BASE_URL: 'http://127.0.0.1:12111',

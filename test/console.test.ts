@@ -17,6 +17,7 @@ import { idleVoice } from '../src/services/voice/control.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { exemptFromRegionalRules, grant } from './support/campaigns.js';
 import { openTestDatabase } from './support/database.js';
+import { FakeStripe } from './support/fake-stripe.js';
 
 // The web console in a real browser (Debian's Chromium driven by playwright-core), against the whole app
 // and a dialer on its job engine in this process, calling through the simulator. The console is the
@@ -315,6 +316,43 @@ describe.skipIf(browserMissing)('the console', () => {
       await page.close();
     } finally {
       await trusted.close();
+    }
+  }, 120_000);
+
+  it('buys credits: the billing page opens Stripe Checkout for the amount, and says so when the payer is back', async () => {
+    const stripe = await new FakeStripe('sk_test_console').start();
+    const checkout = {
+      apiKey: 'sk_test_console',
+      apiBaseUrl: stripe.url,
+      successUrl: 'http://console.test/console/?checkout=success&session_id={CHECKOUT_SESSION_ID}#/billing',
+      cancelUrl: 'http://console.test/console/?checkout=cancelled#/billing',
+    };
+    const shop = await startTestApp({ console: true, settings: { checkout } });
+    const page = await browser.newPage();
+    try {
+      const id = randomUUID();
+      // Stripe's page is out of reach here: the browser's visit to it is answered in its place.
+      await page.route('https://checkout.stripe.com/**', (route) =>
+        route.fulfill({ contentType: 'text/html', body: '<h1>Stripe Checkout</h1>' }),
+      );
+      await page.goto(`${shop.url}/console/`);
+      await page.getByLabel('Token or API key').fill(await shop.token(id));
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page.getByRole('navigation').getByRole('link', { name: 'Billing' }).click();
+      await page.getByLabel('Amount in US dollars (5 to 10,000)').fill('25');
+      await page.getByRole('button', { name: 'Pay with Stripe' }).click();
+      await page.waitForURL(/^https:\/\/checkout\.stripe\.com\//);
+      expect(stripe.requests).toHaveLength(1);
+      const [session] = [...stripe.sessions.values()];
+      expect(session).toMatchObject({ amount_total: 2_500, client_reference_id: id });
+      expect(page.url()).toBe(session!.url);
+
+      await page.goto(`${shop.url}/console/?checkout=cancelled#/billing`);
+      await page.getByText('The payment was cancelled; nothing was charged.').waitFor();
+    } finally {
+      await page.close();
+      await shop.close();
+      await stripe.close();
     }
   }, 120_000);
 });

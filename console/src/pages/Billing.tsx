@@ -1,4 +1,5 @@
-import { useQuery } from 'urql';
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql';
 import { cents, when, words } from '../format';
 import { ErrorNote } from '../parts/ErrorNote';
@@ -63,10 +64,7 @@ export function Billing() {
         </dl>
       ) : null}
 
-      <section aria-labelledby="buy-title" className="card" data-slot="buy-credits">
-        <h2 id="buy-title">Buy credits</h2>
-        <p>Buying credits by card from the console is not available yet. Credits bought elsewhere appear here at once.</p>
-      </section>
+      <BuyCredits />
 
       <h2>Transactions</h2>
       <div className="table-scroll">
@@ -112,5 +110,53 @@ export function Billing() {
         </table>
       </div>
     </>
+  );
+}
+
+const CreateCheckout = graphql(`
+  mutation ConsoleCreateCreditCheckout($amountCents: Int!) {
+    createCreditCheckout(amountCents: $amountCents) {
+      id
+      url
+    }
+  }
+`);
+
+/** Opens a Stripe Checkout page for the amount; paid credits land through Stripe's webhook. */
+function BuyCredits() {
+  const [checkout, create] = useMutation(CreateCheckout);
+  const [dollars, setDollars] = useState('50');
+  const returned = new URLSearchParams(window.location.search).get('checkout');
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const result = await create({ amountCents: Math.round(Number(dollars) * 100) });
+    const url = result.data?.createCreditCheckout.url;
+    if (url) window.location.assign(url);
+  };
+  return (
+    <section aria-labelledby="buy-title" className="card">
+      <h2 id="buy-title">Buy credits</h2>
+      {returned === 'success' ? <p role="status">Payment received: the credits appear here as soon as Stripe confirms it.</p> : null}
+      {returned === 'cancelled' ? <p role="status">The payment was cancelled; nothing was charged.</p> : null}
+      <form className="form" onSubmit={submit}>
+        <label htmlFor="buy-amount">Amount in US dollars (5 to 10,000)</label>
+        <input
+          id="buy-amount"
+          name="amount"
+          type="number"
+          inputMode="decimal"
+          min={5}
+          max={10000}
+          step={0.01}
+          required
+          value={dollars}
+          onChange={(event) => setDollars(event.target.value)}
+        />
+        <button type="submit" disabled={checkout.fetching}>
+          Pay with Stripe
+        </button>
+      </form>
+      <ErrorNote error={checkout.error} />
+    </section>
   );
 }
