@@ -19,7 +19,19 @@ export function maskGraphQLError(log: Logger) {
       });
     }
     // Errors GraphQL itself raised (syntax, validation, variable coercion) are the client's to see.
-    if (!caught || caught instanceof GraphQLError) return error;
+    if (!caught) return error;
+    // A GraphQL error thrown while running is about the request (Pothos's argument checks: an invalid
+    // cursor, `before` with `after`): the client's input, not the server's fault.
+    if (caught instanceof GraphQLError) {
+      if (error.extensions.code) return error;
+      return new GraphQLError(error.message, {
+        nodes: error.nodes,
+        source: error.source,
+        positions: error.positions,
+        path: error.path,
+        extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+      });
+    }
     return unexpected(log, caught, error);
   };
 }
