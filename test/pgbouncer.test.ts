@@ -33,7 +33,8 @@ const title = skip
 describe.runIf(inject('testDatabase').kind === 'postgres' && !skip)(title, () => {
   const serverUrl = (inject('testDatabase') as { serverUrl: string }).serverUrl;
   const name = `callflow_pgbouncer_${randomUUID().replace(/-/g, '')}`;
-  const direct = databaseUrl(serverUrl, name);
+  // Set in beforeAll: a skipped describe's body still runs, on PGlite too, where there is no server URL.
+  let direct: string;
   let bouncer: Awaited<ReturnType<typeof startPgBouncer>>;
   let pooled: string;
   let api: Awaited<ReturnType<typeof serverProcess>> | undefined;
@@ -42,6 +43,7 @@ describe.runIf(inject('testDatabase').kind === 'postgres' && !skip)(title, () =>
 
   beforeAll(async () => {
     if (!PGBOUNCER) throw new Error('pgbouncer is not installed (apt-get install pgbouncer; .ci/run installs it)');
+    direct = databaseUrl(serverUrl, name);
     await adminQuery(serverUrl, `CREATE DATABASE "${name}"`);
     bouncer = await startPgBouncer(PGBOUNCER, new URL(serverUrl));
     const through = new URL(direct);
