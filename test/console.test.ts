@@ -208,12 +208,17 @@ describe.skipIf(browserMissing)('the console', () => {
     ]);
     // Calls by outcome: the report's own counts, as the API gives them.
     const campaignId = campaignUrl.split('/').at(-1)!;
-    const report = await app.gql(
-      'query($id: UUID!) { campaign(id: $id) { report { metrics { outcomes { human voicemail noAnswer busy failed ivr callScreening invalidNumber } } } } }',
-      { id: campaignId },
-      who.token,
-    );
-    const outcomes = Object.values(report.data.campaign.report.metrics.outcomes as Record<string, number>);
+    const countedOutcomes = async () => {
+      const report = await app.gql(
+        'query($id: UUID!) { campaign(id: $id) { report { metrics { outcomes { human voicemail noAnswer busy failed ivr callScreening invalidNumber } } } } }',
+        { id: campaignId },
+        who.token,
+      );
+      return Object.values(report.data.campaign.report.metrics.outcomes as Record<string, number>);
+    };
+    // The report counts each call once its result is written: read it once all four are in.
+    await expect.poll(async () => (await countedOutcomes()).reduce((sum, n) => sum + n, 0), { timeout: 30_000 }).toBe(4);
+    const outcomes = await countedOutcomes();
     await expect.poll(async () => (await chartTable(page, 'outcomes')).map(([, n]) => Number(n)), { timeout: 30_000 }).toEqual(outcomes);
     expect(await page.locator('figure[data-chart="funnel"] .recharts-bar-rectangle').count()).toBeGreaterThan(0);
     expect(await page.locator('figure[data-chart="calls-per-minute"] .recharts-bar-rectangle').count()).toBeGreaterThan(0);
