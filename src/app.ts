@@ -24,6 +24,7 @@ import { adapterResponse } from './schema/server/node-adapter.js';
 import { createGraphQLServer } from './schema/server/server.js';
 import { KnownReads } from './schema/server/known-reads.js';
 import { leanLane } from './schema/server/lean-lane.js';
+import { v1LeanLane } from './rest/lean-lane.js';
 import type { TrustedDocuments } from './schema/server/trusted-documents.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
 import type { JobBacklog } from './jobs/queues.js';
@@ -76,7 +77,7 @@ export interface AppDeps {
 export interface App {
   /** Every request through the full path (Hono). */
   fetch: Hono['fetch'];
-  /** node:http's createServer, with the GraphQL lean lane in front of the full path: @hono/node-server's `serve` option. */
+  /** node:http's createServer, with the lean lanes (GraphQL's and v1's) in front of the full path: @hono/node-server's `serve` option. */
   createServer: typeof createServer;
 }
 
@@ -96,25 +97,26 @@ export function createApp(deps: AppDeps): App {
       ? new Map([...deps.graphql.trustedDocuments, ...consoleDocuments()])
       : deps.graphql.trustedDocuments;
   const yoga = createGraphQLServer({ ...deps, ...deps.graphql, trustedDocuments, knownReads });
-  // Known compiled reads skip the full path's layers; with tracing on, every request takes the full
-  // path, whose spans they are.
-  const lane =
-    deps.graphql.compiledReads && !tracingOn()
-      ? (full: Listener) =>
-          leanLane(
-            {
-              env: deps.env,
-              authenticator: deps.authenticator,
-              rateLimiter: deps.rateLimiter,
-              corsOrigins: deps.corsOrigins,
-              maxBodyBytes: deps.limits.maxImportBodyBytes,
-              trustedDocuments,
-              knownReads,
-            },
-            full,
-          )
-      : (full: Listener) => full;
-  const laneServer = ((options: ServerOptions, listener: Listener) => createServer(options, lane(listener))) as typeof createServer;
+  // Known compiled reads and v1 GETs skip the full path's layers; with tracing on, every request takes
+  // the full path, whose spans they are.
+  const lanes = (full: Listener): Listener => {
+    if (tracingOn()) return full;
+    const v1 = v1LeanLane(deps, full);
+    if (!deps.graphql.compiledReads) return v1;
+    return leanLane(
+      {
+        env: deps.env,
+        authenticator: deps.authenticator,
+        rateLimiter: deps.rateLimiter,
+        corsOrigins: deps.corsOrigins,
+        maxBodyBytes: deps.limits.maxImportBodyBytes,
+        trustedDocuments,
+        knownReads,
+      },
+      v1,
+    );
+  };
+  const laneServer = ((options: ServerOptions, listener: Listener) => createServer(options, lanes(listener))) as typeof createServer;
 
   if (tracingOn()) app.use(requestTracing());
   app.use(requestScope(deps.env.log), accessLog(deps.env.log), requestMetrics(), compression());

@@ -137,3 +137,9 @@ export const graphqlLeanLane = new Counter({
   labelNames: ['outcome'] as const,
   registers,
 });
+
+export const v1LeanLane = new Counter({
+  name: 'v1_lean_lane_total',
+  help: 'v1 GET requests of JSON answered by the lean lane, in front of the full path.',
+  registers,
+});

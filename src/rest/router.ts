@@ -3,7 +3,7 @@ import { refuseWritesWithReadKey } from '../services/api-keys/api-keys.js';
 import type { Authenticator } from '../services/auth.js';
 import { serviceContext, type ServiceContext, type ServiceEnv } from '../services/context.js';
 import type { BodyLimits } from '../config.js';
-import { scopeOf } from '../http/request-scope.js';
+import { scopeOf, type RequestScope } from '../http/request-scope.js';
 import type { RateLimitBucket, RateLimiter } from '../ops/rate-limits.js';
 import { NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../services/errors.js';
 import { refuseUnsafeInput } from '../services/input-safety.js';
@@ -32,7 +32,7 @@ export interface RestDeps {
 
 export const V1_PREFIX = '/api/v1';
 
-const toHonoPath = (path: string) => V1_PREFIX + path.replace(/\{(\w+)\}/g, ':$1');
+export const toHonoPath = (path: string) => V1_PREFIX + path.replace(/\{(\w+)\}/g, ':$1');
 
 /** The v1 REST surface: thin handlers over the service layer, with DRF's conventions. */
 export function createRestApp(deps: RestDeps): Hono {
@@ -85,12 +85,12 @@ export function createRestApp(deps: RestDeps): Hono {
   return app;
 }
 
-const paramCount = (path: string) => (path.match(/\{/g) ?? []).length;
+export const paramCount = (path: string) => (path.match(/\{/g) ?? []).length;
 
 const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Path ids are UUIDs, as in DRF's `<uuid:pk>`: any other value does not name a resource at all. */
-function paramsLookValid(params: Record<string, string>): boolean {
+export function paramsLookValid(params: Record<string, string>): boolean {
   return Object.values(params).every((value) => UUID_SHAPE.test(value));
 }
 
@@ -100,14 +100,8 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
   let spent: { userId: string; buckets: RateLimitBucket[] } | undefined;
   try {
     const rawParams = c.req.param() as Record<string, string>;
-    if (!paramsLookValid(rawParams)) throw new NotFoundError();
-    const user = await deps.authenticator.authenticate(c.req.header('authorization'));
-    scope.userId = user.id;
-    refuseWritesWithReadKey(user, route.method !== 'GET');
-    // Before the body is read, so that a refused import is not parsed.
-    await deps.rateLimiter.consume(user.id, route.rateLimit ? [route.rateLimit] : []);
-    if (route.rateLimit) spent = { userId: user.id, buckets: [route.rateLimit] };
-    const ctx = serviceContext(deps.env, user, scope.requestId, scope);
+    const ctx = await admit(route, deps, rawParams, c.req.header('authorization'), scope);
+    if (route.rateLimit) spent = { userId: ctx.user.id, buckets: [route.rateLimit] };
 
     const limit = route.largeBody ? deps.limits.maxImportBodyBytes : deps.limits.maxBodyBytes;
     const rawQuery = firstValues(c.req.queries());
@@ -117,28 +111,62 @@ async function handle(c: Context, route: RouteDefinition, deps: RestDeps): Promi
       if (result !== undefined) return json(route.status, result);
     }
     const rawBody = route.body ? await readBody(c.req.raw, limit, arriving) : {};
-    refuseUnsafeInput(rawQuery);
-    refuseUnsafeInput(rawBody);
-
-    const params = route.params ? route.params.parse(rawParams) : {};
-    const query = route.query ? parseOrThrow(route.query, rawQuery) : {};
-    const body = route.body ? parseOrThrow(route.body, rawBody) : {};
-
-    if (route.csv && rawQuery.format === 'csv') return await csvResponse(route.csv, { params, query, body }, ctx);
-    const result = await route.handler({ params, query, body }, ctx);
+    const input = parseInput(route, rawParams, rawQuery, rawBody);
+    if (route.csv && rawQuery.format === 'csv') return await csvResponse(route.csv, input, ctx);
+    const result = await route.handler(input, ctx);
     if (route.status === 204 || result === undefined) return new Response(null, { status: route.status });
     return json(route.status, result);
   } catch (error) {
     if (spent && refusedForInput(error)) await deps.rateLimiter.giveBack(spent.userId, spent.buckets);
     if (error instanceof BodyParseError) return json(400, { detail: error.message });
-    if (error instanceof ValidationError && route.fieldCase === 'camel') {
-      return errorResponse(new ValidationError(camelCaseFields(error.fieldErrors)), scope.log);
-    }
-    return errorResponse(error, scope.log);
+    return routeErrorResponse(route, error, scope);
   } finally {
     // The answer holds nothing of the body: its memory goes back now.
     arriving?.release();
   }
+}
+
+/**
+ * What every request to a route passes before its body is read, in this order: ids that look like ids,
+ * the caller, a read-only key refused a write, the caller's budgets (before the body, so that a refused
+ * import is not parsed). The caller's context, for the handler.
+ */
+export async function admit(
+  route: RouteDefinition,
+  deps: RestDeps,
+  rawParams: Record<string, string>,
+  authorization: string | undefined,
+  scope: RequestScope,
+): Promise<ServiceContext> {
+  if (!paramsLookValid(rawParams)) throw new NotFoundError();
+  const user = await deps.authenticator.authenticate(authorization);
+  scope.userId = user.id;
+  refuseWritesWithReadKey(user, route.method !== 'GET');
+  await deps.rateLimiter.consume(user.id, route.rateLimit ? [route.rateLimit] : []);
+  return serviceContext(deps.env, user, scope.requestId, scope);
+}
+
+/** The route's input from the request's raw values: refused when unsafe, then checked by the route's schemas. */
+export function parseInput(
+  route: RouteDefinition,
+  rawParams: Record<string, string>,
+  rawQuery: Record<string, string>,
+  rawBody: unknown,
+): RouteInput<unknown, unknown, unknown> {
+  refuseUnsafeInput(rawQuery);
+  refuseUnsafeInput(rawBody);
+  const params = route.params ? route.params.parse(rawParams) : {};
+  const query = route.query ? parseOrThrow(route.query, rawQuery) : {};
+  const body = route.body ? parseOrThrow(route.body, rawBody) : {};
+  return { params, query, body };
+}
+
+/** A route's refusal or failure as v1 answers it: field errors in the route's case. */
+export function routeErrorResponse(route: RouteDefinition, error: unknown, scope: RequestScope): Response {
+  if (error instanceof ValidationError && route.fieldCase === 'camel') {
+    return errorResponse(new ValidationError(camelCaseFields(error.fieldErrors)), scope.log);
+  }
+  return errorResponse(error, scope.log);
 }
 
 /** Refused for what the request carried (400, 413, 415): nothing was done, so its bucket is given back. */
@@ -198,6 +226,6 @@ function parseOrThrow(schema: NonNullable<RouteDefinition['body']>, input: unkno
   return result.data;
 }
 
-function firstValues(queries: Record<string, string[]>): Record<string, string> {
+export function firstValues(queries: Record<string, string[]>): Record<string, string> {
   return Object.fromEntries(Object.entries(queries).map(([key, values]) => [key, values[0] ?? '']));
 }

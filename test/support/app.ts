@@ -176,6 +176,8 @@ export async function startTestApp(options: TestAppOptions = {}) {
 
   return {
     url,
+    /** The full path alone (Hono), without the lean lanes that the server at `url` puts in front of it. */
+    fullPath: app.fetch,
     db,
     prisma: db.prisma,
     sql: db.sql,
