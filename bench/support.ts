@@ -52,8 +52,13 @@ export function buildOnce(): Promise<void> {
   return built;
 }
 
-/** `npm run start:prod`'s node options and script, run without npm so that the process measured is the server's own. */
-const productionArgs = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')).scripts['start:prod'] as string).split(' ').slice(1);
+/**
+ * `npm run start:prod`'s environment, node options and script, run without npm so that the process
+ * measured is the server's own.
+ */
+const productionCommand = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')).scripts['start:prod'] as string).split(' ');
+const productionEnv = Object.fromEntries(productionCommand.filter((word) => /^[A-Z_]+=/.test(word)).map((word) => word.split('=')));
+const productionArgs = productionCommand.filter((word) => !/^[A-Z_]+=/.test(word)).slice(1);
 
 /**
  * Resolves once `child` prints the line `ready` matches (its first group is the server's URL); rejects,
@@ -95,6 +100,7 @@ export async function startServer(databaseUrlValue: string, extraEnv: Record<str
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
+      ...productionEnv,
       NODE_ENV: 'production',
       DATABASE_URL: databaseUrlValue,
       JWT_SECRET: BENCH_SECRET,
