@@ -1,5 +1,5 @@
 import { Duplex } from 'node:stream';
-import { constants, createBrotliCompress, createGzip } from 'node:zlib';
+import { brotliCompressSync, constants, createBrotliCompress, createGzip, gzipSync } from 'node:zlib';
 import type { MiddlewareHandler } from 'hono';
 
 // Responses are compressed for clients that ask (Accept-Encoding): brotli, else gzip. Brotli at quality 4
@@ -27,10 +27,41 @@ export function chooseEncoding(accept: string | undefined): Encoding | null {
   return accepts('br') ? 'br' : accepts('gzip') ? 'gzip' : null;
 }
 
+const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } };
+const GZIP = { level: constants.Z_DEFAULT_COMPRESSION };
+
 function compressor(encoding: Encoding) {
-  return encoding === 'br'
-    ? createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: 4 } })
-    : createGzip({ level: constants.Z_DEFAULT_COMPRESSION });
+  return encoding === 'br' ? createBrotliCompress(BROTLI) : createGzip(GZIP);
+}
+
+/** The Vary header once it says the answer depends on Accept-Encoding. */
+const varyOnEncoding = (vary: string | undefined) =>
+  vary === '*' || /\baccept-encoding\b/i.test(vary ?? '') ? vary! : vary ? `${vary}, Accept-Encoding` : 'Accept-Encoding';
+
+export interface CompressedAnswer {
+  vary: string;
+  /** Null when the client accepts neither encoding: the body goes as it is, with the Vary header. */
+  encoding: Encoding | null;
+  body: Buffer;
+}
+
+/**
+ * What compression() makes of a finished answer of text, for the lean lanes, which write their answers
+ * themselves; null when it leaves the answer as it is. `declaredLength` is the answer's Content-Length
+ * header as the full path's handler sets it (null when it sets none, as for v1's JSON answers).
+ */
+export function compressAnswer(
+  accept: string | undefined,
+  contentType: string,
+  vary: string | undefined,
+  body: string,
+  declaredLength: number | null,
+): CompressedAnswer | null {
+  if (!accept || !COMPRESSIBLE.test(contentType) || (declaredLength !== null && declaredLength < MIN_BYTES)) return null;
+  const encoding = chooseEncoding(accept);
+  const text = Buffer.from(body, 'utf8');
+  const compressed = encoding === 'br' ? brotliCompressSync(text, BROTLI) : encoding === 'gzip' ? gzipSync(text, GZIP) : text;
+  return { vary: varyOnEncoding(vary), encoding, body: compressed };
 }
 
 export function compression(): MiddlewareHandler {
@@ -52,8 +83,8 @@ export function compression(): MiddlewareHandler {
       (length !== null && Number(length) < MIN_BYTES)
     )
       return;
-    const vary = response.headers.get('vary');
-    if (vary !== '*' && !/\baccept-encoding\b/i.test(vary ?? '')) c.header('vary', vary ? `${vary}, Accept-Encoding` : 'Accept-Encoding');
+    const vary = response.headers.get('vary') ?? undefined;
+    if (varyOnEncoding(vary) !== vary) c.header('vary', varyOnEncoding(vary));
     const encoding = chooseEncoding(accept);
     if (!encoding) return;
     const zipped = Duplex.toWeb(compressor(encoding)) as unknown as TransformStream<Uint8Array, Uint8Array>;

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { logAccess } from '../http/access-log.js';
+import { compressAnswer } from '../http/compression.js';
 import { corsAnswerHeaders, type CorsOrigins } from '../http/cors.js';
 import { REQUEST_ID_HEADER, newRequestScope, type RequestScope } from '../http/request-scope.js';
 import { countRequest } from '../http/request-metrics.js';
@@ -12,8 +13,8 @@ import { admit, paramCount, parseInput, routeErrorResponse, toHonoPath, V1_PREFI
 // node:http: through the router's own steps in the router's order (admit, parseInput, the handler, its
 // error answers), with the headers the full path writes. Hono's routing and the Fetch API's Request and
 // Response cost as much as the rest of a small read. Anything else goes on to the full path untouched:
-// other methods, a body, a query or path with escapes (whose decoding is Hono's), a CSV export,
-// compression (Accept-Encoding), a path no GET route matches.
+// other methods, a body, a query or path with escapes (whose decoding is Hono's), a CSV export, a path
+// no GET route matches.
 
 export interface V1LeanLaneDeps extends RestDeps {
   corsOrigins: CorsOrigins;
@@ -62,7 +63,6 @@ function mayTake(incoming: IncomingMessage): boolean {
   const { headers } = incoming;
   return (
     incoming.method === 'GET' &&
-    headers['accept-encoding'] === undefined &&
     headers['transfer-encoding'] === undefined &&
     (headers['content-length'] === undefined || headers['content-length'] === '0')
   );
@@ -141,8 +141,9 @@ async function answer(
 }
 
 /**
- * Writes an answer with the headers the full path adds (CORS, request id), as node-server writes a Fetch
- * Response of text: its headers lower case and sorted, then the length.
+ * Writes an answer with the headers the full path adds (CORS, request id, compression), as node-server
+ * writes a Fetch Response: its headers lower case and sorted, then the length of a text, or none (chunked)
+ * for a compressed stream.
  */
 function write(
   deps: V1LeanLaneDeps,
@@ -153,10 +154,18 @@ function write(
   headers: [string, string][],
   body: string,
 ): void {
-  const out = new Map<string, string | number>(headers);
+  const out = new Map<string, string>(headers);
   for (const [name, value] of corsAnswerHeaders(deps.corsOrigins, incoming.headers.origin)) out.set(name.toLowerCase(), value);
+  // v1's JSON answers declare no length to the compression middleware, which then compresses any size.
+  const compressed = compressAnswer(incoming.headers['accept-encoding'], out.get('content-type') ?? '', out.get('vary'), body, null);
+  if (compressed) out.set('vary', compressed.vary);
+  if (compressed?.encoding) out.set('content-encoding', compressed.encoding);
   out.set(REQUEST_ID_HEADER.toLowerCase(), scope.requestId);
   const sorted = Object.fromEntries([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  outgoing.writeHead(status, { ...sorted, 'Content-Length': Buffer.byteLength(body) });
-  outgoing.end(body);
+  // A compressed answer goes as a stream, of no declared length; one only given a Vary is copied into a
+  // new Response, whose length node-server then writes in lower case.
+  if (compressed?.encoding) outgoing.writeHead(status, sorted);
+  else if (compressed) outgoing.writeHead(status, { ...sorted, 'content-length': compressed.body.length });
+  else outgoing.writeHead(status, { ...sorted, 'Content-Length': Buffer.byteLength(body) });
+  outgoing.end(compressed ? compressed.body : body);
 }

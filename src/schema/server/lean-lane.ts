@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RateLimiter } from '../../ops/rate-limits.js';
 import { graphqlLeanLane } from '../../ops/metrics.js';
 import { countRequest } from '../../http/request-metrics.js';
+import { compressAnswer } from '../../http/compression.js';
 import { corsAnswerHeaders, type CorsOrigins } from '../../http/cors.js';
 import { logAccess } from '../../http/access-log.js';
 import { handOverScope, newRequestScope, type RequestScope } from '../../http/request-scope.js';
@@ -25,7 +26,7 @@ import { coerceVariables } from './variables.js';
 // plan and its statement), and PostgreSQL's text written with one `res.end`, with the headers the full
 // path writes. Hono, the Fetch API objects, Yoga and envelop cost several times what the statement's
 // answer costs to write. Anything the lane cannot answer exactly as the full path would (a new document,
-// a refusal, a statement that leaves the answer to the resolvers, compression, an Idempotency-Key, a
+// a refusal, a statement that leaves the answer to the resolvers, an Idempotency-Key, a
 // body of no declared length) goes on to the full path, with the body already read and what the lane has
 // spent (the caller's budgets, the statement) handed over, so that nothing runs twice.
 
@@ -63,7 +64,6 @@ function mayTake(incoming: IncomingMessage, deps: LeanLaneDeps): boolean {
     /^\d+$/.test(length) &&
     Number(length) <= deps.maxBodyBytes &&
     headers['transfer-encoding'] === undefined &&
-    headers['accept-encoding'] === undefined &&
     headers[IDEMPOTENCY_HEADER.toLowerCase()] === undefined &&
     isJson(headers['content-type'])
   );
@@ -190,15 +190,21 @@ async function answer(
 
   const answerBody = `{"data":${data}}`;
   // As node-server writes the full path's headers: a Fetch Headers' names, lower case and sorted.
-  const out: Record<string, string | number> = {};
-  const cors = corsAnswerHeaders(deps.corsOrigins, headers.origin);
-  for (const [name, value] of cors) if (name !== 'Vary') out[name.toLowerCase()] = value;
-  out['content-length'] = Buffer.byteLength(answerBody);
-  out['content-type'] = `${mediaType}; charset=utf-8`;
-  for (const [name, value] of cors) if (name === 'Vary') out.vary = value;
-  out['x-request-id'] = scope.requestId;
-  outgoing.writeHead(200, out);
-  outgoing.end(answerBody);
+  const out = new Map<string, string>();
+  for (const [name, value] of corsAnswerHeaders(deps.corsOrigins, headers.origin)) out.set(name.toLowerCase(), value);
+  const length = Buffer.byteLength(answerBody);
+  out.set('content-length', String(length));
+  out.set('content-type', `${mediaType}; charset=utf-8`);
+  const compressed = compressAnswer(headers['accept-encoding'], out.get('content-type')!, out.get('vary'), answerBody, length);
+  if (compressed) out.set('vary', compressed.vary);
+  // A compressed answer goes as a stream, of no declared length.
+  if (compressed?.encoding) {
+    out.delete('content-length');
+    out.set('content-encoding', compressed.encoding);
+  }
+  out.set('x-request-id', scope.requestId);
+  outgoing.writeHead(200, Object.fromEntries([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+  outgoing.end(compressed ? compressed.body : answerBody);
 
   countRequest('POST', '/graphql', 200, started);
   logAccess(deps.env.log, scope, 'POST', '/graphql', 200, started);
