@@ -36,13 +36,7 @@ const CampaignQuery = graphql(`
         name
       }
       progress {
-        total
-        done
-        pending
-        dialing
-        consentMissing
-        doNotCall
-        invalid
+        ...ProgressCounts
       }
       variants {
         id

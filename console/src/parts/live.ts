@@ -8,13 +8,7 @@ const CampaignLive = graphql(`
       status
       pausedReason
       progress {
-        total
-        done
-        pending
-        dialing
-        consentMissing
-        doNotCall
-        invalid
+        ...ProgressCounts
       }
     }
   }
