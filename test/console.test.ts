@@ -522,10 +522,13 @@ describe.skipIf(browserMissing)('the console', () => {
       .toEqual([['Mary Keller', 'do not call']]);
 
     // The split's figures and its test are the report's, once all five calls are counted there.
-    const REPORT = `query($id: UUID!) { campaign(id: $id) { report { metrics { calls { total }
+    const REPORT = `query($id: UUID!) { campaign(id: $id) { report { metrics {
+      outcomes { human voicemail noAnswer busy failed ivr callScreening invalidNumber }
       variants { name contacts attempted reached } variantComparison { significant statement } } } } }`;
     const report = async () => (await app.gql(REPORT, { id }, who.token)).data.campaign.report.metrics;
-    await expect.poll(async () => (await report()).calls.total, { timeout: 60_000 }).toBe(5);
+    // A call counts by its outcome once its result is written: read the split once all five are.
+    const outcomesCounted = async () => Object.values((await report()).outcomes as Record<string, number>).reduce((sum, n) => sum + n, 0);
+    await expect.poll(outcomesCounted, { timeout: 60_000 }).toBe(5);
     const { variants: split, variantComparison } = await report();
     expect(split.reduce((sum: number, v: { attempted: number }) => sum + v.attempted, 0)).toBe(5);
     type Figures = { name: string; contacts: number; attempted: number; reached: number };
@@ -540,8 +543,43 @@ describe.skipIf(browserMissing)('the console', () => {
     expect(significance.startsWith(variantComparison.significant ? 'Significant' : 'Not significant')).toBe(true);
     expect(significance).toContain(variantComparison.statement);
     await screenshot(page, 'campaign-ab');
+
+    // The list shows the campaign's progress as the API counts it: done, waiting, and the one blocked.
+    const PROGRESS = 'query($id: UUID!) { campaign(id: $id) { progress { total done pending dialing doNotCall consentMissing invalid } } }';
+    await page.getByRole('navigation').getByRole('link', { name: 'Campaigns' }).click();
+    const card = page.getByRole('listitem').filter({ has: page.getByRole('link', { name: 'Autumn split' }) });
+    const counts = async () => ({
+      done: await card.locator('[data-count="done"]').innerText(),
+      waiting: await card.locator('[data-count="waiting"]').innerText(),
+      blocked: await card.locator('[data-count="blocked"]').innerText(),
+    });
+    const counted = async () => {
+      const p = (await app.gql(PROGRESS, { id }, who.token)).data.campaign.progress;
+      return {
+        done: `${p.done} / ${p.total}`,
+        waiting: `${p.pending + p.dialing}`,
+        blocked: `${p.doNotCall + p.consentMissing + p.invalid}`,
+      };
+    };
+    // Every call has ended: the counts stand still.
+    const progress = await counted();
+    await expect.poll(counts, { timeout: 30_000 }).toEqual(progress);
+    expect((await counts()).blocked).toBe('1');
     await page.close();
   }, 240_000);
+
+  it('logs in with an API key, kept in the tab’s session only', async () => {
+    const key = await app.gql('mutation { createApiKey(input: { name: "Console", scope: full }) { secret } }', {}, who.token);
+    expect(key.errors).toBeUndefined();
+    const page = await browser.newPage();
+    await logIn(page, key.data.createApiKey.secret);
+    await page.getByRole('link', { name: 'Spring recall', exact: true }).waitFor();
+    expect(await page.evaluate(() => [sessionStorage.length, localStorage.length])).toEqual([1, 0]);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByLabel('Token or API key').waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.close();
+  }, 60_000);
 
   it('runs on a server that runs trusted documents only: the console sends its documents by hash', async () => {
     const { trustedDocuments } = loadConfig({ GRAPHQL_TRUSTED_DOCUMENTS: 'test/generated/gql/persisted-documents.json' }).graphql;
