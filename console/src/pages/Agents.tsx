@@ -1,4 +1,6 @@
-import { useQuery } from 'urql';
+import { useEffect, useState } from 'react';
+import { useMutation, useQuery } from 'urql';
+import type { CombinedError } from '@urql/core';
 import { graphql } from '../gql';
 import { words } from '../format';
 import { ErrorNote } from '../parts/ErrorNote';
@@ -35,14 +37,42 @@ const AgentsQuery = graphql(`
   }
 `);
 
+const Retry = graphql(`
+  mutation ConsoleRetryAgentProvisioning($id: UUID!) {
+    retryAgentProvisioning(id: $id) {
+      id
+      provisioning {
+        state
+        error
+        version
+      }
+    }
+  }
+`);
+
+/**
+ * How often the list is read again while an agent's provisioning is pending: the API has no
+ * subscription for agents, and provisioning takes seconds at a real provider.
+ */
+const PENDING_REFRESH_MS = 2000;
+
 export function Agents() {
-  const [result] = useQuery({ query: AgentsQuery, requestPolicy: 'cache-and-network' });
+  const [result, refetch] = useQuery({ query: AgentsQuery, requestPolicy: 'cache-and-network' });
+  const [, retry] = useMutation(Retry);
+  const [retryError, setRetryError] = useState<CombinedError>();
   const agents = result.data?.agents.edges.map((e) => e.node) ?? [];
   const templates = result.data?.agentTemplates.filter((t) => t.isActive) ?? [];
+  const pending = agents.some((a) => a.provisioning.state === 'pending');
+  useEffect(() => {
+    if (!pending) return;
+    const timer = setInterval(() => refetch({ requestPolicy: 'network-only' }), PENDING_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [pending, refetch]);
+
   return (
     <>
       <h1>Agents</h1>
-      <ErrorNote error={result.error} />
+      <ErrorNote error={result.error ?? retryError} />
       <div className="table-scroll">
         <table aria-label="Agents">
           <thead>
@@ -61,10 +91,27 @@ export function Agents() {
                 <td>{a.template.name}</td>
                 <td>{a.primaryPhoneNumber?.number ?? '—'}</td>
                 <td>{words(a.status)}</td>
-                <td data-testid="provisioning">
+                <td data-testid="provisioning" aria-live="polite">
                   {words(a.provisioning.state)}
                   {a.provisioning.state === 'ready' ? ` (version ${a.provisioning.version ?? a.version})` : null}
                   {a.provisioning.error ? `: ${a.provisioning.error}` : null}
+                  {a.provisioning.state === 'failed' ? (
+                    <>
+                      {' '}
+                      <button
+                        type="button"
+                        className="secondary"
+                        aria-label={`Retry provisioning ${a.name}`}
+                        onClick={async () => {
+                          const retried = await retry({ id: a.id });
+                          setRetryError(retried.error);
+                          refetch({ requestPolicy: 'network-only' });
+                        }}
+                      >
+                        Retry
+                      </button>
+                    </>
+                  ) : null}
                 </td>
               </tr>
             ))}

@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql';
 import { cents, when, words } from '../format';
@@ -35,8 +35,22 @@ const BillingQuery = graphql(`
   }
 `);
 
+/** Back from a paid Checkout, the page reads the ledger again this often, this long, to show the credits once Stripe confirms. */
+const CONFIRM_REFRESH_MS = 3000;
+const CONFIRM_WAIT_MS = 120_000;
+
 export function Billing() {
-  const [result] = useQuery({ query: BillingQuery, requestPolicy: 'cache-and-network' });
+  const [result, refetch] = useQuery({ query: BillingQuery, requestPolicy: 'cache-and-network' });
+  const paid = new URLSearchParams(window.location.search).get('checkout') === 'success';
+  useEffect(() => {
+    if (!paid) return;
+    const started = Date.now();
+    const timer = setInterval(() => {
+      if (Date.now() - started > CONFIRM_WAIT_MS) clearInterval(timer);
+      else refetch({ requestPolicy: 'network-only' });
+    }, CONFIRM_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [paid, refetch]);
   const balance = result.data?.creditBalance;
   const transactions = result.data?.creditTransactions.edges.map((e) => e.node) ?? [];
   return (

@@ -7,7 +7,7 @@ import { Chart } from '../parts/Chart';
 import { ErrorNote } from '../parts/ErrorNote';
 import { LiveCalls } from '../parts/LiveCalls';
 import { Progress } from '../parts/Progress';
-import { useLiveCampaign } from '../parts/live';
+import { useCampaignChanges, useLiveCampaign } from '../parts/live';
 
 const CampaignQuery = graphql(`
   query ConsoleCampaign($id: UUID!) {
@@ -35,14 +35,13 @@ const CampaignQuery = graphql(`
         id
         name
       }
+      redialOf {
+        id
+        name
+      }
+      redialOutcomes
       progress {
-        total
-        done
-        pending
-        dialing
-        consentMissing
-        doNotCall
-        invalid
+        ...ProgressCounts
       }
       variants {
         id
@@ -90,6 +89,7 @@ const CampaignQuery = graphql(`
             reached
             reachRate
             calls
+            appointments
           }
           variantComparison {
             significant
@@ -151,21 +151,23 @@ const PreviewQuery = graphql(`
   }
 `);
 
-/** The report is read again this long after the last live change, not on every call. */
+/** The campaign and its report are read again this long after the last live change, not on every call. */
 const REPORT_SETTLE_MS = 1500;
 
 export function CampaignPage({ id }: { id: string }) {
   const [result, refetch] = useQuery({ query: CampaignQuery, variables: { id } });
   const [preview, refetchPreview] = useQuery({ query: PreviewQuery, variables: { id } });
   const live = useLiveCampaign(id);
-  const [callsChanged, setCallsChanged] = useState(0);
+  // A call, or an entry of the history (an edit made anywhere, a pause), read again with the report.
+  const [changed, setChanged] = useState(0);
   const [reportAsked, setReportAsked] = useState(0);
+  useCampaignChanges(id, () => setChanged((n) => n + 1));
 
   useEffect(() => {
-    if (!live && !callsChanged) return;
+    if (!live && !changed) return;
     const timer = setTimeout(() => setReportAsked((n) => n + 1), REPORT_SETTLE_MS);
     return () => clearTimeout(timer);
-  }, [live, callsChanged]);
+  }, [live, changed]);
   useEffect(() => {
     if (reportAsked) refetch({ requestPolicy: 'network-only' });
   }, [reportAsked, refetch]);
@@ -177,6 +179,7 @@ export function CampaignPage({ id }: { id: string }) {
   const pausedReason = live ? live.pausedReason : campaign.pausedReason;
   const progress = live?.progress ?? campaign.progress;
   const { metrics } = campaign.report;
+  const totalWeight = campaign.variants.reduce((sum, v) => sum + v.weight, 0);
 
   const outcomeRows = [
     { stage: 'Contacts', contacts: metrics.contacts.total },
@@ -207,6 +210,12 @@ export function CampaignPage({ id }: { id: string }) {
         {campaign.regionalRules ? ', regional rules on' : ', regional rules off'}.
         {campaign.callingBeginsAt ? ` Calling begins ${when(campaign.callingBeginsAt)}.` : null}
       </p>
+      {campaign.redialOf ? (
+        <p>
+          Redials <a href={`#/campaigns/${campaign.redialOf.id}`}>{campaign.redialOf.name}</a>: the contacts it called and{' '}
+          {campaign.redialOutcomes.length ? `whose last call met ${campaign.redialOutcomes.map(words).join(', ')}` : 'did not reach'}.
+        </p>
+      ) : null}
       <Progress progress={progress} />
       <CampaignActions
         campaign={{ id, name: campaign.name, status }}
@@ -218,7 +227,7 @@ export function CampaignPage({ id }: { id: string }) {
 
       <section aria-labelledby="live-title">
         <h2 id="live-title">Live calls</h2>
-        <LiveCalls campaignId={id} onCall={() => setCallsChanged((n) => n + 1)} />
+        <LiveCalls campaignId={id} onCall={() => setChanged((n) => n + 1)} />
       </section>
 
       <section aria-labelledby="report-title">
@@ -262,15 +271,17 @@ export function CampaignPage({ id }: { id: string }) {
         {campaign.variants.length ? (
           <>
             <div className="table-scroll">
-              <table>
+              <table aria-label="A/B variants">
                 <thead>
                   <tr>
                     <th scope="col">Variant</th>
                     <th scope="col">Agent</th>
                     <th scope="col">Weight</th>
                     <th scope="col">Contacts</th>
+                    <th scope="col">Called</th>
                     <th scope="col">Reached</th>
                     <th scope="col">Reach rate</th>
+                    <th scope="col">Appointments</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -280,21 +291,41 @@ export function CampaignPage({ id }: { id: string }) {
                       <tr key={v.id}>
                         <th scope="row">{v.name}</th>
                         <td>{v.agent.name}</td>
-                        <td>{v.weight}</td>
+                        <td>
+                          {v.weight} ({percent(v.weight / totalWeight)})
+                        </td>
                         <td>{m?.contacts ?? 0}</td>
+                        <td>{m?.attempted ?? 0}</td>
                         <td>{m?.reached ?? 0}</td>
                         <td>{m ? percent(m.reachRate) : '—'}</td>
+                        <td>{m?.appointments ?? 0}</td>
                       </tr>
                     );
                   })}
                 </tbody>
               </table>
             </div>
-            <p>
-              {metrics.variantComparison
-                ? `${metrics.variantComparison.statement} (p = ${metrics.variantComparison.pValue.toFixed(3)}, ${metrics.variantComparison.significant ? 'significant' : 'not significant'})`
-                : 'Not enough calls yet to compare the variants.'}
+            <p data-testid="ab-significance">
+              {metrics.variantComparison ? (
+                <>
+                  {/* The statement gives both reach rates, the 95% level and p. */}
+                  <strong>{metrics.variantComparison.significant ? 'Significant' : 'Not significant'}</strong>:{' '}
+                  {metrics.variantComparison.statement}
+                </>
+              ) : (
+                'Not enough calls yet to compare the variants.'
+              )}
             </p>
+            <Chart
+              id="variants"
+              title="Contacts reached by variant"
+              rows={metrics.variants.map((m) => ({ variant: m.name, reached: m.reached, notReached: m.attempted - m.reached }))}
+              categoryKey="variant"
+              series={[
+                { key: 'reached', label: 'Reached' },
+                { key: 'notReached', label: 'Called, not reached' },
+              ]}
+            />
           </>
         ) : (
           <p>This campaign has one agent, no A/B split.</p>
@@ -309,15 +340,15 @@ export function CampaignPage({ id }: { id: string }) {
             <dl className="metrics">
               <div>
                 <dt>Contacts</dt>
-                <dd>{preview.data.previewDispatch.contactCount}</dd>
+                <dd data-preview="contacts">{preview.data.previewDispatch.contactCount}</dd>
               </div>
               <div>
                 <dt>To call</dt>
-                <dd>{preview.data.previewDispatch.toCall}</dd>
+                <dd data-preview="to-call">{preview.data.previewDispatch.toCall}</dd>
               </div>
               <div>
                 <dt>Callable now</dt>
-                <dd>{preview.data.previewDispatch.callableNow}</dd>
+                <dd data-preview="callable-now">{preview.data.previewDispatch.callableNow}</dd>
               </div>
               <div>
                 <dt>First call</dt>
@@ -333,9 +364,12 @@ export function CampaignPage({ id }: { id: string }) {
             <Chart
               id="blocked-by-rule"
               title="Contacts blocked, by rule"
-              rows={preview.data.previewDispatch.byRule.map((r) => ({ rule: words(r.rule), contacts: r.contacts }))}
+              rows={preview.data.previewDispatch.byRule
+                .filter((r) => r.contacts > 0)
+                .map((r) => ({ rule: words(r.rule), contacts: r.contacts }))}
               categoryKey="rule"
               series={[{ key: 'contacts', label: 'Contacts' }]}
+              empty="No rule holds a contact back."
             />
           </>
         ) : null}
@@ -345,7 +379,7 @@ export function CampaignPage({ id }: { id: string }) {
         <h2 id="blocks-title">Blocked contacts</h2>
         {campaign.dialBlocks.edges.length ? (
           <div className="table-scroll">
-            <table>
+            <table aria-label="Blocked contacts">
               <thead>
                 <tr>
                   <th scope="col">Contact</th>

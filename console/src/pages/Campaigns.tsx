@@ -25,13 +25,7 @@ export const CampaignsListQuery = graphql(`
             name
           }
           progress {
-            total
-            done
-            pending
-            dialing
-            consentMissing
-            doNotCall
-            invalid
+            ...ProgressCounts
           }
         }
       }

@@ -71,6 +71,8 @@ export function CampaignActions({ campaign, onDone }: { campaign: { id: string; 
   async function run(action: () => Promise<{ error?: CombinedError; data?: unknown }>, after?: (data: any) => void) {
     setBusy(true);
     setError(undefined);
+    // What a dispatch said no longer holds once anything else is done.
+    setDetail(undefined);
     const result = await action();
     setBusy(false);
     setError(result.error);
@@ -81,6 +83,8 @@ export function CampaignActions({ campaign, onDone }: { campaign: { id: string; 
   }
 
   const live = status === 'running' || status === 'scheduled';
+  // A redial calls the contacts its source called and did not reach: one that has called nobody has none.
+  const redialable = status !== 'draft' && status !== 'scheduled';
   return (
     <div className="actions" role="group" aria-label={`Actions for ${campaign.name}`}>
       {status === 'draft' || status === 'scheduled' ? (
@@ -130,7 +134,7 @@ export function CampaignActions({ campaign, onDone }: { campaign: { id: string; 
       >
         Clone
       </button>
-      {status !== 'draft' ? (
+      {redialable ? (
         <button
           type="button"
           className="secondary"

@@ -17,12 +17,15 @@ export function Chart({
   categoryKey,
   series,
   id,
+  empty = 'No data yet.',
 }: {
   title: string;
   rows: Record<string, string | number>[];
   categoryKey: string;
   series: Series[];
   id: string;
+  /** Said in place of the chart when there are no rows. */
+  empty?: string;
 }) {
   return (
     <figure className="chart" aria-labelledby={`${id}-title`} data-chart={id}>
@@ -49,7 +52,7 @@ export function Chart({
             </BarChart>
           </ResponsiveContainer>
         ) : (
-          <p className="empty">No data yet.</p>
+          <p className="empty">{empty}</p>
         )}
       </div>
       <details>

@@ -1,15 +1,21 @@
-export interface ProgressCounts {
-  total: number;
-  done: number;
-  pending: number;
-  dialing: number;
-  consentMissing: number;
-  doNotCall: number;
-  invalid: number;
-}
+import { graphql } from '../gql';
+import type { ProgressCountsFragment } from '../gql/graphql';
+
+// The counts every view of a campaign shows, selected once: the list, the campaign's page and its live updates.
+export const ProgressCounts = graphql(`
+  fragment ProgressCounts on CampaignProgress {
+    total
+    done
+    pending
+    dialing
+    consentMissing
+    doNotCall
+    invalid
+  }
+`);
 
 /** Contacts done, waiting (to be called or in a call) and blocked (no consent, do-not-call, invalid). */
-export function Progress({ progress }: { progress: ProgressCounts }) {
+export function Progress({ progress }: { progress: ProgressCountsFragment }) {
   const waiting = progress.pending + progress.dialing;
   const blocked = progress.consentMissing + progress.doNotCall + progress.invalid;
   return (

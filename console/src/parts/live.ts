@@ -8,13 +8,7 @@ const CampaignLive = graphql(`
       status
       pausedReason
       progress {
-        total
-        done
-        pending
-        dialing
-        consentMissing
-        doNotCall
-        invalid
+        ...ProgressCounts
       }
     }
   }
@@ -24,4 +18,20 @@ const CampaignLive = graphql(`
 export function useLiveCampaign(id: string) {
   const [result] = useSubscription({ query: CampaignLive, variables: { id } });
   return result.data?.campaignUpdated ?? null;
+}
+
+const CampaignChanged = graphql(`
+  subscription ConsoleCampaignChanged($id: UUID!) {
+    campaignChanged(id: $id) {
+      id
+    }
+  }
+`);
+
+/** Calls `onChange` for each new entry of the campaign's history (an edit, a dispatch, a pause, ...) as it is written. */
+export function useCampaignChanges(id: string, onChange: () => void) {
+  useSubscription({ query: CampaignChanged, variables: { id } }, (_previous: unknown, event) => {
+    onChange();
+    return event;
+  });
 }
