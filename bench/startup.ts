@@ -88,9 +88,11 @@ async function startOnce(dataDir: string): Promise<Start> {
   const cpuSeconds = tree.reduce((sum, p) => sum + p.cpuMs, 0) / 1000;
   const health = await fetch(`http://127.0.0.1:${port}/healthz`);
   if (health.status !== 200) throw new Error(`/healthz answered ${health.status} after the banner`);
-  // The server itself (npm forwards nothing we need): SIGTERM, and npm exits when it has.
+  // The server itself, not npm or the shell that runs it: SIGTERM, and npm exits when it has.
   const servers = await Promise.all(
-    tree.map(async (p) => ((await readFile(`/proc/${p.pid}/cmdline`, 'utf8').catch(() => '')).includes('scripts/run.mjs') ? p.pid : 0)),
+    tree.map(async (p) =>
+      (await readFile(`/proc/${p.pid}/cmdline`, 'utf8').catch(() => '')).startsWith('node\0scripts/run.mjs') ? p.pid : 0,
+    ),
   );
   const server = servers.find(Boolean);
   if (server) process.kill(server, 'SIGTERM');
@@ -100,7 +102,8 @@ async function startOnce(dataDir: string): Promise<Start> {
   const progress = output
     .slice(0, output.indexOf('Service ready'))
     .split('\n')
-    .filter((line) => line.endsWith('…'));
+    .filter((line) => line.endsWith('…'))
+    .map((line) => line.replace(dataDir, 'DATA_DIR'));
   return { seconds, cpuSeconds, progress };
 }
 
