@@ -82,7 +82,7 @@ const current = (stamp) => existsSync(stampFile) && readFileSync(stampFile, 'utf
 
 /**
  * Bundles src/ into .run/start/ unless it is current. Built aside and then moved in, so that a start
- * never runs half a bundle; when two starts build at once, the first one moved in is kept.
+ * never runs half a bundle; a start that finds another's current bundle moved in meanwhile keeps that one.
  */
 async function buildOnce() {
   const files = sourceFiles();
