@@ -7,9 +7,11 @@ import { benchPreview } from './preview.js';
 import { benchRegistry } from './registry.js';
 import { benchReport } from './report.js';
 import { benchScale } from './scale.js';
+import { benchStartup } from './startup.js';
 
-// `npm run bench`: every benchmark on PostgreSQL (BENCH_DATABASE_URL, default the local server), a table
-// on stdout and the figures as JSON in bench-results/. Pick some with `npm run bench -- import`.
+// `npm run bench`: every benchmark on PostgreSQL (BENCH_DATABASE_URL, default the local server; startup
+// times `npm start` on the embedded database), a table on stdout and the figures as JSON in
+// bench-results/. Pick some with `npm run bench -- import`.
 
 const all = {
   load: benchLoad,
@@ -19,6 +21,7 @@ const all = {
   brain: benchBrain,
   preview: benchPreview,
   registry: benchRegistry,
+  startup: benchStartup,
 } as const;
 // Run only when asked for by name: it builds tables of up to 10^7 contacts and takes many minutes.
 const onRequest = { scale: benchScale } as const;

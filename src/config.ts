@@ -232,6 +232,7 @@ const envSchema = z
     RATE_LIMIT_IMPORT: rate('10/60'),
     RATE_LIMIT_DISPATCH: rate('30/60'),
     SHUTDOWN_TIMEOUT_SECONDS: integer(1, 600).default(10),
+    STARTUP_PROGRESS_AFTER_MS: integer(0, 600_000).default(1000),
     WEBHOOK_ALLOW_PRIVATE_URLS: boolean.optional(),
     WEBHOOK_TIMEOUT_SECONDS: integer(1, 60).default(10),
     WEBHOOK_RETRY_HOURS: integer(1, 168).default(24),
@@ -385,6 +386,8 @@ export interface Config {
   rateLimits: RateLimitRules;
   /** On SIGTERM, how long requests in flight may take to finish, and then each shutdown hook. */
   shutdownTimeoutSeconds: number;
+  /** A step of the start that takes longer than this prints what it is doing (0: every step does). */
+  startupProgressAfterMs: number;
 }
 
 export class ConfigError extends Error {
@@ -504,6 +507,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     redisPrefix: env.REDIS_PREFIX,
     rateLimits: { requests: env.RATE_LIMIT, import: env.RATE_LIMIT_IMPORT, dispatch: env.RATE_LIMIT_DISPATCH },
     shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
+    startupProgressAfterMs: env.STARTUP_PROGRESS_AFTER_MS,
   };
 }
 

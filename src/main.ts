@@ -2,8 +2,8 @@ import { loadConfigOrExit } from './config.js';
 import { DataDirInUseError } from './db/data-dir-lock.js';
 import { DatabaseUnreachableError } from './db/unreachable.js';
 import { checkPortFree, PortInUseError } from './http/port.js';
-import { DEMO_USER_ID } from './demo/seed.js';
 import { createLogger } from './logger.js';
+import { startupProgress } from './ops/startup-progress.js';
 
 // `npm start`: the whole service in one process. With no configuration at all it runs on the embedded
 // database in ./.data with demo data, and prints a token to try it with.
@@ -21,12 +21,17 @@ const refuse = (error: unknown) => {
 };
 await checkPortFree(config.host, config.port).catch(refuse);
 
+// A slow step says what it is doing, so that a start on a busy machine never sits silent.
+const progress = startupProgress((line) => console.log(line), config.startupProgressAfterMs);
 // The service's modules load after the check, so that a refusal comes at once.
-const { startTracing } = await import('./ops/tracing.js');
-await startTracing();
-const { startRuntime } = await import('./runtime.js');
+const { startRuntime, DEMO_USER_ID } = await progress("Loading the service's modules", async () => {
+  const { startTracing } = await import('./ops/tracing.js');
+  await startTracing();
+  const [{ startRuntime }, { DEMO_USER_ID }] = await Promise.all([import('./runtime.js'), import('./demo/seed.js')]);
+  return { startRuntime, DEMO_USER_ID };
+});
 const log = createLogger(config.logLevel);
-const runtime = await startRuntime(config, log).catch(refuse);
+const runtime = await startRuntime(config, log, undefined, progress).catch(refuse);
 log.info({ url: runtime.url, database: runtime.db.kind }, 'listening');
 
 const lines = [

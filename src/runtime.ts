@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { waitForDatabase } from './db/connect.js';
-import { databaseTarget, openDatabase, type Database } from './db/database.js';
+import { databaseTarget, describeOpening, openDatabase, type Database } from './db/database.js';
 import { resolveJwtSecret } from './db/dev-secret.js';
 import { seedAgentTemplates } from './db/seed.js';
 import { DEMO_USER_ID, seedDemo } from './demo/seed.js';
@@ -20,6 +20,7 @@ import { createEventBus } from './ops/event-bus.js';
 import { createRateLimiter } from './ops/rate-limits.js';
 import { Readiness } from './ops/readiness.js';
 import { ShutdownHooks, type ShutdownHook } from './ops/shutdown-hooks.js';
+import { silentProgress, type Progress } from './ops/startup-progress.js';
 import { shutdownTracing } from './ops/tracing.js';
 import { createAuthenticator, signToken, UserRegistry } from './services/auth.js';
 import { systemClock, type Clock, type ServiceEnv } from './services/context.js';
@@ -46,12 +47,21 @@ export interface Runtime {
   close(): Promise<boolean>;
 }
 
-/** Opens the database, applies migrations, seeds, and serves HTTP until closed. */
-export async function startRuntime(config: Config, log: Logger, clock: Clock = systemClock): Promise<Runtime> {
-  if (config.databaseUrl) {
-    await waitForDatabase(config.databaseUrl, { timeoutMs: config.databaseConnectTimeoutSeconds * 1000, log });
+/** Opens the database, applies migrations, seeds, and serves HTTP until closed; each step through `progress`. */
+export async function startRuntime(
+  config: Config,
+  log: Logger,
+  clock: Clock = systemClock,
+  progress: Progress = silentProgress,
+): Promise<Runtime> {
+  const { databaseUrl } = config;
+  if (databaseUrl) {
+    await progress('Waiting for PostgreSQL to accept connections', () =>
+      waitForDatabase(databaseUrl, { timeoutMs: config.databaseConnectTimeoutSeconds * 1000, log }),
+    );
   }
-  const db = await openDatabase(databaseTarget(config));
+  const target = databaseTarget(config);
+  const db = await progress(describeOpening(target), () => openDatabase(target));
   const readiness = new Readiness();
   const shutdownHooks = new ShutdownHooks();
   // First added, so last run: the spans of the other hooks' work are exported too.
@@ -60,9 +70,9 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
   const rateLimiter = createRateLimiter(config.rateLimits, { ...redis, keyPrefix: `${config.redisPrefix}:ratelimit` });
   const events = createEventBus({ ...redis, prefix: config.redisPrefix });
   try {
-    const applied = await db.migrate();
+    const applied = await progress('Applying database migrations', () => db.migrate());
     if (applied.length) log.info({ migrations: applied }, 'applied migrations');
-    await seedAgentTemplates(db.prisma);
+    await progress('Seeding the agent templates', () => seedAgentTemplates(db.prisma));
     const env: ServiceEnv = {
       db: db.prisma,
       sql: db.sql,
@@ -73,22 +83,24 @@ export async function startRuntime(config: Config, log: Logger, clock: Clock = s
       events,
       voice: idleVoice,
     };
-    const demoSeeded = config.seedDemo ? await seedDemo(env) : false;
+    const demoSeeded = config.seedDemo ? await progress('Seeding the demo data (first start only)', () => seedDemo(env)) : false;
     let jobBacklog: JobBacklog | undefined;
     if (config.runDialer) {
-      const dialer = await startDialer(env, db, config.dialer);
-      env.dialer = dialer.control;
-      // Unfinished calls go back to the job engine's care: their leases run out and any worker retries them.
-      shutdownHooks.add('dialer', () => dialer.stop());
-      readiness.register('jobEngine', () => {
-        if (!dialer.running()) throw new Error('the dialer job engine is not running');
+      await progress('Starting the job engines', async () => {
+        const dialer = await startDialer(env, db, config.dialer);
+        env.dialer = dialer.control;
+        // Unfinished calls go back to the job engine's care: their leases run out and any worker retries them.
+        shutdownHooks.add('dialer', () => dialer.stop());
+        readiness.register('jobEngine', () => {
+          if (!dialer.running()) throw new Error('the dialer job engine is not running');
+        });
+        const webhooks = await startWebhookDelivery(env, db, config.webhooks);
+        shutdownHooks.add('webhooks', () => webhooks.stop());
+        const provisioning = await startProvisioning(env, db, config.provisioning);
+        env.voice = provisioning.control;
+        shutdownHooks.add('provisioning', () => provisioning.stop());
+        jobBacklog = combinedBacklog([dialer.backlog, webhooks.backlog, provisioning.backlog]);
       });
-      const webhooks = await startWebhookDelivery(env, db, config.webhooks);
-      shutdownHooks.add('webhooks', () => webhooks.stop());
-      const provisioning = await startProvisioning(env, db, config.provisioning);
-      env.voice = provisioning.control;
-      shutdownHooks.add('provisioning', () => provisioning.stop());
-      jobBacklog = combinedBacklog([dialer.backlog, webhooks.backlog, provisioning.backlog]);
     } else if (config.databaseUrl) {
       env.dialer = notifyingDialer(db.sql, log);
     }

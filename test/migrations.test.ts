@@ -7,7 +7,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.js';
-import { templateFor, writeEmbeddedTemplate } from '../src/db/embedded-template.js';
+import { copyTemplate, isNewDatabase, writeEmbeddedTemplate } from '../src/db/embedded-template.js';
 import { FailedMigrationError, migrationChecksum } from '../src/db/migrations.js';
 import { shippedMigrations } from '../src/db/migration-status.js';
 import { draftMigration, readMigrationList, withSchemaEngine } from '../src/db/schema-engine.js';
@@ -137,24 +137,24 @@ describe('migrations', { timeout: 180_000 }, () => {
     }),
   );
 
-  it('make the install-time template a new embedded data folder is unpacked from, migrated', async () => {
+  it('make the install-time template a new embedded data folder is copied from, migrated', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'callflow-template-'));
     try {
-      const template = join(dir, 'template.tar');
+      const template = join(dir, 'template');
       await writeEmbeddedTemplate(template);
       const pgdata = join(dir, 'pgdata');
-      const blob = await templateFor(pgdata, template);
-      expect(blob).toBeDefined();
-      const pglite = new PGlite(pgdata, { loadDataDir: blob });
-      const db = await openDatabase({ kind: 'pglite', instance: pglite });
+      expect(isNewDatabase(pgdata)).toBe(true);
+      expect(await copyTemplate(pgdata, template)).toBe(true);
+      expect(isNewDatabase(pgdata)).toBe(false);
+      const db = await openDatabase({ kind: 'pglite', instance: new PGlite(pgdata) });
       try {
         expect(await db.migrate()).toEqual([]);
       } finally {
         await db.close();
       }
       // A folder that holds a database keeps it; without a template the start makes one itself.
-      expect(await templateFor(pgdata, template)).toBeUndefined();
-      expect(await templateFor(join(dir, 'other'), join(dir, 'missing.tar'))).toBeUndefined();
+      expect(await copyTemplate(pgdata, template)).toBe(false);
+      expect(await copyTemplate(join(dir, 'other'), join(dir, 'missing'))).toBe(false);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

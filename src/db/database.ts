@@ -11,7 +11,7 @@ import { dbStatements } from '../ops/metrics.js';
 import { countingAdapterFactory } from './counting-adapter.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { unappliedMigrations } from './migration-status.js';
-import { templateFor } from './embedded-template.js';
+import { copyTemplate, isNewDatabase } from './embedded-template.js';
 import { migrateInThread } from './migrate-thread.js';
 import { applyMigrations, pgliteSession } from './migrations.js';
 import { pgliteSql, postgresSql, type Sql } from './sql.js';
@@ -68,6 +68,18 @@ export function databaseTarget(config: Pick<Config, 'databaseUrl' | 'databaseDir
     : { kind: 'pglite', dataDir: config.dataDir };
 }
 
+/** Where the embedded database's own files are, in a data folder. */
+export const embeddedDataPath = (dataDir: string) => resolve(dataDir, 'pgdata');
+
+/** What opening the target does, for the line a slow start prints. */
+export function describeOpening(target: DatabaseTarget): string {
+  if (target.kind === 'postgres') return 'Connecting to PostgreSQL';
+  if ('instance' in target) return 'Opening the embedded database';
+  return isNewDatabase(embeddedDataPath(target.dataDir))
+    ? `Preparing the embedded database in ${target.dataDir} (first start)`
+    : `Opening the embedded database in ${target.dataDir}`;
+}
+
 /** With a PostgreSQL URL, a real server through node-postgres; otherwise PGlite in a local folder. */
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let factory: SqlMigrationAwareDriverAdapterFactory;
@@ -103,9 +115,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter')]);
     const unlock = await lockDataDir(resolve(target.dataDir));
     // PGlite does not create the parent folders of its data directory.
-    const dir = resolve(target.dataDir, 'pgdata');
+    const dir = embeddedDataPath(target.dataDir);
     await mkdir(dir, { recursive: true });
-    const pglite = new PGlite(dir, { loadDataDir: await templateFor(dir) });
+    await copyTemplate(dir);
+    const pglite = new PGlite(dir);
     await pglite.waitReady;
     factory = new PrismaPGlite(pglite);
     migrate = () => applyMigrations(pgliteSession(pglite));
