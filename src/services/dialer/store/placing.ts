@@ -214,8 +214,7 @@ const candidatesStatement = statement<CandidateRow>(
      FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
      LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
      WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $3
-       AND NOT EXISTS (SELECT 1 FROM call_attempts o WHERE o.user_id = c.user_id AND o.to_number = c.phone_number
-                       AND o.status IN ${IN_FLIGHT_SQL})
+       AND NOT EXISTS (SELECT 1 FROM live_calls o WHERE o.user_id = c.user_id AND o.to_number = c.phone_number)
      ORDER BY cc.next_attempt_at
      LIMIT $4
      FOR NO KEY UPDATE OF cc, c SKIP LOCKED
