@@ -1,6 +1,7 @@
 -- The keys into call_attempts are checked (reading the referencing rows under a lock that lets writers
--- on), the partitions' statistics gathered (autovacuum never analyzes a partitioned parent), and the old
--- table dropped: dropping its keys locks the tables they reference for a moment.
+-- on), and the old table dropped: dropping its keys locks the tables they reference for a moment. The
+-- partitions' statistics are autovacuum's to gather, as the copy's rows arrive: an ANALYZE here would
+-- also record the months made ahead as empty, and plans would then read them whole once they are not.
 DO $$
 DECLARE
   fk record;
@@ -12,8 +13,6 @@ BEGIN
   END LOOP;
 END
 $$;
-
-ANALYZE "call_attempts";
 
 SELECT lock_or_wait('call_attempts_unpartitioned, users, campaigns, contacts, regional_rule_exemptions', 'ACCESS EXCLUSIVE');
 DROP TABLE "call_attempts_unpartitioned";
