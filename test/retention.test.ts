@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidv7 } from '../src/services/ids.js';
 import { dropExpiredMonths, makeMonthsAhead, MONTHS_AHEAD, monthStart } from '../src/services/retention/partitions.js';
+import { pseudonymiseExpiredCalls } from '../src/services/retention/pseudonymise.js';
 import { purgeShortLived } from '../src/services/retention/purges.js';
 import { monthsOf } from '../src/services/retention/store.js';
 import { insertCallAttempts } from './support/billing.js';
@@ -147,5 +148,50 @@ describe('call attempts by month', () => {
     expect(await purgeShortLived(dialerEnv(app, new ManualClock(new Date())), 1)).toEqual({ deliveries: 1, idempotencyKeys: 1 });
     expect((await app.prisma.webhookDelivery.findMany({ where: { id: { in: deliveries } } })).map((d) => d.id)).toEqual([deliveries[1]]);
     expect((await app.prisma.idempotencyKey.findMany({ where: { userId } })).map((k) => k.id)).toEqual([keys[1]]);
+  });
+
+  it("pseudonymises a customer's ended calls past its setting, once, and no one else's", async () => {
+    const userId = uuidv7();
+    const token = await app.token(userId);
+    expect((await app.gql('{ callDataRetention { days } }', {}, token)).data).toEqual({ callDataRetention: { days: null } });
+    const refused = await app.gql('mutation { setCallDataRetention(input: { days: 0 }) { days } }', {}, token);
+    expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const set = await app.gql('mutation { setCallDataRetention(input: { days: 30 }) { days } }', {}, token);
+    expect(set.data).toEqual({ setCallDataRetention: { days: 30 } });
+
+    const { attemptIds } = await insertCallAttempts(app, userId, 3);
+    const other = await insertCallAttempts(app, uuidv7(), 1);
+    const placed = async (id: string, daysAgo: number, ended: boolean) =>
+      app.prisma.$executeRawUnsafe(
+        `UPDATE call_attempts SET created_at = now() - make_interval(days => $2), summary = 'Talked about the offer',
+           transcript = 'Hello', recording_url = 'https://recordings.example.com/1', status = $3::"CallStatus" WHERE id = $1::uuid`,
+        id,
+        daysAgo,
+        ended ? 'completed' : 'in_progress',
+      );
+    await placed(attemptIds[0]!, 40, true);
+    await placed(attemptIds[1]!, 10, true);
+    await placed(attemptIds[2]!, 40, false);
+    await placed(other.attemptIds[0]!, 40, true);
+
+    const env = dialerEnv(app, new ManualClock(new Date()));
+    expect(await pseudonymiseExpiredCalls(env)).toBe(1);
+    const calls = await app.prisma.callAttempt.findMany({
+      where: { id: { in: [...attemptIds, other.attemptIds[0]!] } },
+      select: { id: true, toNumber: true, toNumberHash: true, summary: true, transcript: true, recordingUrl: true },
+    });
+    const byId = new Map(calls.map((c) => [c.id, c]));
+    expect(byId.get(attemptIds[0]!)).toEqual({
+      id: attemptIds[0],
+      toNumber: null,
+      toNumberHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      summary: null,
+      transcript: null,
+      recordingUrl: null,
+    });
+    for (const kept of [attemptIds[1]!, attemptIds[2]!, other.attemptIds[0]!]) {
+      expect(byId.get(kept)).toMatchObject({ toNumberHash: null, summary: 'Talked about the offer', transcript: 'Hello' });
+    }
+    expect(await pseudonymiseExpiredCalls(env)).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import * as billing from '../billing/store.js';
 import type { ServiceEnv } from '../context.js';
+import { RECORD_RETENTION_YEARS } from '../results/records.js';
 import * as results from '../results/store.js';
 import { addMonths, dropMonth, monthBounds, monthsOf } from './store.js';
 
@@ -13,8 +14,8 @@ export const MONTHLY_TABLES = ['call_attempts'] as const;
  */
 export const MONTHS_AHEAD = 3;
 
-/** Call records are kept five years (TSR, 16 CFR 310.5): a month goes once all of it is older. */
-export const RECORDS_KEPT_MONTHS = 5 * 12;
+/** Call records are kept RECORD_RETENTION_YEARS (TSR): a month goes once all of it is older. */
+const RECORDS_KEPT_MONTHS = RECORD_RETENTION_YEARS * 12;
 
 /** The first day (UTC, YYYY-MM-01) of the month `offset` months from `at`'s. */
 export function monthStart(at: Date, offset = 0): string {
