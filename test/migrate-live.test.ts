@@ -18,7 +18,8 @@ const COPY = '20261129100100_call_attempts_copy';
 const CONTACTS = 10_000;
 const CUSTOMERS = 10;
 const onPostgres = inject('testDatabase').kind === 'postgres';
-const ROWS = onPostgres ? 200_000 : 20_000;
+/** LIVE_MIGRATION_ROWS runs it larger by hand (on PostgreSQL), e.g. 1000000. */
+const ROWS = onPostgres ? Number(process.env.LIVE_MIGRATION_ROWS ?? 200_000) : 20_000;
 
 type Query = <Row = Record<string, unknown>>(text: string, values?: unknown[]) => Promise<Row[]>;
 
@@ -106,15 +107,20 @@ class Writer {
 
 /** The conversion kept every row and every write, and what is kept from the rows (totals, calls in flight). */
 async function expectConverted(query: Query, writer: Writer) {
-  const [table] = await query<{ kind: string; partitions: number; stray: number }>(
+  const [table] = await query<{ kind: string; partitions: number; stray: number; misplaced: number }>(
     `SELECT c.relkind::text AS kind, (SELECT count(*)::int FROM pg_inherits WHERE inhparent = c.oid) AS partitions,
-            (SELECT count(*)::int FROM call_attempts_default) AS stray
+            (SELECT count(*)::int FROM call_attempts_default) AS stray,
+            (SELECT count(*)::int FROM call_attempts_default WHERE id::text LIKE '%-7000-8000-%') AS misplaced
      FROM pg_class c WHERE c.oid = 'call_attempts'::regclass`,
   );
   expect(table!.kind).toBe('p');
   // 120 days of months, the next month and the default.
   expect(table!.partitions).toBeGreaterThanOrEqual(6);
-  expect(table!.stray).toBe(Math.floor(ROWS / 1000));
+  // Every UUIDv7 in its month; the random ids in the default partition, but for the few whose first bits
+  // read as a time of the months made.
+  expect(table!.misplaced).toBe(0);
+  expect(table!.stray).toBeGreaterThan(0);
+  expect(table!.stray).toBeLessThanOrEqual(Math.floor(ROWS / 1000));
   expect(await query(`SELECT to_regclass('call_attempts_unpartitioned')::text AS old`)).toEqual([{ old: null }]);
 
   const [counts] = await query<{ rows: number }>('SELECT count(*)::int AS rows FROM call_attempts');
@@ -159,7 +165,7 @@ async function writerFor(query: Query): Promise<Writer> {
   return new Writer(query, seeded, { userId: ids.userId, campaignId: ids.campaignId, contactId: contact!.id });
 }
 
-describe('call_attempts partitioned through live migrations', { timeout: 600_000 }, () => {
+describe('call_attempts partitioned through live migrations', { timeout: 600_000 + ROWS / 5 }, () => {
   it.runIf(onPostgres)('on PostgreSQL, while a writer inserts, updates and deletes', async () => {
     const serverUrl = (inject('testDatabase') as { serverUrl: string }).serverUrl;
     const name = `callflow_live_${randomUUID().replace(/-/g, '')}`;

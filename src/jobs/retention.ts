@@ -4,8 +4,8 @@ import type { ServiceEnv } from '../services/context.js';
 import { runRetention } from '../services/retention/run.js';
 import { ensureQueue, queueBacklog, type JobBacklog } from './queues.js';
 
-// Retention on pg-boss: one run per period whichever process queues it (a singleton job), and one at
-// start, so that a process started after a pause makes the months it missed at once.
+// Retention on pg-boss: one run per period whichever process queues it (a singleton job), queued at
+// start too, so that a deployment started after a pause makes the months it missed at once.
 
 const RUN = 'retention-run';
 
