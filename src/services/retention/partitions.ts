@@ -2,7 +2,7 @@ import * as billing from '../billing/store.js';
 import type { ServiceEnv } from '../context.js';
 import { RECORD_RETENTION_YEARS } from '../results/records.js';
 import * as results from '../results/store.js';
-import { addMonths, dropMonth, monthBounds, monthsOf } from './store.js';
+import { addMonths, dropMonth, monthsOf, partitionBounds, partitionOf } from './store.js';
 
 /** The tables partitioned by month on their UUIDv7 ids. */
 export const MONTHLY_TABLES = ['call_attempts'] as const;
@@ -43,7 +43,7 @@ export async function dropExpiredMonths(env: ServiceEnv): Promise<string[]> {
   const oldest = monthStart(env.clock.now(), -RECORDS_KEPT_MONTHS);
   const expired = (await monthsOf(env.sql, 'call_attempts')).filter((month) => month < oldest);
   for (const month of expired) {
-    const { from, to } = await monthBounds(env.sql, month);
+    const { from, to } = await partitionBounds(env.sql, partitionOf('call_attempts', month));
     await billing.forgetCalls(env.sql, from, to);
     await results.forgetCalls(env.sql, from, to);
     await dropMonth(env.sql, 'call_attempts', month);

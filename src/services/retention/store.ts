@@ -40,14 +40,17 @@ export async function monthsOf(sql: Sql, table: string): Promise<string[]> {
 
 const boundsStatement = statement<{ from: string; to: string }>(
   'retention.month_bounds',
-  `SELECT uuidv7_floor($1::date::timestamp AT TIME ZONE 'UTC')::text AS "from",
-          uuidv7_floor(($1::date + interval '1 month')::timestamp AT TIME ZONE 'UTC')::text AS "to"`,
+  `SELECT substring(b.bound FROM 'FROM \\(''([^'']+)''\\)') AS "from", substring(b.bound FROM 'TO \\(''([^'']+)''\\)') AS "to"
+   FROM (SELECT pg_get_expr(relpartbound, oid) AS bound FROM pg_class WHERE oid = $1::regclass) AS b`,
 );
 
-/** The ids of the month starting `month` (YYYY-MM-01): from its first possible UUIDv7 to the next month's. */
-export async function monthBounds(sql: Sql, month: string): Promise<{ from: string; to: string }> {
-  return (await sql.run(boundsStatement, [month]))[0]!;
+/** The ids a partition holds, as it was attached: from its month's first possible UUIDv7 to the next month's. */
+export async function partitionBounds(sql: Sql, partition: string): Promise<{ from: string; to: string }> {
+  return (await sql.run(boundsStatement, [partition]))[0]!;
 }
+
+/** The name of `table`'s partition of the month starting `month` (YYYY-MM-01), as month_partition_add names it. */
+export const partitionOf = (table: string, month: string) => `${table}_p${month.slice(0, 4)}_${month.slice(5, 7)}`;
 
 const lockStatement = statement('retention.lock', `SELECT lock_or_wait($1, 'ACCESS EXCLUSIVE')`);
 
@@ -57,7 +60,7 @@ const lockStatement = statement('retention.lock', `SELECT lock_or_wait($1, 'ACCE
  * readers and writers behind a long wait.
  */
 export async function dropMonth(sql: Sql, table: string, month: string): Promise<void> {
-  const partition = `${table}_p${month.slice(0, 4)}_${month.slice(5, 7)}`;
+  const partition = partitionOf(table, month);
   await sql.transaction(async (tx) => {
     await tx.run(lockStatement, [`${table}, ${partition}`]);
     await tx.run(dynamicStatement('retention.detach_month', `ALTER TABLE ${table} DETACH PARTITION ${partition}`));
