@@ -200,8 +200,8 @@ describe('call_attempts partitioned through live migrations', { timeout: 600_000
       expect(duringCopy.length).toBeGreaterThan(0);
       await expectConverted(query, writer);
 
-      const longest = Math.max(...writer.writes.map((w) => w.ms));
       const sorted = writer.writes.map((w) => w.ms).sort((a, b) => a - b);
+      const longest = sorted.at(-1)!;
       console.log(
         `live conversion of ${ROWS} rows: ${(took / 1000).toFixed(1)} s (copy ${((copy!.to.getTime() - copy!.from.getTime()) / 1000).toFixed(1)} s); ` +
           `${writer.writes.length} writes (${duringCopy.length} during the copy), none lost; ` +
