@@ -17,7 +17,14 @@ export const ATTEMPTS_PER_CONTACT = 5;
 export const LARGE_SHARE = 0.4;
 /** Three years of calls, in seconds. */
 const SPAN_SECONDS = 3 * 365 * 86_400;
-export const SEED_START = '2023-09-01T00:00:00Z';
+/**
+ * The three years end with the current month, so that the month being written holds a month of calls,
+ * as it does in a service at its steady state (its later days are in the future): a month's partition
+ * just begun holds a few rows, and PostgreSQL rightly reads so small a table whole. The start is the
+ * first day of a month, 36 months before the next.
+ */
+const today = new Date();
+export const SEED_START = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() + 1 - 36, 1)).toISOString();
 
 /** A fixed id for row `expr` of table kind `kind` (hex, 1..f), time-ordered within a kind like UUIDv7s. */
 export const idOf = (kind: number, expr: string) =>
@@ -33,7 +40,32 @@ export const customerIds = (k: number) => ({
 });
 const uuidOf = (kind: number, n: number) => `${kind.toString(16).padStart(8, '0')}-0000-7000-8000-${n.toString(16).padStart(12, '0')}`;
 export const contactId = (i: number) => uuidOf(1, i);
-export const attemptId = (contacts: number, i: number, n: number) => uuidOf(2, (n - 1) * contacts + i);
+
+/**
+ * Contact i's place in each round of calls: (i - 1) x SLOT_STRIDE mod contacts, plus 1, a permutation
+ * (the stride is a prime that divides no power of ten), so that every customer's calls are spread over
+ * the three years, as a customer's are, not bunched in the months of their contacts' numbers.
+ */
+const SLOT_STRIDE = 7919;
+const slotOf = (i: string, contacts: string) => `(((${i} - 1)::bigint * ${SLOT_STRIDE}) % ${contacts} + 1)`;
+
+/**
+ * Attempt n of contact i is attempt number k = (n - 1) * contacts + i, made in the round n's slot of
+ * contact i, `offset` milliseconds after SEED_START (the slot's share of the span, whole milliseconds,
+ * so SQL and JavaScript agree). Its id is a UUIDv7 of that instant (k in its last bits), so it lands in
+ * its month's partition.
+ */
+export function attemptId(contacts: number, i: number, n: number): string {
+  const k = (n - 1) * contacts + i;
+  const slot = (n - 1) * contacts + ((((i - 1) * SLOT_STRIDE) % contacts) + 1);
+  const offset = (BigInt(slot) * BigInt(SPAN_SECONDS * 1000)) / BigInt(ATTEMPTS_PER_CONTACT * contacts);
+  const ms = (BigInt(Date.parse(SEED_START)) + offset).toString(16).padStart(12, '0');
+  return `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7000-8000-${k.toString(16).padStart(12, '0')}`;
+}
+/** The same in SQL, of the attempt number `k` and its offset in milliseconds `offset` (bigint expressions). */
+const attemptIdOf = (k: string, offset: string) =>
+  `(SELECT (substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7000-8000-' || lpad(to_hex(${k}), 12, '0'))::uuid
+    FROM (SELECT lpad(to_hex((extract(epoch FROM $4) * 1000)::bigint + ${offset}), 12, '0') AS h) AS t)`;
 
 /**
  * SQL for the customer (1..customers) of contact `i`: the first 40% of the contacts are customer 1's, the
@@ -115,19 +147,20 @@ export const SEED: { table: string; sql: string }[] = [
           FROM generate_series(1, $1) i CROSS JOIN LATERAL (SELECT ${customerOf('i')} AS k) c`,
   },
   {
-    // Attempt n of contact i, in time order of (n, i); h is a fixed hash that picks the outcome.
+    // Attempt n of contact i, at its slot of round n (see attemptId); h is a fixed hash that picks the outcome.
     table: 'call_attempts',
     sql: `INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, outcome, to_number,
             from_number, duration_seconds, summary, sentiment, cost_cents, started_at, ended_at, created_at, updated_at)
-          SELECT ${idOf(2, '(n - 1) * $1 + i')}, ${ownerId('c.k')}, ${idOf(0xd, 'c.k')}, ${idOf(1, 'i')}, n, s.status::"CallStatus",
+          SELECT ${attemptIdOf('(n - 1) * $1 + i', 'c.after_ms')}, ${ownerId('c.k')}, ${idOf(0xd, 'c.k')}, ${idOf(1, 'i')}, n, s.status::"CallStatus",
              s.outcome::"CallOutcome", ${phoneOf('i')}, '+1415' || (5000000 + c.k), s.duration,
             CASE WHEN s.status = 'completed' THEN 'Talked about the offer (' || h || ')' END,
             (CASE WHEN s.status = 'completed' THEN (ARRAY['positive', 'neutral', 'negative', 'unknown'])[h % 4 + 1] ELSE 'unknown' END)::"Sentiment",
             coalesce(ceil(s.duration * 10 / 60.0), 0), at, at + make_interval(secs => coalesce(s.duration, 0)), at, at
           FROM generate_series(1, ${ATTEMPTS_PER_CONTACT}) n
           CROSS JOIN generate_series(1, $1) i
-          CROSS JOIN LATERAL (SELECT ${customerOf('i')} AS k, (i * 7919 + n * 104729) % 100 AS h,
-            $4::timestamptz + make_interval(secs => ((n - 1) * $1 + i) * ${SPAN_SECONDS}.0 / (${ATTEMPTS_PER_CONTACT} * $1)) AS at) c
+          CROSS JOIN LATERAL (SELECT ((n - 1) * $1 + ${slotOf('i', '$1')})::bigint * ${SPAN_SECONDS * 1000} / (${ATTEMPTS_PER_CONTACT} * $1) AS after_ms) o
+          CROSS JOIN LATERAL (SELECT ${customerOf('i')} AS k, (i * 7919 + n * 104729) % 100 AS h, o.after_ms,
+            $4::timestamptz + o.after_ms * interval '1 millisecond' AS at) c
           CROSS JOIN LATERAL (SELECT CASE WHEN h < 50 THEN 'no_answer' WHEN h < 65 THEN 'busy' WHEN h < 80 THEN 'voicemail'
             WHEN h < 85 THEN 'failed' ELSE 'completed' END AS status) st
           CROSS JOIN LATERAL (SELECT st.status,
@@ -215,7 +248,7 @@ export const SEED: { table: string; sql: string }[] = [
 
 /**
  * Fills a migrated database (with its agent templates) through `run`, one statement at a time, and leaves
- * it as autovacuum would: vacuumed and analyzed. `onTable` hears each table's time.
+ * it as autovacuum would: the tables written vacuumed and analyzed. `onTable` hears each table's time.
  */
 export async function seedScale(
   run: (text: string) => Promise<{ rows: unknown[] }>,
@@ -224,13 +257,27 @@ export async function seedScale(
 ): Promise<void> {
   const customers = options.customers ?? 1_000;
   const waiting = Math.min(options.waiting ?? 1_000_000, Math.floor(options.contacts * LARGE_SHARE));
+  // The months of the three years of calls, made as the retention job makes them, before their rows arrive.
+  await run(
+    `SELECT month_partition_add('call_attempts', 'call_attempts', m::date)
+     FROM generate_series('${SEED_START}'::timestamptz AT TIME ZONE 'UTC', ('${SEED_START}'::timestamptz + interval '${SPAN_SECONDS} seconds') AT TIME ZONE 'UTC', interval '1 month') AS m`,
+  );
   for (const { table, sql } of SEED) {
     const started = performance.now();
     await bulkLoad(run, table, withValues(sql, [options.contacts, customers, waiting, `'${SEED_START}'::timestamptz`]));
     onTable(table, performance.now() - started);
   }
+  // Autovacuum processes the tables that were written; it never analyzes a partitioned parent (its
+  // partitions' statistics are what plans use) nor touches a partition nothing was written to, which
+  // the planner then takes for ten pages, not for empty: the months made ahead, the default partition.
   const started = performance.now();
-  await run('VACUUM ANALYZE');
+  const written = (
+    await run(
+      `SELECT c.oid::regclass::text AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE c.relkind = 'r' AND n.nspname = current_schema() AND pg_relation_size(c.oid) > 0`,
+    )
+  ).rows as { name: string }[];
+  await run(`VACUUM ANALYZE ${written.map((table) => table.name).join(', ')}`);
   onTable('vacuum analyze', performance.now() - started);
 }
 
@@ -252,6 +299,7 @@ async function bulkLoad(run: (text: string) => Promise<{ rows: unknown[] }>, tab
     await run(`SELECT tgname AS name FROM pg_trigger WHERE tgrelid = ${literal}::regclass AND NOT tgisinternal AND tgenabled = 'O'`)
   ).rows as { name: string }[];
   for (const index of indexes) await run(`DROP INDEX ${index.name}`);
+  // A partitioned table's index is printed ON ONLY the parent; made so, no partition would have it.
   for (const trigger of triggers) await run(`ALTER TABLE ${table} ENABLE ALWAYS TRIGGER ${trigger.name}`);
   await run('SET session_replication_role = replica');
   try {
@@ -259,9 +307,10 @@ async function bulkLoad(run: (text: string) => Promise<{ rows: unknown[] }>, tab
   } finally {
     await run('SET session_replication_role = DEFAULT');
     for (const trigger of triggers) await run(`ALTER TABLE ${table} ENABLE TRIGGER ${trigger.name}`);
-    for (const index of indexes) await run(index.definition);
+    for (const index of indexes) await run(index.definition.replace(' ON ONLY ', ' ON '));
   }
 }
 
 /** The statement with its $1..$4 written in: a statement need not use them all, nor PostgreSQL type them. */
-const withValues = (sql: string, values: (number | string)[]) => sql.replace(/\$(\d)/g, (_, n: string) => `(${values[Number(n) - 1]})`);
+export const withValues = (sql: string, values: (number | string)[]) =>
+  sql.replace(/\$(\d)/g, (_, n: string) => `(${values[Number(n) - 1]})`);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { CorsOrigins } from './http/cors.js';
 import type { DialerRuntimeOptions } from './jobs/dialer.js';
 import type { ProvisioningRuntimeOptions } from './jobs/provisioning.js';
+import type { RetentionRuntimeOptions } from './jobs/retention.js';
 import type { WebhookRuntimeOptions } from './jobs/webhooks.js';
 import { DEFAULT_DELIVERY_OPTIONS } from './services/webhooks/delivery.js';
 import { DEFAULT_DIALER_OPTIONS } from './services/dialer/options.js';
@@ -197,6 +198,7 @@ const envSchema = z
     LLM_TIMEOUT_SECONDS: integer(1, 120).default(8),
     AGENT_PROVISIONING_RETRIES: integer(0, 50).default(8),
     AGENT_DRIFT_SWEEP_SECONDS: integer(10, 86_400).default(600),
+    RETENTION_PERIOD_SECONDS: integer(60, 86_400).default(3_600),
     TWILIO_ACCOUNT_SID: z
       .string()
       .regex(/^AC[0-9a-fA-F]{32}$/, { error: 'must be a Twilio account SID (AC followed by 32 hex digits)' })
@@ -377,6 +379,8 @@ export interface Config {
   webhooks: WebhookRuntimeOptions;
   /** How the processes that dial also provision agents at the voice provider. */
   provisioning: ProvisioningRuntimeOptions;
+  /** How the processes that dial also run retention (partitions made ahead). */
+  retention: RetentionRuntimeOptions;
   /** Bearer token /metrics requires; unset, /metrics is open (serve it on an internal network). */
   metricsToken: string | undefined;
   /** Shared between processes: rate limit budgets and live updates; unset, each process keeps its own. */
@@ -502,6 +506,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       jobExpireSeconds: env.RETELL_TIMEOUT_SECONDS * 20 + 30,
       driftSweepSeconds: env.AGENT_DRIFT_SWEEP_SECONDS,
     },
+    retention: { periodSeconds: env.RETENTION_PERIOD_SECONDS },
     metricsToken: env.METRICS_TOKEN,
     redisUrl: env.REDIS_URL,
     redisPrefix: env.REDIS_PREFIX,

@@ -10,6 +10,7 @@ import { createApp } from './app.js';
 import { startDialer } from './jobs/dialer.js';
 import { startProvisioning } from './jobs/provisioning.js';
 import { combinedBacklog, type JobBacklog } from './jobs/queues.js';
+import { startRetention } from './jobs/retention.js';
 import { notifyingDialer } from './jobs/wake-notifications.js';
 import { startWebhookDelivery } from './jobs/webhooks.js';
 import { drainable } from './http/drain.js';
@@ -99,7 +100,9 @@ export async function startRuntime(
         const provisioning = await startProvisioning(env, db, config.provisioning);
         env.voice = provisioning.control;
         shutdownHooks.add('provisioning', () => provisioning.stop());
-        jobBacklog = combinedBacklog([dialer.backlog, webhooks.backlog, provisioning.backlog]);
+        const retention = await startRetention(env, db, config.retention);
+        shutdownHooks.add('retention', () => retention.stop());
+        jobBacklog = combinedBacklog([dialer.backlog, webhooks.backlog, provisioning.backlog, retention.backlog]);
       });
     } else if (config.databaseUrl) {
       env.dialer = notifyingDialer(db.sql, log);

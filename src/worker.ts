@@ -8,6 +8,7 @@ import { createWorkerApp } from './http/worker-app.js';
 import { startDialer } from './jobs/dialer.js';
 import { startProvisioning } from './jobs/provisioning.js';
 import { combinedBacklog } from './jobs/queues.js';
+import { startRetention } from './jobs/retention.js';
 import { startWebhookDelivery } from './jobs/webhooks.js';
 import { createLogger } from './logger.js';
 import { registerDatabaseChecks } from './ops/database-checks.js';
@@ -64,6 +65,7 @@ const runtime = await startDialer(env, db, config.dialer);
 const webhooks = await startWebhookDelivery(env, db, config.webhooks);
 const provisioning = await startProvisioning(env, db, config.provisioning);
 env.voice = provisioning.control;
+const retention = await startRetention(env, db, config.retention);
 
 const readiness = new Readiness();
 registerDatabaseChecks(readiness, db.sql);
@@ -74,7 +76,7 @@ const app = createWorkerApp({
   env,
   metricsToken: config.metricsToken,
   readiness,
-  jobBacklog: combinedBacklog([runtime.backlog, webhooks.backlog, provisioning.backlog]),
+  jobBacklog: combinedBacklog([runtime.backlog, webhooks.backlog, provisioning.backlog, retention.backlog]),
 });
 const server =
   config.workerPort === null
@@ -102,6 +104,7 @@ hooks.add('events', () => events.close());
 hooks.add('dialer', () => runtime.stop());
 hooks.add('webhooks', () => webhooks.stop());
 hooks.add('provisioning', () => provisioning.stop());
+hooks.add('retention', () => retention.stop());
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {

@@ -21,6 +21,13 @@ export interface MigrationSession {
 /** The key `prisma migrate deploy` locks, so that it and this never migrate one database at once. */
 const PRISMA_MIGRATE_LOCK = 72707369;
 
+/**
+ * A migration whose script starts with this line runs as it is, outside the transaction that holds every
+ * other migration with its record: one statement (a procedure that commits as it goes, or an index built
+ * CONCURRENTLY), recorded once it has finished.
+ */
+const OUTSIDE_A_TRANSACTION = /^-- no transaction\b/;
+
 /** The table as Prisma's schema engine creates it on PostgreSQL. */
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
     "id"                    VARCHAR(36) PRIMARY KEY NOT NULL,
@@ -49,9 +56,10 @@ export function migrationChecksum(script: string): string {
 
 /**
  * Applies every shipped migration the database has not finished, in name order, each in one transaction
- * with its record (a failure leaves neither). Returns the names applied.
+ * with its record (a failure leaves neither). Returns the names applied. `before`: only those whose names
+ * sort before it (a database as an older release left it, for the tests of a migration).
  */
-export async function applyMigrations(session: MigrationSession): Promise<string[]> {
+export async function applyMigrations(session: MigrationSession, options: { before?: string } = {}): Promise<string[]> {
   await session.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATE_LOCK]);
   try {
     await session.script(CREATE_TABLE);
@@ -61,17 +69,28 @@ export async function applyMigrations(session: MigrationSession): Promise<string
     const failed = rows.filter((row) => !row.finished).map((row) => row.migration_name);
     if (failed.length) throw new FailedMigrationError(failed);
     const finished = new Set(rows.map((row) => row.migration_name));
-    const pending = (await shippedMigrations()).filter((name) => !finished.has(name));
+    const pending = (await shippedMigrations()).filter((name) => !finished.has(name) && !(options.before && name >= options.before));
     for (const name of pending) {
       const script = await readFile(join(migrationsDir, name, 'migration.sql'), 'utf8');
+      const record = (started: Date | null = null) =>
+        session.query(
+          `INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
+           VALUES ($1, $2, $3, coalesce($4::timestamptz, now()), clock_timestamp(), 1)`,
+          [randomUUID(), migrationChecksum(script), name, started],
+        );
+      if (OUTSIDE_A_TRANSACTION.test(script)) {
+        const [{ at }] = (await session.query<{ at: Date }>('SELECT clock_timestamp() AS at')) as [{ at: Date }];
+        // Its statements commit as they go (a copy in batches); it is written to be run again after a failure.
+        await session.script(script).catch((error: unknown) => {
+          throw Object.assign(error as Error, { migration: name });
+        });
+        await record(at);
+        continue;
+      }
       await session.script('BEGIN');
       try {
         await session.script(script);
-        await session.query(
-          `INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
-           VALUES ($1, $2, $3, now(), clock_timestamp(), 1)`,
-          [randomUUID(), migrationChecksum(script), name],
-        );
+        await record();
         await session.script('COMMIT');
       } catch (error) {
         await session.script('ROLLBACK');
@@ -85,13 +104,16 @@ export async function applyMigrations(session: MigrationSession): Promise<string
 }
 
 /** Migrations hold one connection of the pool: its session owns the advisory lock and the transactions. */
-export async function migrateOnPool(pool: pg.Pool): Promise<string[]> {
+export async function migrateOnPool(pool: pg.Pool, options: { before?: string } = {}): Promise<string[]> {
   const client = await pool.connect();
   try {
-    return await applyMigrations({
-      script: async (text) => void (await client.query(text)),
-      query: async <Row>(text: string, values?: unknown[]) => (await client.query(text, values)).rows as Row[],
-    });
+    return await applyMigrations(
+      {
+        script: async (text) => void (await client.query(text)),
+        query: async <Row>(text: string, values?: unknown[]) => (await client.query(text, values)).rows as Row[],
+      },
+      options,
+    );
   } finally {
     client.release();
   }

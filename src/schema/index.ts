@@ -21,6 +21,7 @@ import './types/in-call-tools.js';
 import './types/live.js';
 import './types/phone-numbers.js';
 import './types/reports.js';
+import './types/retention.js';
 import './types/webhooks.js';
 
 let built: GraphQLSchema | undefined;

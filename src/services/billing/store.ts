@@ -291,3 +291,17 @@ export async function addSpend(tx: SqlTransaction, spent: Map<string, bigint>): 
   if (spent.size === 0) return;
   await tx.run(addSpendStatement, [[...spent.keys()], [...spent.values()].map(String)]);
 }
+
+const forgetCallsStatement = statement(
+  'billing.forgetCalls',
+  `WITH holds AS (DELETE FROM credit_holds WHERE call_attempt_id >= $1::uuid AND call_attempt_id < $2::uuid)
+   UPDATE credit_transactions SET call_attempt_id = NULL WHERE call_attempt_id >= $1::uuid AND call_attempt_id < $2::uuid`,
+);
+
+/**
+ * Lets go of the call attempts with ids in [from, to) (a month's, dropped past its retention): their
+ * charges stay in the ledger, unlinked, and a hold of theirs (none by then) goes.
+ */
+export async function forgetCalls(sql: SqlSession, from: string, to: string): Promise<void> {
+  await sql.run(forgetCallsStatement, [from, to]);
+}

@@ -3,6 +3,7 @@ import { copyText, statement, type SqlSession, type SqlTransaction } from '../..
 import type { CampaignStatus, ContactStatus, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
 import { uuidv7 } from '../ids.js';
+import { IN_FLIGHT_SQL } from '../call-outcomes.js';
 import type { ContactData } from './fields.js';
 
 // The contacts domain's one door to the database: every statement its rules send is here, under a
@@ -271,13 +272,36 @@ const ERASE_CONTACTS = statement(
 
 // Status, duration, cost, outcome and sentiment are the facts; the number, the words and the recording
 // are the person's. The number stays as its pseudonym ($3: number -> pseudonym), the call record's
-// (results/records.ts).
+// (results/records.ts). $2 is the time of the change.
+const PSEUDONYMISED_CALL = `to_number = NULL, to_number_hash = coalesce($3::jsonb ->> to_number, to_number_hash),
+     summary = NULL, transcript = NULL, recording_url = NULL, analysis = '{}', pending_result = NULL, updated_at = $2`;
+
 const ERASE_CALL_ATTEMPTS = statement(
   'contacts.eraseCallAttempts',
-  `UPDATE call_attempts SET to_number = NULL, to_number_hash = coalesce($3::jsonb ->> to_number, to_number_hash),
-     summary = NULL, transcript = NULL, recording_url = NULL, analysis = '{}', pending_result = NULL, updated_at = $2
-   WHERE contact_id = ANY($1::uuid[])`,
+  `UPDATE call_attempts SET ${PSEUDONYMISED_CALL} WHERE contact_id = ANY($1::uuid[])`,
 );
+
+const PSEUDONYMISE_CALLS = statement(
+  'contacts.pseudonymiseCalls',
+  `UPDATE call_attempts SET ${PSEUDONYMISED_CALL} WHERE id = ANY($1::uuid[])`,
+);
+
+/** Keeps only the anonymous facts of these calls (and the pseudonyms of their numbers, from `pseudonyms`). */
+export async function pseudonymiseCalls(tx: SqlSession, ids: readonly string[], now: Date, pseudonyms: ReadonlyMap<string, string>) {
+  await tx.run(PSEUDONYMISE_CALLS, [ids, now, JSON.stringify(Object.fromEntries(pseudonyms))]);
+}
+
+const ENDED_CALLS_BETWEEN = statement<{ id: string; toNumber: string | null; createdAt: Date }>(
+  'contacts.endedCallsBetween',
+  `SELECT id, to_number AS "toNumber", created_at AS "createdAt" FROM call_attempts
+   WHERE user_id = $1::uuid AND (created_at, id) > ($2, $3::uuid) AND created_at < $4 AND status NOT IN ${IN_FLIGHT_SQL}
+   ORDER BY created_at, id LIMIT $5`,
+);
+
+/** Up to `limit` of the user's ended calls placed before `before` and after `after` (placed, id), oldest first. */
+export function endedCallsBetween(tx: SqlSession, userId: string, after: { createdAt: Date; id: string }, before: Date, limit: number) {
+  return tx.run(ENDED_CALLS_BETWEEN, [userId, after.createdAt, after.id, before, limit]);
+}
 
 const DIALED_NUMBERS = statement<{ number: string }>(
   'contacts.dialedNumbers',

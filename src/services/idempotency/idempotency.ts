@@ -130,3 +130,16 @@ export async function runOnce(
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
+
+/**
+ * Forgets every user's expired keys, a batch at a time (the retention run): a customer's own keys are
+ * purged as it sends new ones, but one that stops sending would keep its last day's keys for ever.
+ */
+export async function purgeExpiredKeys(env: ServiceEnv, batch = 10_000): Promise<number> {
+  let purged = 0;
+  for (;;) {
+    const n = await store.purgeExpiredKeys(env.sql, KEPT_HOURS, batch);
+    purged += n;
+    if (n < batch) return purged;
+  }
+}

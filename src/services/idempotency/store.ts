@@ -86,3 +86,16 @@ const purgeStatement = statement(
 export async function purgeKeys(sql: SqlSession, userId: string, keptHours: number): Promise<void> {
   await sql.run(purgeStatement, [userId, keptHours]);
 }
+
+const purgeExpiredStatement = statement<{ purged: number }>(
+  'idempotency.purge_expired',
+  `WITH gone AS (DELETE FROM idempotency_keys WHERE id IN (
+     SELECT id FROM idempotency_keys WHERE id < uuidv7_floor(now() - make_interval(hours => $1))
+       AND created_at < now() - make_interval(hours => $1) ORDER BY id LIMIT $2) RETURNING 1)
+   SELECT count(*)::int AS purged FROM gone`,
+);
+
+/** Forgets up to `limit` of every user's keys older than the time keys are kept (their ids are UUIDv7s of their claims); how many went. */
+export async function purgeExpiredKeys(sql: SqlSession, keptHours: number, limit: number): Promise<number> {
+  return (await sql.run(purgeExpiredStatement, [keptHours, limit]))[0]!.purged;
+}

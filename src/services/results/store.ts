@@ -560,3 +560,13 @@ const VARIANTS = statement<VariantRow>(
 export function variantFigures(ctx: ServiceContext, campaign: ReportCampaign): Promise<VariantRow[]> {
   return ctx.sql.run(VARIANTS, [campaign.id]);
 }
+
+const forgetCallsStatement = statement(
+  'results.forgetCalls',
+  `UPDATE appointments SET call_attempt_id = NULL WHERE call_attempt_id >= $1::uuid AND call_attempt_id < $2::uuid`,
+);
+
+/** Lets go of the call attempts with ids in [from, to) (a month's, dropped past its retention): appointments stay, unlinked. */
+export async function forgetCalls(sql: SqlSession, from: string, to: string): Promise<void> {
+  await sql.run(forgetCallsStatement, [from, to]);
+}

@@ -36,3 +36,32 @@ const lockUserStatement = statement('users.lock', 'SELECT id FROM users WHERE id
 export async function lockUser(tx: SqlTransaction, id: string): Promise<void> {
   await tx.run(lockUserStatement, [id]);
 }
+
+/** How long the user's calls keep the person's data, in days; null: the record's five years. */
+export async function callDataRetentionOf(db: Db, id: string): Promise<number | null> {
+  const user = await named('users.callDataRetention', () => db.user.findUnique({ where: { id }, select: { callDataRetentionDays: true } }));
+  return user?.callDataRetentionDays ?? null;
+}
+
+export async function setCallDataRetention(db: Db, id: string, days: number | null): Promise<void> {
+  await named('users.setCallDataRetention', () =>
+    db.user.upsert({ where: { id }, create: { id, callDataRetentionDays: days }, update: { callDataRetentionDays: days } }),
+  );
+}
+
+/** The users with a retention setting, with where their pseudonymisation stands. */
+export function usersWithCallDataRetention(
+  db: Db,
+): Promise<{ id: string; callDataRetentionDays: number | null; callsPseudonymisedBefore: Date | null }[]> {
+  return named('users.withCallDataRetention', () =>
+    db.user.findMany({
+      where: { callDataRetentionDays: { not: null } },
+      select: { id: true, callDataRetentionDays: true, callsPseudonymisedBefore: true },
+    }),
+  );
+}
+
+/** Records that the user's calls placed before `before` are pseudonymised. */
+export async function markCallsPseudonymisedBefore(db: Db, id: string, before: Date): Promise<void> {
+  await named('users.markCallsPseudonymised', () => db.user.update({ where: { id }, data: { callsPseudonymisedBefore: before } }));
+}

@@ -58,3 +58,18 @@ const storeResultStatement = statement(
 export async function storeResult(tx: SqlSession, attemptId: string, callId: string, result: string, leaseUntil: Date): Promise<void> {
   await tx.run(storeResultStatement, [attemptId, callId, result, leaseUntil]);
 }
+
+const purgeDeliveriesStatement = statement<{ purged: number }>(
+  'dialer.purge_event_deliveries',
+  `WITH gone AS (DELETE FROM webhook_deliveries WHERE id IN (
+     SELECT id FROM webhook_deliveries WHERE id < uuidv7_floor(now() - make_interval(days => $1)) ORDER BY id LIMIT $2) RETURNING 1)
+   SELECT count(*)::int AS purged FROM gone`,
+);
+
+/**
+ * Forgets up to `limit` of the oldest providers' deliveries recorded over `keptDays` ago (their ids are
+ * UUIDv7s of when they arrived, so the oldest are a range of the key); how many went.
+ */
+export async function purgeDeliveries(sql: SqlSession, keptDays: number, limit: number): Promise<number> {
+  return (await sql.run(purgeDeliveriesStatement, [keptDays, limit]))[0]!.purged;
+}

@@ -214,8 +214,7 @@ const candidatesStatement = statement<CandidateRow>(
      FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
      LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
      WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $3
-       AND NOT EXISTS (SELECT 1 FROM call_attempts o WHERE o.user_id = c.user_id AND o.to_number = c.phone_number
-                       AND o.status IN ${IN_FLIGHT_SQL})
+       AND NOT EXISTS (SELECT 1 FROM live_calls o WHERE o.user_id = c.user_id AND o.to_number = c.phone_number)
      ORDER BY cc.next_attempt_at
      LIMIT $4
      FOR NO KEY UPDATE OF cc, c SKIP LOCKED
@@ -415,20 +414,26 @@ const reliedConsents = (
 ) => `(SELECT coalesce(jsonb_agg(jsonb_build_object('id', g.id, 'kind', g.kind) ORDER BY g.kind, g.id), '[]')
      FROM contact_consents g WHERE g.contact_id = ${contactId} AND g.revoked_at IS NULL AND g.kind::text = ANY(${kinds}::text[]))`;
 
-// A number another tick put in flight since the candidates were read is not inserted (ON CONFLICT on
-// the index of numbers in flight), and its contact stays as it was, due again once that call ends.
-// Inserted in number order, so that two ticks inserting the same numbers wait on them in one order.
+// A number another tick put in flight since the candidates were read is not taken (ON CONFLICT on the
+// numbers in flight, live_calls), so its attempt is not inserted and its contact stays as it was, due
+// again once that call ends. Taken in number order, so that two ticks taking the same numbers wait on
+// them in one order.
 const claimStatement = statement<{ id: string }>(
   'dialer.claim',
-  `WITH attempts AS (
+  `WITH calls AS (
+     SELECT * FROM jsonb_to_recordset($1::jsonb)
+       AS r(id uuid, contact_id uuid, attempt_number int, to_number text, from_number text, agent_id uuid, agent_version int, exemption_id uuid)
+   ), held AS (
+     INSERT INTO live_calls (user_id, to_number, attempt_id)
+     SELECT $2::uuid, to_number, id FROM calls ORDER BY to_number
+     ON CONFLICT DO NOTHING
+     RETURNING attempt_id
+   ), attempts AS (
      INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, from_number, agent_id, agent_version,
                                 regional_rule_exemption_id, lease_expires_at, created_at, updated_at, consents_relied, rules_version)
      SELECT r.id, $2::uuid, $3::uuid, r.contact_id, r.attempt_number, 'queued', r.to_number, r.from_number, r.agent_id, r.agent_version,
             r.exemption_id, $4, $5, $5, ${reliedConsents('r.contact_id', '$6')}, $7
-     FROM jsonb_to_recordset($1::jsonb)
-          AS r(id uuid, contact_id uuid, attempt_number int, to_number text, from_number text, agent_id uuid, agent_version int, exemption_id uuid)
-     ORDER BY r.to_number
-     ON CONFLICT (user_id, to_number) WHERE status IN ${IN_FLIGHT_SQL} DO NOTHING
+     FROM calls r JOIN held ON held.attempt_id = r.id
      RETURNING id, contact_id
    )
    UPDATE campaign_contacts SET state = 'dialing', attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, $5),

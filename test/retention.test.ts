@@ -1,0 +1,197 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uuidv7 } from '../src/services/ids.js';
+import { dropExpiredMonths, makeMonthsAhead, MONTHS_AHEAD, monthStart } from '../src/services/retention/partitions.js';
+import { pseudonymiseExpiredCalls } from '../src/services/retention/pseudonymise.js';
+import { purgeShortLived } from '../src/services/retention/purges.js';
+import { monthsOf } from '../src/services/retention/store.js';
+import { insertCallAttempts } from './support/billing.js';
+import { dialerEnv, ManualClock } from './support/dialer.js';
+import { startTestApp, type TestApp } from './support/app.js';
+
+// call_attempts is partitioned by month on its UUIDv7 id (migrations call_attempts_*): the retention run
+// makes the months ahead, a row lands in its month's partition, and the rule that a customer never has
+// two calls in flight to one number, no longer a unique index, holds through live_calls.
+
+/** A UUIDv7 of the instant `at`, as the service makes them (the random bits from a fresh one). */
+const uuidv7At = (at: Date) => {
+  const ms = at.getTime().toString(16).padStart(12, '0');
+  return `${ms.slice(0, 8)}-${ms.slice(8, 12)}${uuidv7().slice(13)}`;
+};
+
+describe('call attempts by month', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const partitionOf = async (id: string) =>
+    (
+      await app.prisma.$queryRawUnsafe<{ name: string }[]>(
+        'SELECT tableoid::regclass::text AS name FROM call_attempts WHERE id = $1::uuid',
+        id,
+      )
+    )[0]?.name;
+
+  it('makes this month and the next three, once, and rows land in their month', async () => {
+    const clock = new ManualClock(new Date('2031-01-15T12:00:00Z'));
+    const env = dialerEnv(app, clock);
+    const made = await makeMonthsAhead(env);
+    expect(made.call_attempts).toEqual(['2031-01-01', '2031-02-01', '2031-03-01', '2031-04-01']);
+    expect(MONTHS_AHEAD).toBe(3);
+    expect(await makeMonthsAhead(env)).toEqual({ call_attempts: [] });
+    expect(await monthsOf(app.sql, 'call_attempts')).toEqual(expect.arrayContaining(made.call_attempts!));
+
+    const { attemptIds } = await insertCallAttempts(app, uuidv7(), 1);
+    expect(await partitionOf(attemptIds[0]!)).toBe(`call_attempts_p${monthStart(new Date()).slice(0, 7).replace('-', '_')}`);
+    const moved = uuidv7At(new Date('2031-02-28T23:59:59.999Z'));
+    await app.prisma.$executeRawUnsafe('UPDATE call_attempts SET id = $1::uuid WHERE id = $2::uuid', moved, attemptIds[0]);
+    expect(await partitionOf(moved)).toBe('call_attempts_p2031_02');
+    const beyond = uuidv7At(new Date('2031-05-01T00:00:00Z'));
+    await app.prisma.$executeRawUnsafe('UPDATE call_attempts SET id = $1::uuid WHERE id = $2::uuid', beyond, moved);
+    expect(await partitionOf(beyond)).toBe('call_attempts_default');
+  });
+
+  it('never has two calls in flight to one number of a customer, and frees the number when a call ends', async () => {
+    const userId = uuidv7();
+    const { campaignId, attemptIds } = await insertCallAttempts(app, userId, 2);
+    const live = () => app.prisma.liveCall.findMany({ where: { userId }, orderBy: { toNumber: 'asc' } });
+    expect((await live()).map((l) => l.attemptId)).toEqual(attemptIds);
+
+    const [first] = await app.prisma.callAttempt.findMany({ where: { id: attemptIds[0] } });
+    const again = { userId, campaignId, contactId: first!.contactId, attemptNumber: 9, toNumber: first!.toNumber };
+    await expect(app.prisma.callAttempt.create({ data: again })).rejects.toThrow(/Unique constraint failed/);
+
+    await app.prisma.callAttempt.update({ where: { id: attemptIds[0] }, data: { status: 'completed' } });
+    expect((await live()).map((l) => l.attemptId)).toEqual([attemptIds[1]]);
+    const second = await app.prisma.callAttempt.create({ data: again });
+    expect((await live()).map((l) => l.attemptId)).toEqual([second.id, attemptIds[1]]);
+
+    await app.prisma.callAttempt.delete({ where: { id: second.id } });
+    await app.prisma.callAttempt.update({ where: { id: attemptIds[1] }, data: { status: 'ringing' } });
+    expect((await live()).map((l) => l.attemptId)).toEqual([attemptIds[1]]);
+  });
+
+  it('drops the months past five years whole: charges and appointments stay, unlinked, and the report still counts the calls', async () => {
+    const userId = uuidv7();
+    const { campaignId, attemptIds } = await insertCallAttempts(app, userId, 2);
+    await app.prisma.$queryRawUnsafe(`SELECT month_partition_add('call_attempts', 'call_attempts', '2020-06-01')`);
+    // The first call was made in June 2020: its id is of that instant, so it is in that month's partition.
+    const old = uuidv7At(new Date('2020-06-15T10:00:00Z'));
+    await app.prisma.$executeRawUnsafe(
+      `UPDATE call_attempts SET id = $1::uuid, status = 'completed', outcome = 'human', duration_seconds = 60, cost_cents = 10 WHERE id = $2::uuid`,
+      old,
+      attemptIds[0],
+    );
+    expect(await partitionOf(old)).toBe('call_attempts_p2020_06');
+    const [attempt] = await app.prisma.callAttempt.findMany({ where: { id: old } });
+    await app.prisma.$executeRawUnsafe(
+      `INSERT INTO credit_transactions (id, user_id, kind, amount_cents, balance_after_cents, included_after_cents, description, campaign_id, call_attempt_id)
+       VALUES ($1::uuid, $2::uuid, 'call_charge', -10, 0, 0, 'Call', $3::uuid, $4::uuid)`,
+      uuidv7(),
+      userId,
+      campaignId,
+      old,
+    );
+    await app.prisma.$executeRawUnsafe(
+      `INSERT INTO appointments (id, user_id, contact_id, campaign_id, call_attempt_id, status, scheduled_at, timezone, contact_snapshot, updated_at)
+       VALUES ($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, 'scheduled', now(), 'UTC', '{}', now())`,
+      uuidv7(),
+      userId,
+      attempt!.contactId,
+      campaignId,
+      old,
+    );
+    const totals = () =>
+      app.prisma.$queryRawUnsafe<{ status: string; calls: number; cost: number }[]>(
+        `SELECT status::text, sum(calls)::int AS calls, sum(cost_cents)::int AS cost FROM campaign_call_totals
+         WHERE campaign_id = $1::uuid GROUP BY status HAVING sum(calls) <> 0 ORDER BY status`,
+        campaignId,
+      );
+    const before = await totals();
+    expect(before).toEqual(
+      [
+        { status: 'queued', calls: 1, cost: 0 },
+        { status: 'completed', calls: 1, cost: 10 },
+      ].sort((a, b) => a.status.localeCompare(b.status)),
+    );
+
+    // In July 2026 the oldest month kept is July 2021.
+    const env = dialerEnv(app, new ManualClock(new Date('2026-07-10T00:00:00Z')));
+    expect(await dropExpiredMonths(env)).toEqual(['2020-06-01']);
+    expect(await app.prisma.callAttempt.findMany({ where: { id: old } })).toEqual([]);
+    expect(await app.prisma.$queryRawUnsafe(`SELECT to_regclass('call_attempts_p2020_06')::text AS gone`)).toEqual([{ gone: null }]);
+    expect((await app.prisma.creditTransaction.findMany({ where: { userId } })).map((t) => [t.amountCents, t.callAttemptId])).toEqual([
+      [-10n, null],
+    ]);
+    expect((await app.prisma.appointment.findMany({ where: { userId } })).map((a) => a.callAttemptId)).toEqual([null]);
+    expect(await totals()).toEqual(before);
+    expect(await dropExpiredMonths(env)).toEqual([]);
+  });
+
+  it("purges providers' deliveries after 30 days and idempotency keys after 24 hours, every customer's", async () => {
+    const userId = uuidv7();
+    await app.prisma.user.create({ data: { id: userId } });
+    const ago = (hours: number) => new Date(Date.now() - hours * 3_600_000);
+    const deliveries = [uuidv7At(ago(31 * 24)), uuidv7At(ago(29 * 24))];
+    for (const [i, id] of deliveries.entries()) {
+      await app.prisma.webhookDelivery.create({ data: { id, source: 'stripe', eventKey: `evt_retention_${i}` } });
+    }
+    const keys = [uuidv7At(ago(25)), uuidv7At(ago(23))];
+    for (const [i, id] of keys.entries()) {
+      await app.prisma.idempotencyKey.create({
+        data: { id, userId, key: `key-${i}`, fingerprint: Buffer.from('x'), scope: 'full', createdAt: ago(i ? 23 : 25) },
+      });
+    }
+    expect(await purgeShortLived(dialerEnv(app, new ManualClock(new Date())), 1)).toEqual({ deliveries: 1, idempotencyKeys: 1 });
+    expect((await app.prisma.webhookDelivery.findMany({ where: { id: { in: deliveries } } })).map((d) => d.id)).toEqual([deliveries[1]]);
+    expect((await app.prisma.idempotencyKey.findMany({ where: { userId } })).map((k) => k.id)).toEqual([keys[1]]);
+  });
+
+  it("pseudonymises a customer's ended calls past its setting, once, and no one else's", async () => {
+    const userId = uuidv7();
+    const token = await app.token(userId);
+    expect((await app.gql('{ callDataRetention { days } }', {}, token)).data).toEqual({ callDataRetention: { days: null } });
+    const refused = await app.gql('mutation { setCallDataRetention(input: { days: 0 }) { days } }', {}, token);
+    expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const set = await app.gql('mutation { setCallDataRetention(input: { days: 30 }) { days } }', {}, token);
+    expect(set.data).toEqual({ setCallDataRetention: { days: 30 } });
+
+    const { attemptIds } = await insertCallAttempts(app, userId, 3);
+    const other = await insertCallAttempts(app, uuidv7(), 1);
+    const placed = async (id: string, daysAgo: number, ended: boolean) =>
+      app.prisma.$executeRawUnsafe(
+        `UPDATE call_attempts SET created_at = now() - make_interval(days => $2), summary = 'Talked about the offer',
+           transcript = 'Hello', recording_url = 'https://recordings.example.com/1', status = $3::"CallStatus" WHERE id = $1::uuid`,
+        id,
+        daysAgo,
+        ended ? 'completed' : 'in_progress',
+      );
+    await placed(attemptIds[0]!, 40, true);
+    await placed(attemptIds[1]!, 10, true);
+    await placed(attemptIds[2]!, 40, false);
+    await placed(other.attemptIds[0]!, 40, true);
+
+    const env = dialerEnv(app, new ManualClock(new Date()));
+    expect(await pseudonymiseExpiredCalls(env)).toBe(1);
+    const calls = await app.prisma.callAttempt.findMany({
+      where: { id: { in: [...attemptIds, other.attemptIds[0]!] } },
+      select: { id: true, toNumber: true, toNumberHash: true, summary: true, transcript: true, recordingUrl: true },
+    });
+    const byId = new Map(calls.map((c) => [c.id, c]));
+    expect(byId.get(attemptIds[0]!)).toEqual({
+      id: attemptIds[0],
+      toNumber: null,
+      toNumberHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      summary: null,
+      transcript: null,
+      recordingUrl: null,
+    });
+    for (const kept of [attemptIds[1]!, attemptIds[2]!, other.attemptIds[0]!]) {
+      expect(byId.get(kept)).toMatchObject({ toNumberHash: null, summary: 'Talked about the offer', transcript: 'Hello' });
+    }
+    expect(await pseudonymiseExpiredCalls(env)).toBe(0);
+  });
+});
