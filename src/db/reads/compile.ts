@@ -140,16 +140,8 @@ function afterSql(page: Page, alias: string, params: Params): string {
   if (cursorField.native === 'Uuid' && !UUID.test(page.after ?? '')) throw new Unsupported('cursor value');
   const at = params.alias();
   const cursorColumn = `${at}.${ident(cursorField.column)}`;
-  const table = ident(modelOf(page.model).table);
-  const cursorValue = params.add(page.after);
-  const from = `SELECT ${columns(at)} FROM ${table} ${at} WHERE ${cursorColumn} = ${cursorValue}`;
-  const comparison = directions.has('asc') ? '>=' : '<=';
-  // The bound the row comparison implies on the order's first column, said on its own: in a relation's
-  // page (a group's contacts) the planner applied the row comparison as a filter, after reading every
-  // row before the cursor; a bound on one column starts the index range there.
-  const first = ident(columnOf(page.model, terms[0]![0]).column);
-  const bound = `${alias}.${first} ${comparison} (SELECT ${at}.${first} FROM ${table} ${at} WHERE ${cursorColumn} = ${cursorValue})`;
-  return `(${columns(alias)}) ${comparison} (${from}) AND ${bound}`;
+  const from = `SELECT ${columns(at)} FROM ${ident(modelOf(page.model).table)} ${at} WHERE ${cursorColumn} = ${params.add(page.after)}`;
+  return `(${columns(alias)}) ${directions.has('asc') ? '>=' : '<='} (${from})`;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
