@@ -90,7 +90,7 @@ export const paramCount = (path: string) => (path.match(/\{/g) ?? []).length;
 const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Path ids are UUIDs, as in DRF's `<uuid:pk>`: any other value does not name a resource at all. */
-export function paramsLookValid(params: Record<string, string>): boolean {
+function paramsLookValid(params: Record<string, string>): boolean {
   return Object.values(params).every((value) => UUID_SHAPE.test(value));
 }
 
@@ -226,6 +226,6 @@ function parseOrThrow(schema: NonNullable<RouteDefinition['body']>, input: unkno
   return result.data;
 }
 
-export function firstValues(queries: Record<string, string[]>): Record<string, string> {
+function firstValues(queries: Record<string, string[]>): Record<string, string> {
   return Object.fromEntries(Object.entries(queries).map(([key, values]) => [key, values[0] ?? '']));
 }
