@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { logAccess } from '../http/access-log.js';
+import { inFetchOrder } from '../http/fetch-header-order.js';
 import { compressAnswer } from '../http/compression.js';
 import { corsAnswerHeaders, type CorsOrigins } from '../http/cors.js';
 import { REQUEST_ID_HEADER, newRequestScope, type RequestScope } from '../http/request-scope.js';
@@ -161,7 +162,7 @@ function write(
   if (compressed) out.set('vary', compressed.vary);
   if (compressed?.encoding) out.set('content-encoding', compressed.encoding);
   out.set(REQUEST_ID_HEADER.toLowerCase(), scope.requestId);
-  const sorted = Object.fromEntries([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const sorted = inFetchOrder(out);
   // A compressed answer goes as a stream, of no declared length; one only given a Vary is copied into a
   // new Response, whose length node-server then writes in lower case.
   if (compressed?.encoding) outgoing.writeHead(status, sorted);

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RateLimiter } from '../../ops/rate-limits.js';
 import { graphqlLeanLane } from '../../ops/metrics.js';
 import { countRequest } from '../../http/request-metrics.js';
+import { inFetchOrder } from '../../http/fetch-header-order.js';
 import { compressAnswer } from '../../http/compression.js';
 import { corsAnswerHeaders, type CorsOrigins } from '../../http/cors.js';
 import { logAccess } from '../../http/access-log.js';
@@ -203,7 +204,7 @@ async function answer(
     out.set('content-encoding', compressed.encoding);
   }
   out.set('x-request-id', scope.requestId);
-  outgoing.writeHead(200, Object.fromEntries([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+  outgoing.writeHead(200, inFetchOrder(out));
   outgoing.end(compressed ? compressed.body : answerBody);
 
   countRequest('POST', '/graphql', 200, started);
