@@ -1,17 +1,21 @@
 import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { GraphiQLOptions } from 'graphql-yoga';
+import { projectRoot } from '../../db/paths.js';
 import { json } from '../../http/errors.js';
 import { chooseEncoding, type Encoding } from '../../http/compression.js';
 
 // GraphiQL without a CDN, as a small page and its assets: Yoga's own renderer inlines 9 MB of script and
 // style into the page, sent again on every visit. Here the page links its assets under a path that holds
-// their content hash, so a browser keeps them for a year and a new version has a new path; each is
-// compressed once (brotli and gzip) when first asked for. Nothing is loaded until GraphiQL is visited.
+// their content hash, so a browser keeps them for a year and a new version has a new path. Compressing
+// them takes a second and a half of CPU (brotli at quality 9), so `npm install` does it once, into
+// .run/graphiql/<version>/ (prepare-graphiql.ts); an asset found nowhere there is compressed when first
+// asked for and kept. Nothing is loaded until GraphiQL is visited.
 
 export const GRAPHIQL_ASSETS_PATH = '/graphql/assets/';
 
@@ -51,6 +55,9 @@ function loadAssets(): Promise<Assets> {
   })();
   return loading;
 }
+
+const PRECOMPRESSED = join(projectRoot, '.run', 'graphiql');
+const ENCODINGS = ['br', 'gzip'] as const satisfies readonly Encoding[];
 
 const compressWith = {
   br: (body: Buffer) =>
@@ -156,6 +163,29 @@ export async function graphiqlAsset(version: string, name: string, acceptEncodin
   };
   const encoding = asset.type.startsWith('image/') ? null : chooseEncoding(acceptEncoding);
   if (!encoding) return new Response(view(asset.body), { headers });
-  const body = await (asset.encoded[encoding] ??= compressWith[encoding](asset.body));
+  const body = await (asset.encoded[encoding] ??= readFile(join(PRECOMPRESSED, version, `${name}.${encoding}`)).catch(() =>
+    compressWith[encoding](asset.body),
+  ));
   return new Response(view(body), { headers: { ...headers, 'content-encoding': encoding } });
+}
+
+/**
+ * Writes every asset of the current GraphiQL build, compressed each way, into its version's folder (the
+ * folders of other versions go); returns the folder. Each file is written aside and then moved in, so
+ * a server never reads half of one.
+ */
+export async function precompressGraphiqlAssets(): Promise<string> {
+  const { version, files } = await loadAssets();
+  const dir = join(PRECOMPRESSED, version);
+  await rm(PRECOMPRESSED, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  for (const [name, asset] of files) {
+    if (asset.type.startsWith('image/')) continue;
+    for (const encoding of ENCODINGS) {
+      const file = join(dir, `${name}.${encoding}`);
+      await writeFile(`${file}.${process.pid}`, await compressWith[encoding](asset.body));
+      await rename(`${file}.${process.pid}`, file);
+    }
+  }
+  return dir;
 }
