@@ -5,11 +5,7 @@ import { DatabaseUnreachableError } from './db/unreachable.js';
 import { listen } from './http/listen.js';
 import { checkPortFree, PortInUseError } from './http/port.js';
 import { createWorkerApp } from './http/worker-app.js';
-import { startDialer } from './jobs/dialer.js';
-import { startProvisioning } from './jobs/provisioning.js';
-import { combinedBacklog } from './jobs/queues.js';
-import { startRetention } from './jobs/retention.js';
-import { startWebhookDelivery } from './jobs/webhooks.js';
+import { startProcessJobs } from './jobs/process-jobs.js';
 import { createLogger } from './logger.js';
 import { registerDatabaseChecks } from './ops/database-checks.js';
 import { createEventBus } from './ops/event-bus.js';
@@ -61,22 +57,18 @@ const env = {
   events,
   voice: idleVoice,
 };
-const runtime = await startDialer(env, db, config.dialer);
-const webhooks = await startWebhookDelivery(env, db, config.webhooks);
-const provisioning = await startProvisioning(env, db, config.provisioning);
-env.voice = provisioning.control;
-const retention = await startRetention(env, db, config.retention);
+const jobs = await startProcessJobs(env, db, config);
 
 const readiness = new Readiness();
 registerDatabaseChecks(readiness, db.sql);
 readiness.register('jobEngine', () => {
-  if (!runtime.running()) throw new Error('the dialer job engine is not running');
+  if (!jobs.dialer.running()) throw new Error('the dialer job engine is not running');
 });
 const app = createWorkerApp({
   env,
   metricsToken: config.metricsToken,
   readiness,
-  jobBacklog: combinedBacklog([runtime.backlog, webhooks.backlog, provisioning.backlog, retention.backlog]),
+  jobBacklog: jobs.backlog,
 });
 const server =
   config.workerPort === null
@@ -101,10 +93,7 @@ hooks.add('http', async () => {
   await closed;
 });
 hooks.add('events', () => events.close());
-hooks.add('dialer', () => runtime.stop());
-hooks.add('webhooks', () => webhooks.stop());
-hooks.add('provisioning', () => provisioning.stop());
-hooks.add('retention', () => retention.stop());
+hooks.add('jobs', () => jobs.stop());
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {

@@ -15,7 +15,7 @@ import { dialerStatus } from '../services/dialer/status.js';
 
 /**
  * GET /metrics in Prometheus' text format; with a token configured, only for `Authorization: Bearer <token>`.
- * `jobBacklog`: the queues of the job engines this process runs, whose sizes are read at each scrape.
+ * `jobBacklog`: the queues of the job engine's roles this process runs, whose sizes are read at each scrape.
  */
 export function metricsEndpoint(env: Pick<ServiceEnv, 'sql' | 'clock' | 'log'>, token: string | undefined, jobBacklog?: JobBacklog) {
   return async (c: Context): Promise<Response> => {

@@ -1,4 +1,4 @@
-import PgBoss from 'pg-boss';
+import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import { jobLogger } from '../logger.js';
@@ -14,6 +14,7 @@ import { CallRefused, type Telephony } from '../services/voice/providers/telepho
 import { SimulatedTelephony, type SimulatorOptions } from '../services/voice/providers/simulated/telephony.js';
 import { TickTurns } from '../services/dialer/turns.js';
 import { TwilioTelephony, type TwilioOptions } from '../services/voice/providers/twilio/telephony.js';
+import { roleEngine } from './engine.js';
 import { ensureQueue, queueBacklog, type JobBacklog } from './queues.js';
 import { wakeNotifications, type WakeNotifications } from './wake-notifications.js';
 
@@ -61,10 +62,10 @@ export interface DialerRuntime {
   stop(): Promise<void>;
 }
 
-export async function startDialer(env: ServiceEnv, db: Database, options: DialerRuntimeOptions): Promise<DialerRuntime> {
-  const boss = new PgBoss({ ...db.jobEngineConnection, max: 4, schedule: false, supervise: true } as PgBoss.ConstructorOptions);
-  boss.on('error', (error) => env.log.error({ err: error }, 'job engine error'));
-  await boss.start();
+/** Runs the dialer in this process, on the process's job engine (`shared`) or on one of its own. */
+export async function startDialer(env: ServiceEnv, db: Database, options: DialerRuntimeOptions, shared?: PgBoss): Promise<DialerRuntime> {
+  const engine = await roleEngine(env.log, db, shared);
+  const { boss } = engine;
   await ensureQueue(boss, WAKE);
 
   let stopped = false;
@@ -134,7 +135,7 @@ export async function startDialer(env: ServiceEnv, db: Database, options: Dialer
       for (const campaignId of new Set([...ticking, ...handOver])) void queue.send(campaignId);
       await queue.sent();
       await others?.close();
-      await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+      await engine.release(10_000);
     },
   };
 }

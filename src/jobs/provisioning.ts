@@ -1,4 +1,4 @@
-import PgBoss from 'pg-boss';
+import type PgBoss from 'pg-boss';
 import type { Database } from '../db/database.js';
 import { jobLogger } from '../logger.js';
 import type { ServiceEnv } from '../services/context.js';
@@ -8,6 +8,7 @@ import { RetellVoiceProvider, type RetellProvisioningOptions } from '../services
 import { SimulatedVoiceProvider } from '../services/voice/providers/simulated/agents.js';
 import { provisionAgent, queueProvisioning, sweepDrift } from '../services/voice/provisioning.js';
 import { queueSession } from '../services/webhooks/queueing.js';
+import { roleEngine } from './engine.js';
 import { ensureQueue, queueBacklog, type JobBacklog } from './queues.js';
 
 // Agents' provisioning on pg-boss. A change leaves the agent pending (the outbox); a relay moves each
@@ -51,11 +52,16 @@ export function voiceProvider(options: VoiceProviderOptions): VoiceProvider {
   return options.provider === 'retell' ? new RetellVoiceProvider(options) : new SimulatedVoiceProvider();
 }
 
-export async function startProvisioning(env: ServiceEnv, db: Database, options: ProvisioningRuntimeOptions): Promise<ProvisioningRuntime> {
+/** Provisions agents in this process, on the process's job engine (`shared`) or on one of its own. */
+export async function startProvisioning(
+  env: ServiceEnv,
+  db: Database,
+  options: ProvisioningRuntimeOptions,
+  shared?: PgBoss,
+): Promise<ProvisioningRuntime> {
   const provider = voiceProvider(options.voice);
-  const boss = new PgBoss({ ...db.jobEngineConnection, max: 2, schedule: false, supervise: true } as PgBoss.ConstructorOptions);
-  boss.on('error', (error) => env.log.error({ err: error }, 'provisioning job engine error'));
-  await boss.start();
+  const engine = await roleEngine(env.log, db, shared);
+  const { boss } = engine;
   await ensureQueue(boss, PROVISION);
   await ensureQueue(boss, DRIFT);
 
@@ -121,7 +127,7 @@ export async function startProvisioning(env: ServiceEnv, db: Database, options: 
       clearInterval(relayer);
       clearInterval(sweeper);
       await relaying;
-      await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+      await engine.release(10_000);
     },
   };
 }

@@ -23,7 +23,7 @@ export function queueBacklog(boss: PgBoss, names: string[]): JobBacklog {
     Object.fromEntries(await Promise.all(names.map(async (name) => [name, (await boss.getQueueSize(name)) ?? 0] as const)));
 }
 
-/** The backlogs of several job engines, as one. */
+/** The backlogs of several roles of the job engine, as one. */
 export function combinedBacklog(backlogs: JobBacklog[]): JobBacklog {
   return async () => Object.assign({}, ...(await Promise.all(backlogs.map((backlog) => backlog()))));
 }

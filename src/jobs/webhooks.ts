@@ -1,10 +1,11 @@
-import PgBoss from 'pg-boss';
+import type PgBoss from 'pg-boss';
 import type { Database } from '../db/database.js';
 import { jobLogger } from '../logger.js';
 import { webhookDeliveries } from '../ops/metrics.js';
 import type { ServiceEnv } from '../services/context.js';
 import { attemptDelivery, type DeliveryOptions, type QueueAttempt } from '../services/webhooks/delivery.js';
 import { failDelivery, queueDeliveries, queueSession, type DeliveryJob } from '../services/webhooks/queueing.js';
+import { roleEngine } from './engine.js';
 import { ensureQueue, queueBacklog, type JobBacklog } from './queues.js';
 
 // Webhook deliveries on pg-boss. Events are written with their deliveries in the transactions that made
@@ -35,17 +36,15 @@ export interface WebhookRuntime {
   stop(): Promise<void>;
 }
 
-/** Runs webhook delivery in this process: the relay, and the workers of the queue. */
-export async function startWebhookDelivery(env: ServiceEnv, db: Database, options: WebhookRuntimeOptions): Promise<WebhookRuntime> {
-  const boss = new PgBoss({
-    ...db.jobEngineConnection,
-    max: 2,
-    schedule: false,
-    supervise: true,
-    maintenanceIntervalSeconds: options.superviseSeconds,
-  } as PgBoss.ConstructorOptions);
-  boss.on('error', (error) => env.log.error({ err: error }, 'webhook job engine error'));
-  await boss.start();
+/** Runs webhook delivery in this process: the relay, and the workers of the queue (on `shared`, or an engine of its own). */
+export async function startWebhookDelivery(
+  env: ServiceEnv,
+  db: Database,
+  options: WebhookRuntimeOptions,
+  shared?: PgBoss,
+): Promise<WebhookRuntime> {
+  const engine = await roleEngine(env.log, db, shared, { superviseSeconds: options.superviseSeconds });
+  const { boss } = engine;
   await ensureQueue(boss, DEAD_LETTER);
   await ensureQueue(boss, DELIVER);
   for (const state of ['succeeded', 'pending', 'failed'] as const) webhookDeliveries.labels(state).inc(0);
@@ -101,7 +100,7 @@ export async function startWebhookDelivery(env: ServiceEnv, db: Database, option
       stopped = true;
       clearInterval(relayer);
       await relaying;
-      await boss.stop({ graceful: true, wait: true, timeout: options.delivery.timeoutMs + 5_000 });
+      await engine.release(options.delivery.timeoutMs + 5_000);
     },
   };
 }
