@@ -107,7 +107,7 @@ async function callsInFlight(url: string) {
   const db = await openDatabase({ kind: 'postgres', url });
   try {
     await db.migrate();
-    await seedAgentTemplates(db.prisma);
+    await seedAgentTemplates(db);
     const log = pino({ level: 'silent' });
     const env: ServiceEnv = {
       db: db.prisma,

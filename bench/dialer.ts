@@ -198,7 +198,7 @@ async function run(targets: Target[], workers: number): Promise<Run> {
 async function target(url: string): Promise<Target> {
   const db = await openDatabase({ kind: 'postgres', url });
   await db.migrate();
-  await seedAgentTemplates(db.prisma);
+  await seedAgentTemplates(db);
   const log = pino({ level: 'warn' });
   return {
     db,

@@ -20,6 +20,9 @@ const refuse = (error: unknown) => {
   throw error;
 };
 await checkPortFree(config.host, config.port).catch(refuse);
+// The embedded database opens while the modules load: its files are read, the template copied and its
+// WebAssembly compiled on other threads meanwhile. A folder in use is refused where it is awaited.
+const embedded = config.databaseUrl ? undefined : (await import('./db/embedded.js')).openEmbeddedAhead(config.dataDir);
 
 // A slow step says what it is doing, so that a start on a busy machine never sits silent.
 const progress = startupProgress((line) => console.log(line), config.startupProgressAfterMs);
@@ -31,7 +34,7 @@ const { startRuntime, DEMO_USER_ID } = await progress("Loading the service's mod
   return { startRuntime, DEMO_USER_ID };
 });
 const log = createLogger(config.logLevel);
-const runtime = await startRuntime(config, log, undefined, progress).catch(refuse);
+const runtime = await startRuntime(config, log, undefined, progress, embedded).catch(refuse);
 log.info({ url: runtime.url, database: runtime.db.kind }, 'listening');
 
 const lines = [

@@ -4,15 +4,13 @@ import type { Config } from './config.js';
 import { waitForDatabase } from './db/connect.js';
 import { databaseTarget, describeOpening, openDatabase, type Database } from './db/database.js';
 import { resolveJwtSecret } from './db/dev-secret.js';
+import type { EmbeddedOpening } from './db/embedded.js';
 import { seedAgentTemplates } from './db/seed.js';
 import { DEMO_USER_ID, seedDemo } from './demo/seed.js';
 import { createApp } from './app.js';
-import { startDialer } from './jobs/dialer.js';
-import { startProvisioning } from './jobs/provisioning.js';
-import { combinedBacklog, type JobBacklog } from './jobs/queues.js';
-import { startRetention } from './jobs/retention.js';
+import { startProcessJobs } from './jobs/process-jobs.js';
+import type { JobBacklog } from './jobs/queues.js';
 import { notifyingDialer } from './jobs/wake-notifications.js';
-import { startWebhookDelivery } from './jobs/webhooks.js';
 import { drainable } from './http/drain.js';
 import { serveBrainSockets } from './http/retell-llm-socket.js';
 import { listen } from './http/listen.js';
@@ -48,12 +46,16 @@ export interface Runtime {
   close(): Promise<boolean>;
 }
 
-/** Opens the database, applies migrations, seeds, and serves HTTP until closed; each step through `progress`. */
+/**
+ * Opens the database (or takes the embedded one's opening, begun ahead), applies migrations, seeds, and
+ * serves HTTP until closed; each step through `progress`.
+ */
 export async function startRuntime(
   config: Config,
   log: Logger,
   clock: Clock = systemClock,
   progress: Progress = silentProgress,
+  embedded?: EmbeddedOpening,
 ): Promise<Runtime> {
   const { databaseUrl } = config;
   if (databaseUrl) {
@@ -61,7 +63,7 @@ export async function startRuntime(
       waitForDatabase(databaseUrl, { timeoutMs: config.databaseConnectTimeoutSeconds * 1000, log }),
     );
   }
-  const target = databaseTarget(config);
+  const target = databaseTarget(config, embedded);
   const db = await progress(describeOpening(target), () => openDatabase(target));
   const readiness = new Readiness();
   const shutdownHooks = new ShutdownHooks();
@@ -73,7 +75,7 @@ export async function startRuntime(
   try {
     const applied = await progress('Applying database migrations', () => db.migrate());
     if (applied.length) log.info({ migrations: applied }, 'applied migrations');
-    await progress('Seeding the agent templates', () => seedAgentTemplates(db.prisma));
+    await progress('Seeding the agent templates', () => seedAgentTemplates(db));
     const env: ServiceEnv = {
       db: db.prisma,
       sql: db.sql,
@@ -87,22 +89,14 @@ export async function startRuntime(
     const demoSeeded = config.seedDemo ? await progress('Seeding the demo data (first start only)', () => seedDemo(env)) : false;
     let jobBacklog: JobBacklog | undefined;
     if (config.runDialer) {
-      await progress('Starting the job engines', async () => {
-        const dialer = await startDialer(env, db, config.dialer);
-        env.dialer = dialer.control;
+      await progress('Starting the job engine', async () => {
+        const jobs = await startProcessJobs(env, db, config);
         // Unfinished calls go back to the job engine's care: their leases run out and any worker retries them.
-        shutdownHooks.add('dialer', () => dialer.stop());
+        shutdownHooks.add('jobs', () => jobs.stop());
         readiness.register('jobEngine', () => {
-          if (!dialer.running()) throw new Error('the dialer job engine is not running');
+          if (!jobs.dialer.running()) throw new Error('the dialer job engine is not running');
         });
-        const webhooks = await startWebhookDelivery(env, db, config.webhooks);
-        shutdownHooks.add('webhooks', () => webhooks.stop());
-        const provisioning = await startProvisioning(env, db, config.provisioning);
-        env.voice = provisioning.control;
-        shutdownHooks.add('provisioning', () => provisioning.stop());
-        const retention = await startRetention(env, db, config.retention);
-        shutdownHooks.add('retention', () => retention.stop());
-        jobBacklog = combinedBacklog([dialer.backlog, webhooks.backlog, provisioning.backlog, retention.backlog]);
+        jobBacklog = jobs.backlog;
       });
     } else if (config.databaseUrl) {
       env.dialer = notifyingDialer(db.sql, log);
@@ -111,7 +105,7 @@ export async function startRuntime(
     registerDatabaseChecks(readiness, db.sql);
 
     const jwtSecret = await resolveJwtSecret(config);
-    const authenticator = createAuthenticator({ ...config.jwt, secret: jwtSecret }, new UserRegistry(db.prisma), db.sql);
+    const authenticator = createAuthenticator({ ...config.jwt, secret: jwtSecret }, new UserRegistry(db.sql), db.sql);
     const demoToken =
       jwtSecret && config.env !== 'production' && config.seedDemo
         ? await signToken(jwtSecret, {
@@ -138,6 +132,9 @@ export async function startRuntime(
     });
 
     const server = await listen(app, config.host, config.port);
+    // Prisma compiles its query compiler on a process's first query, which a start no longer makes (its
+    // steps use plain SQL once the database exists): it is done now, while no request waits for it yet.
+    void db.prisma.$connect().catch((error: unknown) => log.warn({ err: error }, 'could not prepare the database client'));
     const drain = drainable(server);
     const brainSockets = serveBrainSockets(server, {
       ...env,

@@ -81,7 +81,7 @@ describe('npm start on a fresh data folder, every step reported (STARTUP_PROGRES
         'Applying database migrations…',
         'Seeding the agent templates…',
         'Seeding the demo data (first start only)…',
-        'Starting the job engines…',
+        'Starting the job engine…',
       ]);
     } finally {
       if (child.exitCode === null) {

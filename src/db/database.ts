@@ -1,5 +1,3 @@
-import { mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
@@ -9,9 +7,9 @@ import { PrismaClient } from '../generated/prisma/client.js';
 import { keysetCursors } from './keyset-cursors.js';
 import { dbStatements } from '../ops/metrics.js';
 import { countingAdapterFactory } from './counting-adapter.js';
-import { lockDataDir } from './data-dir-lock.js';
+import { embeddedDataPath, openEmbedded, type EmbeddedOpening } from './embedded.js';
+import { isNewDatabase } from './embedded-template.js';
 import { unappliedMigrations } from './migration-status.js';
-import { copyTemplate, isNewDatabase } from './embedded-template.js';
 import { migrateInThread } from './migrate-thread.js';
 import { applyMigrations, pgliteSession } from './migrations.js';
 import { pgliteSql, postgresSql, type Sql } from './sql.js';
@@ -59,23 +57,28 @@ export interface PostgresTarget {
   directUrl?: string | undefined;
 }
 
-export type DatabaseTarget = PostgresTarget | { kind: 'pglite'; dataDir: string } | { kind: 'pglite'; instance: PGlite };
+/** The embedded database in a data folder (its opening perhaps begun already), or an instance a test made. */
+export type DatabaseTarget =
+  PostgresTarget | { kind: 'pglite'; dataDir: string; opening?: EmbeddedOpening | undefined } | { kind: 'pglite'; instance: PGlite };
 
-/** What a process's settings name: PostgreSQL with DATABASE_URL, else the embedded database in DATA_DIR. */
-export function databaseTarget(config: Pick<Config, 'databaseUrl' | 'databaseDirectUrl' | 'databasePoolSize' | 'dataDir'>): DatabaseTarget {
+/**
+ * What a process's settings name: PostgreSQL with DATABASE_URL, else the embedded database in DATA_DIR,
+ * with its opening if the process began it ahead.
+ */
+export function databaseTarget(
+  config: Pick<Config, 'databaseUrl' | 'databaseDirectUrl' | 'databasePoolSize' | 'dataDir'>,
+  opening?: EmbeddedOpening,
+): DatabaseTarget {
   return config.databaseUrl
     ? { kind: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize, directUrl: config.databaseDirectUrl }
-    : { kind: 'pglite', dataDir: config.dataDir };
+    : { kind: 'pglite', dataDir: config.dataDir, opening };
 }
-
-/** Where the embedded database's own files are, in a data folder. */
-export const embeddedDataPath = (dataDir: string) => resolve(dataDir, 'pgdata');
 
 /** What opening the target does, for the line a slow start prints. */
 export function describeOpening(target: DatabaseTarget): string {
   if (target.kind === 'postgres') return 'Connecting to PostgreSQL';
   if ('instance' in target) return 'Opening the embedded database';
-  return isNewDatabase(embeddedDataPath(target.dataDir))
+  return (target.opening?.firstStart ?? isNewDatabase(embeddedDataPath(target.dataDir)))
     ? `Preparing the embedded database in ${target.dataDir} (first start)`
     : `Opening the embedded database in ${target.dataDir}`;
 }
@@ -111,23 +114,16 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     closeDriver = () => pglite.close();
     jobEngineConnection = { db: { executeSql: pgliteExecutor(pglite) } };
   } else {
-    // Loaded only in embedded mode: PGlite costs some 50 MB of memory a server on PostgreSQL does not need.
-    const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter')]);
-    const unlock = await lockDataDir(resolve(target.dataDir));
-    // PGlite does not create the parent folders of its data directory.
-    const dir = embeddedDataPath(target.dataDir);
-    await mkdir(dir, { recursive: true });
-    await copyTemplate(dir);
-    const pglite = new PGlite(dir);
-    await pglite.waitReady;
+    const [embedded, { PrismaPGlite }] = await Promise.all([
+      target.opening?.database ?? openEmbedded(target.dataDir),
+      import('pglite-prisma-adapter'),
+    ]);
+    const { pglite } = embedded;
     factory = new PrismaPGlite(pglite);
     migrate = () => applyMigrations(pgliteSession(pglite));
     plainSql = (onStatement) => pgliteSql(pglite, onStatement);
     jobEngineConnection = { db: { executeSql: pgliteExecutor(pglite) } };
-    closeDriver = async () => {
-      await pglite.close();
-      await unlock();
-    };
+    closeDriver = () => embedded.close();
   }
 
   let statements = 0;

@@ -97,7 +97,7 @@ const ANY_TIME = { calling_hours: { start: '00:00', end: '24:00' }, active_days:
 
 /** Created once; returns false when the demo user was already there. */
 export async function seedDemo(env: ServiceEnv): Promise<boolean> {
-  if (!(await insertUserIfMissing(env.db, DEMO_USER_ID))) return false;
+  if (!(await insertUserIfMissing(env.sql, DEMO_USER_ID))) return false;
   // Yesterday's campaign ran yesterday afternoon, on a clock of its own.
   const yesterday = DateTime.fromJSDate(env.clock.now(), { zone: ZONE })
     .minus({ days: 1 })

@@ -1,6 +1,5 @@
 import { createRemoteJWKSet, errors, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jose';
-import type { Sql } from '../db/sql.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Sql, SqlSession } from '../db/sql.js';
 import { looksLikeApiKey, principalOfKey } from './api-keys/api-keys.js';
 import { AuthenticationError } from './errors.js';
 import type { Principal } from './context.js';
@@ -120,13 +119,13 @@ export class UserRegistry {
   private readonly known = new Set<string>();
 
   constructor(
-    private readonly db: PrismaClient,
+    private readonly sql: SqlSession,
     private readonly capacity = 10_000,
   ) {}
 
   async ensure(id: string): Promise<void> {
     if (this.known.has(id)) return;
-    await insertUserIfMissing(this.db, id);
+    await insertUserIfMissing(this.sql, id);
     if (this.known.size >= this.capacity) this.known.clear();
     this.known.add(id);
   }

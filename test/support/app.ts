@@ -86,7 +86,7 @@ export interface GraphQLResult<T = any> {
 /** The whole HTTP application on a real socket, over a database of this test file's own. */
 export async function startTestApp(options: TestAppOptions = {}) {
   const db: Database = options.database ?? (await openTestDatabase());
-  await seedAgentTemplates(db.prisma);
+  await seedAgentTemplates(db);
   const auth = options.auth ?? { secret: TEST_SECRET };
   const log = options.log ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const readiness = new Readiness(500);
@@ -106,7 +106,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
   };
   const app = createApp({
     env,
-    authenticator: createAuthenticator(auth, new UserRegistry(db.prisma), db.sql),
+    authenticator: createAuthenticator(auth, new UserRegistry(db.sql), db.sql),
     limits: {
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       maxImportBodyBytes: options.maxImportBodyBytes ?? 64 * 1024 * 1024,

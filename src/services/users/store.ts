@@ -1,5 +1,5 @@
 import { named } from '../../db/prisma-names.js';
-import { statement, type SqlTransaction } from '../../db/sql.js';
+import { statement, type SqlSession, type SqlTransaction } from '../../db/sql.js';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
 
 // The users domain's one door to the database: the user rows that tokens name.
@@ -11,10 +11,14 @@ type Db = PrismaClient | Prisma.TransactionClient;
  * NOTHING: parallel first requests of a new user all succeed, where an upsert (a read, then an insert)
  * let all but one fail on the primary key.
  */
-export async function insertUserIfMissing(db: Db, id: string): Promise<boolean> {
-  const { count } = await named('users.insertIfMissing', () => db.user.createMany({ data: [{ id }], skipDuplicates: true }));
-  return count === 1;
+export async function insertUserIfMissing(sql: SqlSession, id: string): Promise<boolean> {
+  return (await sql.run(insertIfMissing, [id])).length === 1;
 }
+
+const insertIfMissing = statement<{ id: string }>(
+  'users.insertIfMissing',
+  'INSERT INTO users (id) VALUES ($1::uuid) ON CONFLICT (id) DO NOTHING RETURNING id',
+);
 
 /** The ISO country a user's numbers written without a country code belong to. */
 export async function defaultCountryOf(db: Db, id: string): Promise<string> {
