@@ -8,8 +8,9 @@ import { listAgents } from '../src/services/agents/agents.js';
 import { getCampaign, listCampaigns } from '../src/services/campaigns/campaigns.js';
 import {
   campaignRelations,
+  getCampaignAsV1Json,
   getCampaignWithRelations,
-  listCampaignsWithRelations,
+  listCampaignsAsV1Json,
   type CampaignWithRelations,
 } from '../src/services/campaigns/with-relations.js';
 import { serviceContext } from '../src/services/context.js';
@@ -106,15 +107,17 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 describe('campaigns with their agent and group', () => {
-  it('list as Prisma lists them with the same relations', async () => {
+  it('list as v1 text: the serializer’s bytes over Prisma’s read with the same relations, page by page', async () => {
     const ctx = ctxOf(alice);
     const viaPrisma = await listCampaigns(ctx, {}, { include: campaignRelations });
     expect(viaPrisma).toHaveLength(4);
-    expect((await listCampaignsWithRelations(ctx)).map(scheduleParsed)).toEqual(isoInstants(viaPrisma));
-    expect((await listCampaignsWithRelations(ctx, { take: 1, skip: 1 })).map(scheduleParsed)).toEqual(
-      isoInstants(await listCampaigns(ctx, {}, { include: campaignRelations, take: 1, skip: 1 })),
+    const v1Text = (campaigns: typeof viaPrisma) => JSON.stringify(campaigns.map((c) => toV1Campaign(asRead(c))));
+    expect(await listCampaignsAsV1Json(ctx)).toBe(v1Text(viaPrisma));
+    expect(await listCampaignsAsV1Json(ctx, { take: 1, skip: 1 })).toBe(
+      v1Text(await listCampaigns(ctx, {}, { include: campaignRelations, take: 1, skip: 1 })),
     );
-    expect(await listCampaignsWithRelations(ctx, { take: 5, skip: 4 })).toEqual([]);
+    expect(await listCampaignsAsV1Json(ctx, { take: 5, skip: 4 })).toBe('[]');
+    for (const c of viaPrisma) expect(await getCampaignAsV1Json(ctx, c.id)).toBe(JSON.stringify(toV1Campaign(asRead(c))));
   });
 
   it('read one as Prisma reads it, and another user’s not at all', async () => {
@@ -128,7 +131,9 @@ describe('campaigns with their agent and group', () => {
     await expect(getCampaignWithRelations(ctx, bobs!.id)).rejects.toBeInstanceOf(NotFoundError);
     await expect(getCampaignWithRelations(ctx, randomUUID())).rejects.toBeInstanceOf(NotFoundError);
     await expect(getCampaignWithRelations(ctx, 'not-a-uuid')).rejects.toBeInstanceOf(NotFoundError);
-    expect((await listCampaignsWithRelations(ctxOf(bob))).map((c) => c.id)).toEqual([bobs!.id]);
+    await expect(getCampaignAsV1Json(ctx, bobs!.id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(getCampaignAsV1Json(ctx, 'not-a-uuid')).rejects.toBeInstanceOf(NotFoundError);
+    expect(JSON.parse(await listCampaignsAsV1Json(ctxOf(bob))).map((c: { id: string }) => c.id)).toEqual([bobs!.id]);
   });
 });
 
@@ -192,5 +197,92 @@ describe('the v1 lists’ bytes', () => {
 
     const bobs = await app.request('GET', '/api/v1/agents/active/', { token: bob.token });
     expect(bobs.json.map((a: any) => a.id)).toEqual([bob.agent.id]);
+  });
+});
+
+describe('the v1 campaign text, whatever the columns hold', () => {
+  it('every stored schedule (defaults, partial, reordered, bad, JSON null) and open JSON prints the serializer’s bytes', async () => {
+    const carol = await customer(app, { contacts: 1 });
+    // Stored JSON as raw SQL writes it: numbers JSON.stringify would print otherwise (1.0, 1e21, -0), keys
+    // whose order JavaScript changes, escapes, and the character that marks the pieces node prints.
+    const open = {
+      field_mappings: '{"b": 1.0, "10": 2, "a": 1e21, "9": [1.50, -0, 0.1, 1e-7, 12345678901234567890]}',
+      selected_contact_fields: '["first_name", "\\u0001j{}", "line\\nbreak"]',
+      call_insights: '{"quote": "\\"</script>", "emoji": "😀", "sep": "\\u2028", "nested": {"z": null, "y": true}}',
+      post_call_analyzers: '[{"name": "sentiment", "max": 10.250}, {}]',
+    };
+    const schedules: { calling_hours?: string; schedule_config?: string; active_days?: string }[] = [
+      {}, // the columns' defaults: schedule_config is '{}'
+      { schedule_config: '{"max_attempts": 1}' },
+      {
+        schedule_config: '{"max_attempts": 5, "max_attempts_per_day": 4, "retry_interval_minutes": 30, "retry_on": ["voicemail", "busy"]}',
+      },
+      {
+        schedule_config:
+          '{"retry_on": [], "voicemail": {"action": "leave_message", "message": "Hi {{first_name}}"}, "retry_budgets": {"busy": {"max_retries": 2}, "no_answer": {"retry_after_minutes": 15}}}',
+      },
+      { schedule_config: '{"voicemail": {}}' },
+      { schedule_config: '{"max_attempts": 99}', calling_hours: '{"start": "25:00", "end": "17:00"}', active_days: '[]' },
+      { schedule_config: 'null', calling_hours: 'null', active_days: 'null' },
+      { schedule_config: '"text"', calling_hours: '{"start": "10:00"}', active_days: '["sun", "Monday", 3, "3", "mon"]' },
+      { calling_hours: '{"end": "24:00", "start": "00:00", "extra": 1}', active_days: '["sat"]' },
+    ];
+    for (const [i, schedule] of schedules.entries()) {
+      const { id } = await createCampaign(app, carol, { name: `Schedule ${i} \u0001 "tab\there" \\ ünï 😀`, description: 'a\u2028b' });
+      const columns = Object.entries({ ...schedule, ...(i % 2 ? open : {}) });
+      if (!columns.length) {
+        await app.prisma.$executeRawUnsafe(
+          `UPDATE campaigns SET calling_hours = DEFAULT, schedule_config = DEFAULT, active_days = DEFAULT WHERE id = $1::uuid`,
+          id,
+        );
+        continue;
+      }
+      const sets = columns.map(([column], n) => `${column} = $${n + 2}::jsonb`).join(', ');
+      await app.prisma.$executeRawUnsafe(`UPDATE campaigns SET ${sets} WHERE id = $1::uuid`, id, ...columns.map(([, json]) => json));
+    }
+    await app.prisma.$executeRawUnsafe(
+      `UPDATE contact_groups SET csv_headers = $2::jsonb WHERE id = $1::uuid`,
+      carol.groupId,
+      '["Phone", "Ünï \\u0001", ""]',
+    );
+
+    const ctx = ctxOf(carol);
+    const viaPrisma = await listCampaigns(ctx, {}, { include: campaignRelations });
+    expect(viaPrisma).toHaveLength(schedules.length);
+    const expected = JSON.stringify(viaPrisma.map((c) => toV1Campaign(asRead(c))));
+    const list = await app.request('GET', '/api/v1/campaigns/', { token: carol.token });
+    expect(list.text).toBe(expected);
+    expect(await listCampaignsAsV1Json(ctx)).toBe(expected);
+    for (const c of viaPrisma) {
+      const one = await app.request('GET', `/api/v1/campaigns/${c.id}/`, { token: carol.token });
+      expect(one.text).toBe(JSON.stringify(toV1Campaign(asRead(c))));
+    }
+    // What the readers made of them, to show the cases differ.
+    const configs = list.json.map((c: any) => c.schedule_config);
+    expect(configs).toContainEqual({
+      max_attempts: 3,
+      max_attempts_per_day: 2,
+      retry_interval_minutes: 60,
+      retry_on: ['no_answer', 'busy', 'failed', 'voicemail'],
+    });
+    expect(configs).toContainEqual({
+      max_attempts: 1,
+      max_attempts_per_day: 1,
+      retry_interval_minutes: 60,
+      retry_on: ['no_answer', 'busy', 'failed', 'voicemail'],
+    });
+    expect(configs).toContainEqual({
+      max_attempts: 5,
+      max_attempts_per_day: 4,
+      retry_interval_minutes: 30,
+      retry_on: ['busy', 'voicemail'],
+    });
+    expect(list.json.map((c: any) => c.active_days)).toContainEqual(['mon', 'wed', 'sun']);
+    expect(list.json.map((c: any) => c.field_mappings)).toContainEqual({
+      9: [1.5, 0, 0.1, 1e-7, 12345678901234567000],
+      10: 2,
+      b: 1,
+      a: 1e21,
+    });
   });
 });

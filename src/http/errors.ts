@@ -9,6 +9,7 @@ import {
   ValidationError,
   type ErrorCode,
 } from '../services/errors.js';
+import { jsonBody } from './json-text.js';
 
 // The service error catalogue as Django REST Framework bodies, which v1 clients were written against.
 
@@ -30,7 +31,7 @@ export const httpStatusOf = (error: AppError): number => STATUS[error.code];
 export const WWW_AUTHENTICATE = 'Bearer realm="api"';
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
+  return new Response(jsonBody(body), {
     status,
     headers: { 'content-type': 'application/json', ...headers },
   });

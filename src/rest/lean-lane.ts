@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { logAccess } from '../http/access-log.js';
 import { inFetchOrder } from '../http/fetch-header-order.js';
+import { jsonBody } from '../http/json-text.js';
 import { compressAnswer } from '../http/compression.js';
 import { corsAnswerHeaders, type CorsOrigins } from '../http/cors.js';
 import { REQUEST_ID_HEADER, newRequestScope, type RequestScope } from '../http/request-scope.js';
@@ -133,7 +134,7 @@ async function answer(
     const ctx = await admit(route, deps, rawParams, incoming.headers.authorization, scope);
     const result = await route.handler(parseInput(route, rawParams, rawQuery, {}), ctx);
     laneAnswers.inc();
-    return { status: route.status, headers: JSON_HEADERS, body: JSON.stringify(result) };
+    return { status: route.status, headers: JSON_HEADERS, body: jsonBody(result) };
   } catch (error) {
     laneAnswers.inc();
     const response = routeErrorResponse(route, error, scope);

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { JsonText } from '../http/json-text.js';
 import type { RateLimitBucket } from '../ops/rate-limits.js';
 import type { ServiceContext } from '../services/context.js';
 
@@ -74,7 +75,7 @@ export interface RouteDefinition<
   handler: (
     input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>,
     ctx: ServiceContext,
-  ) => Promise<R extends z.ZodType ? z.input<R> : void>;
+  ) => Promise<R extends z.ZodType ? z.input<R> | JsonText<z.input<R>> : void>;
 }
 
 /** Declares a route; the generic parameters let the handler's input and result be checked. */

@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { JsonText } from '../../http/json-text.js';
 import { createCampaign } from '../../services/campaigns/campaigns.js';
 import { dispatchCampaign, dispatchInput } from '../../services/campaigns/dispatch.js';
 import { createCampaignInput } from '../../services/campaigns/inputs.js';
-import { getCampaignWithRelations, listCampaignsWithRelations } from '../../services/campaigns/with-relations.js';
+import { getCampaignAsV1Json, getCampaignWithRelations, listCampaignsAsV1Json } from '../../services/campaigns/with-relations.js';
 import { DISPATCH_REFUSALS } from '../../services/campaigns/states.js';
 import { ConflictError, reasonList } from '../../services/errors.js';
 import { INSTANT_RANGE_MESSAGE, isStorableInstant } from '../../services/input-safety.js';
@@ -103,7 +104,7 @@ export const campaignRoutes = [
     query: listQuery,
     status: 200,
     response: z.array(v1Campaign),
-    handler: async ({ query }, ctx) => (await listCampaignsWithRelations(ctx, { take: query.limit, skip: query.offset })).map(toV1Campaign),
+    handler: async ({ query }, ctx) => new JsonText(await listCampaignsAsV1Json(ctx, { take: query.limit, skip: query.offset })),
   }),
   defineRoute({
     method: 'GET',
@@ -114,7 +115,7 @@ export const campaignRoutes = [
     params: byId,
     status: 200,
     response: v1Campaign,
-    handler: async ({ params }, ctx) => toV1Campaign(await getCampaignWithRelations(ctx, params.id)),
+    handler: async ({ params }, ctx) => new JsonText(await getCampaignAsV1Json(ctx, params.id)),
   }),
   defineRoute({
     method: 'POST',

@@ -151,12 +151,14 @@ export interface ColumnReader<T> {
    * to look them up cost more than the rest of its v1 shape).
    */
   fromText(text: string): T;
+  /** The effective value's JSON text, from the column's JSON text: what a statement that builds v1's JSON text leaves to node. */
+  jsonFromText(text: string): string;
 }
 
 /**
  * Reads a JSON column with its schema, falling back to the default. Every list and page of campaigns
- * reads these three per row, and a user has few distinct values, so results are remembered by their
- * JSON text (frozen, as they are shared) in a small table that starts over when full.
+ * reads these three per row, and a user has few distinct values, so results (frozen, as they are shared)
+ * and their printed text are remembered by the stored JSON text in small tables that start over when full.
  */
 function columnReader<T>(schema: z.ZodType<T>, fallback: () => T): ColumnReader<T> {
   const seen = new Map<string, T>();
@@ -170,8 +172,19 @@ function columnReader<T>(schema: z.ZodType<T>, fallback: () => T): ColumnReader<
     }
     return value;
   };
+  const printed = new Map<string, string>();
+  const fromText = (text: string) => seen.get(text) ?? read(text, JSON.parse(text));
   return Object.assign((stored: unknown) => read(JSON.stringify(stored ?? null), stored), {
-    fromText: (text: string) => seen.get(text) ?? read(text, JSON.parse(text)),
+    fromText,
+    jsonFromText: (text: string) => {
+      let json = printed.get(text);
+      if (json === undefined) {
+        json = JSON.stringify(fromText(text));
+        if (printed.size >= 1_000) printed.clear();
+        printed.set(text, json);
+      }
+      return json;
+    },
   });
 }
 

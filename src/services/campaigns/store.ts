@@ -1,4 +1,4 @@
-import { isoText } from '../../db/json-rows.js';
+import { instantJson, isoText, objectJson, openJson, plainJson, printedPiece, stringJson } from '../../db/json-rows.js';
 import { named } from '../../db/prisma-names.js';
 import { dynamicStatement, statement, type SqlSession } from '../../db/sql.js';
 import type {
@@ -401,9 +401,8 @@ export async function updateCampaignRow(tx: SqlSession, id: string, columns: Upd
   ]);
 }
 
-// The v1 reads: each campaign with its agent (and the agent's numbers) and its group as one JSON object
-// in the shape of `CampaignWithRelations` (with-relations.ts). A list comes as one JSON array: one value
-// to parse rather than one a row.
+// A campaign with its agent (and the agent's numbers) and its group, as one JSON object in the shape of
+// `CampaignWithRelations` (with-relations.ts): what a create answers, through the v1 serializer.
 const WITH_RELATIONS = `json_build_object(
   ${CAMPAIGN_OBJECT_FIELDS},
   'agent', json_build_object(
@@ -416,23 +415,95 @@ const WITH_RELATIONS = `json_build_object(
     'createdAt', ${isoText('g.created_at')}))`;
 const WITH_RELATIONS_FROM = 'campaigns k JOIN agents a ON a.id = k.agent_id JOIN contact_groups g ON g.id = k.contact_group_id';
 
-const listWithRelationsStatement = statement<{ campaigns: CampaignWithRelations[] }>(
-  'campaigns.list_with_relations',
-  `SELECT coalesce(json_agg(page.campaign ORDER BY page.created_at DESC, page.id DESC), '[]') AS campaigns
-   FROM (SELECT ${WITH_RELATIONS} AS campaign, k.created_at, k.id FROM ${WITH_RELATIONS_FROM}
-         WHERE k.user_id = $1::uuid ORDER BY k.created_at DESC, k.id DESC LIMIT $2 OFFSET $3) page`,
-);
 const getWithRelationsStatement = statement<{ campaign: CampaignWithRelations }>(
   'campaigns.get_with_relations',
   `SELECT ${WITH_RELATIONS} AS campaign FROM ${WITH_RELATIONS_FROM} WHERE k.id = $1::uuid AND k.user_id = $2::uuid`,
 );
 
-export async function campaignsWithRelations(ctx: ServiceContext, page: { take?: number | undefined; skip?: number | undefined }) {
-  return (await ctx.sql.run(listWithRelationsStatement, [ctx.user.id, page.take ?? null, page.skip ?? 0]))[0]!.campaigns;
-}
-
 export async function campaignWithRelations(ctx: ServiceContext, id: string): Promise<CampaignWithRelations | undefined> {
   return (await ctx.sql.run(getWithRelationsStatement, [id, ctx.user.id]))[0]?.campaign;
+}
+
+/** The letters of the pieces the v1 text leaves to node (json-rows.ts): the schedule columns, read with their defaults. */
+export const V1_SCHEDULE_PIECES = { callingHours: 'h', scheduleConfig: 's', activeDays: 'd' } as const;
+
+// The same campaign as v1's JSON text (contract 2.2, in the serializer's order: rest/serializers/campaigns.ts),
+// which the reads clients poll write out as it comes: building and printing fifty campaigns' objects was
+// most of the list's CPU. The schedule columns go to node, whose readers hold their defaults; a test holds
+// the text to the serializer's bytes.
+const V1_CAMPAIGN = objectJson([
+  ['id', stringJson('k.id')],
+  ['name', stringJson('k.name')],
+  ['description', stringJson('k.description')],
+  ['status', stringJson('k.status')],
+  ['paused_reason', stringJson('k.paused_reason')],
+  ['agent_id', stringJson('k.agent_id')],
+  ['contact_group_id', stringJson('k.contact_group_id')],
+  ['concurrent_calls', plainJson('k.concurrent_calls')],
+  ['max_retry_days', plainJson('k.max_retry_days')],
+  ['calling_hours', printedPiece(V1_SCHEDULE_PIECES.callingHours, 'k.calling_hours')],
+  ['schedule_config', printedPiece(V1_SCHEDULE_PIECES.scheduleConfig, 'k.schedule_config')],
+  ['active_days', printedPiece(V1_SCHEDULE_PIECES.activeDays, 'k.active_days')],
+  ['field_mappings', openJson('k.field_mappings')],
+  ['selected_contact_fields', openJson('k.selected_contact_fields')],
+  ['timezone', stringJson('k.timezone')],
+  ['call_insights', openJson('k.call_insights')],
+  ['post_call_analyzers', openJson('k.post_call_analyzers')],
+  ['started_at', instantJson('k.started_at')],
+  ['completed_at', instantJson('k.completed_at')],
+  ['created_at', instantJson('k.created_at')],
+  ['updated_at', instantJson('k.updated_at')],
+  [
+    'user_agents',
+    objectJson([
+      ['id', stringJson('a.id')],
+      ['name', stringJson('a.name')],
+      ['status', stringJson('a.status')],
+      ['is_active', plainJson('a.is_active')],
+      ['response_engine_type', stringJson('a.response_engine_type')],
+      [
+        'phone_numbers',
+        `(SELECT '[' || coalesce(string_agg(${objectJson([
+          ['id', stringJson('p.id')],
+          ['number', stringJson('p.number')],
+          ['label', stringJson('p.label')],
+          ['is_primary', plainJson('p.is_primary')],
+        ])}, ',' ORDER BY p.is_primary DESC, p.created_at, p.id), '') || ']' FROM phone_numbers p WHERE p.agent_id = a.id)`,
+      ],
+    ]),
+  ],
+  [
+    'contact_groups',
+    objectJson([
+      ['id', stringJson('g.id')],
+      ['name', stringJson('g.name')],
+      ['description', stringJson('g.description')],
+      ['total', plainJson('g.total')],
+      ['csv_headers', openJson('g.csv_headers')],
+      ['created_at', instantJson('g.created_at')],
+    ]),
+  ],
+]);
+
+const v1ListStatement = statement<{ campaigns: string }>(
+  'campaigns.list_with_relations',
+  `SELECT '[' || coalesce(string_agg(page.campaign, ',' ORDER BY page.created_at DESC, page.id DESC), '') || ']' AS campaigns
+   FROM (SELECT ${V1_CAMPAIGN} AS campaign, k.created_at, k.id FROM ${WITH_RELATIONS_FROM}
+         WHERE k.user_id = $1::uuid ORDER BY k.created_at DESC, k.id DESC LIMIT $2 OFFSET $3) page`,
+);
+const v1GetStatement = statement<{ campaign: string }>(
+  'campaigns.get_v1',
+  `SELECT ${V1_CAMPAIGN} AS campaign FROM ${WITH_RELATIONS_FROM} WHERE k.id = $1::uuid AND k.user_id = $2::uuid`,
+);
+
+/** The caller's campaigns as v1's JSON text, its schedule pieces not yet printed; newest first, a page of them. */
+export async function v1CampaignsText(ctx: ServiceContext, page: { take?: number | undefined; skip?: number | undefined }) {
+  return (await ctx.sql.run(v1ListStatement, [ctx.user.id, page.take ?? null, page.skip ?? 0]))[0]!.campaigns;
+}
+
+/** One of the caller's campaigns as v1's JSON text, its schedule pieces not yet printed. */
+export async function v1CampaignText(ctx: ServiceContext, id: string): Promise<string | undefined> {
+  return (await ctx.sql.run(v1GetStatement, [id, ctx.user.id]))[0]?.campaign;
 }
 
 const actorStatement = statement('campaigns.actor', `SELECT set_config('callflow.actor', $1, true)`);
