@@ -61,7 +61,9 @@ const NESTED = `{ campaigns(first: 10) { edges { node { name agent { name } cont
 
 async function measureSize(contacts: number) {
   return withDatabase(async (url) => {
-    const server = await startServer(url);
+    // An API instance: a dialer in the server would call the large customer's running campaign (through
+    // the simulator, which ends and charges the calls) while the reads are timed and beside the claim's ticks.
+    const server = await startServer(url, { DIALER: 'off' });
     const db = await openDatabase({ kind: 'postgres', url });
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
@@ -116,16 +118,20 @@ async function measureSize(contacts: number) {
         () => {},
         DEFAULT_DIALER_OPTIONS,
       );
+      const ledgerBefore = await claimLedger(admin, large.campaignId, large.userId);
+      const takeBack = await keepClaimState(admin, large.campaignId, large.userId);
       let placed = 0;
       figures['dialer claim'] = await time(
         async () => void (placed += await dialer.tick(large.campaignId)),
         RUNS,
         async () => {
           await dialer.settled();
-          await takeBackCalls(admin, large.campaignId);
+          await takeBack();
         },
       );
       if (placed === 0) throw new Error('the dialer claimed no calls');
+      const ledgerAfter = await claimLedger(admin, large.campaignId, large.userId);
+      if (ledgerAfter !== ledgerBefore) throw new Error(`the claim step changed the campaign:\n${ledgerBefore}\n${ledgerAfter}`);
       // The gate's lookups for ten due contacts: their consents, revocations, registries and recent calls.
       figures['gate lookups'] = await time(async () => {
         const { candidates } = await readCandidates(db.sql, large.campaignId, [], new Date(), 10, [], {
@@ -159,12 +165,21 @@ async function measureSize(contacts: number) {
         await fetchOk(`${v1}/contacts/contacts/${contactId(i)}/`, await tokenFor(owner.userId), { method: 'DELETE' });
       });
 
-      const sizes = await admin.query<{ attempts: string; bytes: string }>(
-        `SELECT (SELECT count(*) FROM call_attempts) AS attempts, pg_total_relation_size('call_attempts') AS bytes`,
+      // Every table's size with its indexes and TOAST; a partitioned table's, its partitions' summed (its own is 0).
+      const sizes = await admin.query<{ table: string; rows: string; bytes: string }>(
+        `SELECT coalesce(pg_partition_root(c.oid), c.oid)::regclass::text AS table, sum(greatest(c.reltuples, 0))::bigint AS rows,
+           sum(pg_total_relation_size(c.oid)) AS bytes
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = current_schema() AND c.relkind = 'r'
+         GROUP BY 1 ORDER BY 3 DESC`,
       );
-      const attempts = Number(sizes.rows[0]!.attempts);
-      const bytesPerAttempt = round(Number(sizes.rows[0]!.bytes) / attempts, 0);
-      return { contacts, attempts, seedSeconds, bytesPerAttempt, figures };
+      const tables = Object.fromEntries(
+        sizes.rows.map((t) => [t.table, { rows: Number(t.rows), megabytes: round(Number(t.bytes) / 2 ** 20) }]),
+      );
+      const attempts = Number((await admin.query<{ n: string }>('SELECT count(*) AS n FROM call_attempts')).rows[0]!.n);
+      const bytesPerAttempt = round(Number(sizes.rows.find((t) => t.table === 'call_attempts')!.bytes) / attempts, 0);
+      const databaseBytesPerAttempt = round(sizes.rows.reduce((sum, t) => sum + Number(t.bytes), 0) / attempts, 0);
+      return { contacts, attempts, seedSeconds, seeded, bytesPerAttempt, databaseBytesPerAttempt, tables, figures };
     } finally {
       await admin.end();
       await db.close();
@@ -173,24 +188,104 @@ async function measureSize(contacts: number) {
   });
 }
 
-/** Puts the campaign's claimed calls back as they were before the tick: pending, nothing held. */
-async function takeBackCalls(admin: pg.Client, campaignId: string): Promise<void> {
-  await admin.query('BEGIN');
-  await admin.query(
-    `DELETE FROM credit_holds WHERE call_attempt_id IN (SELECT id FROM call_attempts WHERE campaign_id = $1 AND attempt_number > $2)`,
-    [campaignId, ATTEMPTS_PER_CONTACT],
+/**
+ * What a claim tick of the campaign (its customer `userId`) may change, saved so that after each run the
+ * database is put back exactly as it was: the rows it updates are restored from a copy taken before the
+ * first run (only those that differ), the rows it inserts are deleted (the attempts and what hangs on
+ * them: live calls, holds, charges, ended calls, appointments; blocks and webhook events made since),
+ * and the report's difference rows added since are deleted, so the totals are the same rows as before.
+ */
+async function keepClaimState(admin: pg.Client, campaignId: string, userId: string) {
+  const since = (await admin.query<{ now: Date }>('SELECT clock_timestamp() AS now')).rows[0]!.now;
+  const kept = [
+    { table: 'campaign_contacts', key: 'id', where: `campaign_id = $1 AND state <> 'done'`, values: [campaignId] },
+    { table: 'campaigns', key: 'id', where: 'id = $1', values: [campaignId] },
+    { table: 'campaign_spend', key: 'campaign_id', where: 'campaign_id = $1', values: [campaignId] },
+    { table: 'credit_accounts', key: 'user_id', where: 'user_id = $1', values: [userId] },
+    { table: 'phone_numbers', key: 'id', where: 'user_id = $1', values: [userId] },
+  ];
+  const columns = new Map<string, string>();
+  for (const { table, key, where, values } of kept) {
+    await admin.query(`CREATE TEMP TABLE kept_${table} AS SELECT * FROM ${table} WHERE ${where}`, values);
+    await admin.query(`ALTER TABLE kept_${table} ADD PRIMARY KEY (${key})`);
+    const names = await admin.query<{ name: string }>(
+      `SELECT quote_ident(column_name) AS name FROM information_schema.columns
+       WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`,
+      [table],
+    );
+    columns.set(table, names.rows.map((c) => c.name).join(', '));
+  }
+  const lastTotals = async () =>
+    (
+      await admin.query<{ calls: string; dials: string }>(
+        `SELECT (SELECT coalesce(max(id), 0) FROM campaign_call_totals) AS calls, (SELECT coalesce(max(id), 0) FROM campaign_dial_totals) AS dials`,
+      )
+    ).rows[0]!;
+  const totals = await lastTotals();
+
+  return async function takeBack(): Promise<void> {
+    await admin.query('BEGIN');
+    const attempts = `SELECT id FROM call_attempts WHERE campaign_id = $1 AND created_at >= $2 AND attempt_number > ${ATTEMPTS_PER_CONTACT}`;
+    const events = `SELECT id FROM webhook_events WHERE user_id = $1 AND created_at >= $2`;
+    for (const [statement, values] of [
+      [`DELETE FROM credit_transactions WHERE call_attempt_id IN (${attempts})`, [campaignId, since]],
+      [`DELETE FROM credit_holds WHERE call_attempt_id IN (${attempts})`, [campaignId, since]],
+      [`DELETE FROM ended_calls WHERE attempt_id IN (${attempts})`, [campaignId, since]],
+      [`DELETE FROM appointments WHERE call_attempt_id IN (${attempts})`, [campaignId, since]],
+      [`DELETE FROM live_calls WHERE attempt_id IN (${attempts})`, [campaignId, since]],
+      [`DELETE FROM call_attempts WHERE id IN (${attempts})`, [campaignId, since]],
+      [`DELETE FROM dial_blocks WHERE campaign_id = $1 AND created_at >= $2`, [campaignId, since]],
+      [`DELETE FROM webhook_messages WHERE event_id IN (${events})`, [userId, since]],
+      [`DELETE FROM webhook_events WHERE id IN (${events})`, [userId, since]],
+    ] as const)
+      await admin.query(statement, [...values]);
+    for (const { table, key } of kept) {
+      const cols = columns.get(table)!;
+      await admin.query(
+        `UPDATE ${table} t SET (${cols}) = (SELECT ${cols} FROM kept_${table} k WHERE k.${key} = t.${key})
+         WHERE t.${key} IN (SELECT k.${key} FROM kept_${table} k JOIN ${table} c ON c.${key} = k.${key} WHERE (c.*)::text IS DISTINCT FROM (k.*)::text)`,
+      );
+    }
+    // Deleting the attempts and restoring the dial states added rows of differences: gone with the tick's own.
+    await admin.query('DELETE FROM campaign_call_totals WHERE id > $1', [totals.calls]);
+    await admin.query('DELETE FROM campaign_dial_totals WHERE id > $1', [totals.dials]);
+    await admin.query('COMMIT');
+  };
+}
+
+/**
+ * What a tick of the campaign changes, in figures: the report's totals by status and the rows they count,
+ * the dial states, the customer's account, holds, charges and calls in flight. Equal before and after the
+ * claim step when every run was taken back, and the totals equal to the rows they count.
+ */
+async function claimLedger(admin: pg.Client, campaignId: string, userId: string) {
+  const { rows } = await admin.query(
+    `SELECT
+       (SELECT jsonb_object_agg(status, calls) FROM (SELECT status, sum(calls) AS calls FROM campaign_call_totals
+          WHERE campaign_id = $1 GROUP BY status HAVING sum(calls) <> 0) t) AS totals,
+       (SELECT jsonb_object_agg(status, calls) FROM (SELECT status, count(*) AS calls FROM call_attempts
+          WHERE campaign_id = $1 GROUP BY status) a) AS attempts,
+       (SELECT jsonb_build_object('attempted', sum(attempted), 'reached', sum(reached), 'done', sum(done)) FROM campaign_dial_totals
+          WHERE campaign_id = $1) AS dials,
+       (SELECT jsonb_object_agg(state, n) FROM (SELECT state, count(*) AS n FROM campaign_contacts WHERE campaign_id = $1 GROUP BY state) s) AS states,
+       (SELECT to_jsonb(c) - 'updated_at' FROM credit_accounts c WHERE user_id = $2) AS account,
+       (SELECT coalesce(sum(amount_cents) FILTER (WHERE status = 'held'), 0) FROM credit_holds WHERE user_id = $2) AS held,
+       (SELECT count(*) FROM credit_holds WHERE user_id = $2) AS holds,
+       (SELECT count(*) || ' ' || coalesce(sum(amount_cents), 0) FROM credit_transactions WHERE user_id = $2) AS charges,
+       (SELECT count(*) FROM live_calls WHERE user_id = $2) AS live`,
+    [campaignId, userId],
   );
-  await admin.query(
-    `DELETE FROM ended_calls WHERE attempt_id IN (SELECT id FROM call_attempts WHERE campaign_id = $1 AND attempt_number > $2)`,
-    [campaignId, ATTEMPTS_PER_CONTACT],
-  );
-  await admin.query(`DELETE FROM call_attempts WHERE campaign_id = $1 AND attempt_number > $2`, [campaignId, ATTEMPTS_PER_CONTACT]);
-  await admin.query(
-    `UPDATE campaign_contacts SET state = 'pending', attempts = $2, lease_expires_at = NULL WHERE campaign_id = $1 AND state = 'dialing'`,
-    [campaignId, ATTEMPTS_PER_CONTACT],
-  );
-  await admin.query(`UPDATE credit_accounts SET held_cents = 0`);
-  await admin.query('COMMIT');
+  const ledger = rows[0] as {
+    totals: Record<string, string>;
+    attempts: Record<string, string>;
+    account: { held_cents: string };
+    held: string;
+  };
+  if (JSON.stringify(ledger.totals) !== JSON.stringify(ledger.attempts))
+    throw new Error(`the report's totals ${JSON.stringify(ledger.totals)} differ from the attempts ${JSON.stringify(ledger.attempts)}`);
+  if (String(ledger.account.held_cents) !== String(ledger.held))
+    throw new Error(`held ${ledger.account.held_cents} cents, holds of ${ledger.held}`);
+  return JSON.stringify(ledger);
 }
 
 /** Time against size: one panel per kind of operation, one line per operation (p99). */
