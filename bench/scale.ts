@@ -6,14 +6,17 @@ import { openDatabase } from '../src/db/database.js';
 import { idleDialer } from '../src/services/dialer/control.js';
 import { Dialer } from '../src/services/dialer/engine.js';
 import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/options.js';
-import { readCallHistories, readCandidates } from '../src/services/dialer/store/placing.js';
+import { claimCalls, readCallHistories, readCandidates } from '../src/services/dialer/store/placing.js';
+import { RULES_VERSION } from '../src/services/calling-rules/regional-hours.js';
+import { uuidv7 } from '../src/services/ids.js';
+import type { SqlSession } from '../src/db/sql.js';
 import type { ServiceEnv } from '../src/services/context.js';
 import { inProcessEventBus } from '../src/services/events.js';
 import { defaultSettings } from '../src/services/settings.js';
 import { idleVoice } from '../src/services/voice/control.js';
 import { importRows } from './import.js';
 import { ATTEMPTS_PER_CONTACT, contactId, customerIds, LARGE_SHARE, seedScale } from './scale-seed.js';
-import { round, startServer, tokenFor, withDatabase } from './support.js';
+import { postgresCpuBetween, postgresCpuMs, round, startServer, tokenFor, withDatabase } from './support.js';
 
 // Issue 37: the service at 10^5, 10^6 and 10^7 contacts (5 attempts each, 1,000 customers, one of them
 // with 40% of the rows), its tables built in PostgreSQL by generate_series (scale-seed.ts). At each size,
@@ -28,6 +31,10 @@ const WARMUP = 5;
 const IMPORT_ROWS = 100_000;
 const IMPORT_RUNS = Number(process.env.BENCH_SCALE_IMPORT_RUNS ?? 2);
 const DEEP_OFFSET = 1_000_000;
+/** The write rate: the dialer's claim statement from this many sessions at once, for this long, a tick's calls a statement. */
+const WRITERS = Number(process.env.BENCH_SCALE_WRITERS ?? 4);
+const WRITE_SECONDS = Number(process.env.BENCH_SCALE_WRITE_SECONDS ?? 15);
+const CLAIM_BATCH = 10;
 
 type Timings = { p50: number; p99: number; runs: number };
 
@@ -130,6 +137,8 @@ async function measureSize(contacts: number) {
         },
       );
       if (placed === 0) throw new Error('the dialer claimed no calls');
+      const writeRate = await claimWriteRate(db.sql, admin, new URL(url).pathname.slice(1), large);
+      await takeBack();
       const ledgerAfter = await claimLedger(admin, large.campaignId, large.userId);
       if (ledgerAfter !== ledgerBefore) throw new Error(`the claim step changed the campaign:\n${ledgerBefore}\n${ledgerAfter}`);
       // The gate's lookups for ten due contacts: their consents, revocations, registries and recent calls.
@@ -179,7 +188,7 @@ async function measureSize(contacts: number) {
       const attempts = Number((await admin.query<{ n: string }>('SELECT count(*) AS n FROM call_attempts')).rows[0]!.n);
       const bytesPerAttempt = round(Number(sizes.rows.find((t) => t.table === 'call_attempts')!.bytes) / attempts, 0);
       const databaseBytesPerAttempt = round(sizes.rows.reduce((sum, t) => sum + Number(t.bytes), 0) / attempts, 0);
-      return { contacts, attempts, seedSeconds, seeded, bytesPerAttempt, databaseBytesPerAttempt, tables, figures };
+      return { contacts, attempts, seedSeconds, seeded, bytesPerAttempt, databaseBytesPerAttempt, tables, writeRate, figures };
     } finally {
       await admin.end();
       await db.close();
@@ -250,6 +259,60 @@ async function keepClaimState(admin: pg.Client, campaignId: string, userId: stri
     await admin.query('DELETE FROM campaign_call_totals WHERE id > $1', [totals.calls]);
     await admin.query('DELETE FROM campaign_dial_totals WHERE id > $1', [totals.dials]);
     await admin.query('COMMIT');
+  };
+}
+
+/**
+ * What one primary writes: the dialer's claim statement (each call's attempt inserted with its number in
+ * flight, the report's totals kept by the triggers, the contact's dial state updated; one commit) for the
+ * large campaign's waiting contacts, CLAIM_BATCH calls a statement as a tick claims them, from WRITERS
+ * sessions at once for WRITE_SECONDS. With PostgreSQL's CPU time on this database meanwhile, so that the
+ * rate per core is known whatever else the machine was doing. The caller takes the attempts back.
+ */
+async function claimWriteRate(sql: SqlSession, admin: pg.Client, database: string, large: ReturnType<typeof customerIds>) {
+  const { rows } = await admin.query<{ contactId: string; phone: string; from: string }>(
+    `SELECT cc.contact_id AS "contactId", c.phone_number AS phone, p.number AS from
+     FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id JOIN phone_numbers p ON p.agent_id = $2
+     WHERE cc.campaign_id = $1 AND cc.state = 'pending' ORDER BY cc.contact_id LIMIT 200000`,
+    [large.campaignId, large.agentId],
+  );
+  let next = 0;
+  let written = 0;
+  const cpuBefore = await postgresCpuMs(database);
+  const started = performance.now();
+  const deadline = started + WRITE_SECONDS * 1000;
+  const writer = async () => {
+    while (performance.now() < deadline && next + CLAIM_BATCH <= rows.length) {
+      const batch = rows.slice(next, (next += CLAIM_BATCH));
+      const now = new Date();
+      const claim = { campaignId: large.campaignId, userId: large.userId, leaseUntil: new Date(now.getTime() + 300_000), now };
+      const calls = batch.map((c) => ({
+        id: uuidv7(),
+        contactId: c.contactId,
+        attemptNumber: ATTEMPTS_PER_CONTACT + 1,
+        to: c.phone,
+        from: c.from,
+        agentId: large.agentId,
+        agentVersion: 1,
+        providerAgentId: null,
+        providerAgentVersion: null,
+        variables: {},
+        voicemailMessage: null,
+        exemptionId: null,
+      }));
+      written += (await claimCalls(sql, { ...claim, requiredConsent: [], rulesVersion: RULES_VERSION }, calls)).size;
+    }
+  };
+  await Promise.all(Array.from({ length: WRITERS }, writer));
+  const seconds = (performance.now() - started) / 1000;
+  const cpuMs = postgresCpuBetween(cpuBefore, await postgresCpuMs(database));
+  return {
+    writers: WRITERS,
+    callsPerStatement: CLAIM_BATCH,
+    attempts: written,
+    seconds: round(seconds, 2),
+    attemptsPerSecond: round(written / seconds, 0),
+    postgresCpuMsPerAttempt: round(cpuMs / written, 3),
   };
 }
 
@@ -332,7 +395,10 @@ export async function benchScale() {
   return {
     name: 'data scale (PostgreSQL)',
     sizes: results
-      .map((r) => `${r.contacts} contacts, ${r.attempts} attempts, ${r.bytesPerAttempt} B/attempt, seeded in ${r.seedSeconds} s`)
+      .map(
+        (r) =>
+          `${r.contacts} contacts, ${r.attempts} attempts, ${r.bytesPerAttempt} B/attempt, seeded in ${r.seedSeconds} s, claim writes ${r.writeRate.attemptsPerSecond} attempts/s (${r.writeRate.postgresCpuMsPerAttempt} ms of PostgreSQL CPU each)`,
+      )
       .join('; '),
     runs: `${RUNS} per read (after ${WARMUP}), ${IMPORT_RUNS} imports`,
     chart: 'docs/scale.png',
