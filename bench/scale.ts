@@ -380,6 +380,8 @@ export async function benchScale() {
   for (const contacts of SIZES) {
     console.log(`scale: ${contacts} contacts ...`);
     results.push(await measureSize(contacts));
+    // Each size's figures as soon as they are in: a later size may take an hour, or fail.
+    console.log(JSON.stringify(results.at(-1)));
   }
   const rows = Object.keys(results[0]!.figures).map((operation) => ({
     operation,
