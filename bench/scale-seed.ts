@@ -159,7 +159,7 @@ export const SEED: { table: string; sql: string }[] = [
           FROM generate_series(1, ${ATTEMPTS_PER_CONTACT}) n
           CROSS JOIN generate_series(1, $1) i
           CROSS JOIN LATERAL (SELECT ((n - 1) * $1 + ${slotOf('i', '$1')})::bigint * ${SPAN_SECONDS * 1000} / (${ATTEMPTS_PER_CONTACT} * $1) AS after_ms) o
-          CROSS JOIN LATERAL (SELECT ${customerOf('i')} AS k, (i * 7919 + n * 104729) % 100 AS h, o.after_ms,
+          CROSS JOIN LATERAL (SELECT ${customerOf('i')} AS k, ((i::bigint * 7919 + n * 104729) % 100)::int AS h, o.after_ms,
             $4::timestamptz + o.after_ms * interval '1 millisecond' AS at) c
           CROSS JOIN LATERAL (SELECT CASE WHEN h < 50 THEN 'no_answer' WHEN h < 65 THEN 'busy' WHEN h < 80 THEN 'voicemail'
             WHEN h < 85 THEN 'failed' ELSE 'completed' END AS status) st

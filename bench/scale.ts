@@ -6,14 +6,17 @@ import { openDatabase } from '../src/db/database.js';
 import { idleDialer } from '../src/services/dialer/control.js';
 import { Dialer } from '../src/services/dialer/engine.js';
 import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/options.js';
-import { readCallHistories, readCandidates } from '../src/services/dialer/store/placing.js';
+import { claimCalls, readCallHistories, readCandidates } from '../src/services/dialer/store/placing.js';
+import { RULES_VERSION } from '../src/services/calling-rules/regional-hours.js';
+import { uuidv7 } from '../src/services/ids.js';
+import type { SqlSession } from '../src/db/sql.js';
 import type { ServiceEnv } from '../src/services/context.js';
 import { inProcessEventBus } from '../src/services/events.js';
 import { defaultSettings } from '../src/services/settings.js';
 import { idleVoice } from '../src/services/voice/control.js';
 import { importRows } from './import.js';
 import { ATTEMPTS_PER_CONTACT, contactId, customerIds, LARGE_SHARE, seedScale } from './scale-seed.js';
-import { round, startServer, tokenFor, withDatabase } from './support.js';
+import { postgresCpuBetween, postgresCpuMs, round, startServer, tokenFor, withDatabase } from './support.js';
 
 // Issue 37: the service at 10^5, 10^6 and 10^7 contacts (5 attempts each, 1,000 customers, one of them
 // with 40% of the rows), its tables built in PostgreSQL by generate_series (scale-seed.ts). At each size,
@@ -28,6 +31,10 @@ const WARMUP = 5;
 const IMPORT_ROWS = 100_000;
 const IMPORT_RUNS = Number(process.env.BENCH_SCALE_IMPORT_RUNS ?? 2);
 const DEEP_OFFSET = 1_000_000;
+/** The write rate: the dialer's claim statement from this many sessions at once, for this long, a tick's calls a statement. */
+const WRITERS = Number(process.env.BENCH_SCALE_WRITERS ?? 4);
+const WRITE_SECONDS = Number(process.env.BENCH_SCALE_WRITE_SECONDS ?? 15);
+const CLAIM_BATCH = 10;
 
 type Timings = { p50: number; p99: number; runs: number };
 
@@ -61,7 +68,9 @@ const NESTED = `{ campaigns(first: 10) { edges { node { name agent { name } cont
 
 async function measureSize(contacts: number) {
   return withDatabase(async (url) => {
-    const server = await startServer(url);
+    // An API instance: a dialer in the server would call the large customer's running campaign (through
+    // the simulator, which ends and charges the calls) while the reads are timed and beside the claim's ticks.
+    const server = await startServer(url, { DIALER: 'off' });
     const db = await openDatabase({ kind: 'postgres', url });
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
@@ -88,7 +97,8 @@ async function measureSize(contacts: number) {
 
       figures['campaign report'] = await time(get(`/campaigns/${large.campaignId}/report/?limit=50`));
       figures['call history, first page'] = await time(get('/campaigns/recordings/?limit=50'));
-      figures[`call history, offset ${deepOffset}`] = await time(get(`/campaigns/recordings/?limit=50&offset=${deepOffset}`));
+      // One name at every size (the table and chart line sizes up by name); the offset is in the result.
+      figures['call history, deep offset'] = await time(get(`/campaigns/recordings/?limit=50&offset=${deepOffset}`));
       const graphql = (query: string) => fetchOk(`${server.url}/graphql`, token, { method: 'POST', body: JSON.stringify({ query }) });
       figures["a contact's attempts"] = await time((i) =>
         graphql(`{ callAttempts(first: 20, contactId: "${contactId(1 + i * 7)}") { edges { node { id status createdAt summary } } } }`),
@@ -116,16 +126,22 @@ async function measureSize(contacts: number) {
         () => {},
         DEFAULT_DIALER_OPTIONS,
       );
+      const ledgerBefore = await claimLedger(admin, large.campaignId, large.userId);
+      const takeBack = await keepClaimState(admin, large.campaignId, large.userId);
       let placed = 0;
       figures['dialer claim'] = await time(
         async () => void (placed += await dialer.tick(large.campaignId)),
         RUNS,
         async () => {
           await dialer.settled();
-          await takeBackCalls(admin, large.campaignId);
+          await takeBack();
         },
       );
       if (placed === 0) throw new Error('the dialer claimed no calls');
+      const writeRate = await claimWriteRate(db.sql, admin, new URL(url).pathname.slice(1), large);
+      await takeBack();
+      const ledgerAfter = await claimLedger(admin, large.campaignId, large.userId);
+      if (ledgerAfter !== ledgerBefore) throw new Error(`the claim step changed the campaign:\n${ledgerBefore}\n${ledgerAfter}`);
       // The gate's lookups for ten due contacts: their consents, revocations, registries and recent calls.
       figures['gate lookups'] = await time(async () => {
         const { candidates } = await readCandidates(db.sql, large.campaignId, [], new Date(), 10, [], {
@@ -159,12 +175,21 @@ async function measureSize(contacts: number) {
         await fetchOk(`${v1}/contacts/contacts/${contactId(i)}/`, await tokenFor(owner.userId), { method: 'DELETE' });
       });
 
-      const sizes = await admin.query<{ attempts: string; bytes: string }>(
-        `SELECT (SELECT count(*) FROM call_attempts) AS attempts, pg_total_relation_size('call_attempts') AS bytes`,
+      // Every table's size with its indexes and TOAST; a partitioned table's, its partitions' summed (its own is 0).
+      const sizes = await admin.query<{ table: string; rows: string; bytes: string }>(
+        `SELECT coalesce(pg_partition_root(c.oid), c.oid)::regclass::text AS table, sum(greatest(c.reltuples, 0))::bigint AS rows,
+           sum(pg_total_relation_size(c.oid)) AS bytes
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = current_schema() AND c.relkind = 'r'
+         GROUP BY 1 ORDER BY 3 DESC`,
       );
-      const attempts = Number(sizes.rows[0]!.attempts);
-      const bytesPerAttempt = round(Number(sizes.rows[0]!.bytes) / attempts, 0);
-      return { contacts, attempts, seedSeconds, bytesPerAttempt, figures };
+      const tables = Object.fromEntries(
+        sizes.rows.map((t) => [t.table, { rows: Number(t.rows), megabytes: round(Number(t.bytes) / 2 ** 20) }]),
+      );
+      const attempts = Number((await admin.query<{ n: string }>('SELECT count(*) AS n FROM call_attempts')).rows[0]!.n);
+      const bytesPerAttempt = round(Number(sizes.rows.find((t) => t.table === 'call_attempts')!.bytes) / attempts, 0);
+      const databaseBytesPerAttempt = round(sizes.rows.reduce((sum, t) => sum + Number(t.bytes), 0) / attempts, 0);
+      return { contacts, attempts, deepOffset, seedSeconds, seeded, bytesPerAttempt, databaseBytesPerAttempt, tables, writeRate, figures };
     } finally {
       await admin.end();
       await db.close();
@@ -173,28 +198,162 @@ async function measureSize(contacts: number) {
   });
 }
 
-/** Puts the campaign's claimed calls back as they were before the tick: pending, nothing held. */
-async function takeBackCalls(admin: pg.Client, campaignId: string): Promise<void> {
-  await admin.query('BEGIN');
-  await admin.query(
-    `DELETE FROM credit_holds WHERE call_attempt_id IN (SELECT id FROM call_attempts WHERE campaign_id = $1 AND attempt_number > $2)`,
-    [campaignId, ATTEMPTS_PER_CONTACT],
+/**
+ * What a claim tick of the campaign (its customer `userId`) may change, saved so that after each run the
+ * database is put back exactly as it was: the rows it updates are restored from a copy taken before the
+ * first run (only those that differ), the rows it inserts are deleted (the attempts and what hangs on
+ * them: live calls, holds, charges, ended calls, appointments; blocks and webhook events made since),
+ * and the report's difference rows added since are deleted, so the totals are the same rows as before.
+ */
+async function keepClaimState(admin: pg.Client, campaignId: string, userId: string) {
+  const since = (await admin.query<{ now: Date }>('SELECT clock_timestamp() AS now')).rows[0]!.now;
+  const kept = [
+    { table: 'campaign_contacts', key: 'id', where: `campaign_id = $1 AND state <> 'done'`, values: [campaignId] },
+    { table: 'campaigns', key: 'id', where: 'id = $1', values: [campaignId] },
+    { table: 'campaign_spend', key: 'campaign_id', where: 'campaign_id = $1', values: [campaignId] },
+    { table: 'credit_accounts', key: 'user_id', where: 'user_id = $1', values: [userId] },
+    { table: 'phone_numbers', key: 'id', where: 'user_id = $1', values: [userId] },
+  ];
+  const columns = new Map<string, string>();
+  for (const { table, key, where, values } of kept) {
+    await admin.query(`CREATE TEMP TABLE kept_${table} AS SELECT * FROM ${table} WHERE ${where}`, values);
+    await admin.query(`ALTER TABLE kept_${table} ADD PRIMARY KEY (${key})`);
+    const names = await admin.query<{ name: string }>(
+      `SELECT quote_ident(column_name) AS name FROM information_schema.columns
+       WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`,
+      [table],
+    );
+    columns.set(table, names.rows.map((c) => c.name).join(', '));
+  }
+  const lastTotals = async () =>
+    (
+      await admin.query<{ calls: string; dials: string }>(
+        `SELECT (SELECT coalesce(max(id), 0) FROM campaign_call_totals) AS calls, (SELECT coalesce(max(id), 0) FROM campaign_dial_totals) AS dials`,
+      )
+    ).rows[0]!;
+  const totals = await lastTotals();
+
+  return async function takeBack(): Promise<void> {
+    await admin.query('BEGIN');
+    const attempts = `SELECT id FROM call_attempts WHERE campaign_id = $1 AND created_at >= $2 AND attempt_number > ${ATTEMPTS_PER_CONTACT}`;
+    const events = `SELECT id FROM webhook_events WHERE user_id = $1 AND created_at >= $2`;
+    for (const [statement, values] of [
+      [`DELETE FROM credit_transactions WHERE call_attempt_id IN (${attempts})`, [campaignId, since]],
+      [`DELETE FROM credit_holds WHERE call_attempt_id IN (${attempts})`, [campaignId, since]],
+      [`DELETE FROM ended_calls WHERE attempt_id IN (${attempts})`, [campaignId, since]],
+      [`DELETE FROM appointments WHERE call_attempt_id IN (${attempts})`, [campaignId, since]],
+      [`DELETE FROM live_calls WHERE attempt_id IN (${attempts})`, [campaignId, since]],
+      [`DELETE FROM call_attempts WHERE id IN (${attempts})`, [campaignId, since]],
+      [`DELETE FROM dial_blocks WHERE campaign_id = $1 AND created_at >= $2`, [campaignId, since]],
+      [`DELETE FROM webhook_messages WHERE event_id IN (${events})`, [userId, since]],
+      [`DELETE FROM webhook_events WHERE id IN (${events})`, [userId, since]],
+    ] as const)
+      await admin.query(statement, [...values]);
+    for (const { table, key } of kept) {
+      const cols = columns.get(table)!;
+      await admin.query(
+        `UPDATE ${table} t SET (${cols}) = (SELECT ${cols} FROM kept_${table} k WHERE k.${key} = t.${key})
+         WHERE t.${key} IN (SELECT k.${key} FROM kept_${table} k JOIN ${table} c ON c.${key} = k.${key} WHERE (c.*)::text IS DISTINCT FROM (k.*)::text)`,
+      );
+    }
+    // Deleting the attempts and restoring the dial states added rows of differences: gone with the tick's own.
+    await admin.query('DELETE FROM campaign_call_totals WHERE id > $1', [totals.calls]);
+    await admin.query('DELETE FROM campaign_dial_totals WHERE id > $1', [totals.dials]);
+    await admin.query('COMMIT');
+  };
+}
+
+/**
+ * What one primary writes: the dialer's claim statement (each call's attempt inserted with its number in
+ * flight, the report's totals kept by the triggers, the contact's dial state updated; one commit) for the
+ * large campaign's waiting contacts, CLAIM_BATCH calls a statement as a tick claims them, from WRITERS
+ * sessions at once for WRITE_SECONDS. With PostgreSQL's CPU time on this database meanwhile, so that the
+ * rate per core is known whatever else the machine was doing. The caller takes the attempts back.
+ */
+async function claimWriteRate(sql: SqlSession, admin: pg.Client, database: string, large: ReturnType<typeof customerIds>) {
+  const { rows } = await admin.query<{ contactId: string; phone: string; from: string }>(
+    `SELECT cc.contact_id AS "contactId", c.phone_number AS phone, p.number AS from
+     FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id JOIN phone_numbers p ON p.agent_id = $2
+     WHERE cc.campaign_id = $1 AND cc.state = 'pending' ORDER BY cc.contact_id LIMIT 200000`,
+    [large.campaignId, large.agentId],
   );
-  await admin.query(
-    `DELETE FROM ended_calls WHERE attempt_id IN (SELECT id FROM call_attempts WHERE campaign_id = $1 AND attempt_number > $2)`,
-    [campaignId, ATTEMPTS_PER_CONTACT],
+  let next = 0;
+  let written = 0;
+  const cpuBefore = await postgresCpuMs(database);
+  const started = performance.now();
+  const deadline = started + WRITE_SECONDS * 1000;
+  const writer = async () => {
+    while (performance.now() < deadline && next + CLAIM_BATCH <= rows.length) {
+      const batch = rows.slice(next, (next += CLAIM_BATCH));
+      const now = new Date();
+      const claim = { campaignId: large.campaignId, userId: large.userId, leaseUntil: new Date(now.getTime() + 300_000), now };
+      const calls = batch.map((c) => ({
+        id: uuidv7(),
+        contactId: c.contactId,
+        attemptNumber: ATTEMPTS_PER_CONTACT + 1,
+        to: c.phone,
+        from: c.from,
+        agentId: large.agentId,
+        agentVersion: 1,
+        providerAgentId: null,
+        providerAgentVersion: null,
+        variables: {},
+        voicemailMessage: null,
+        exemptionId: null,
+      }));
+      written += (await claimCalls(sql, { ...claim, requiredConsent: [], rulesVersion: RULES_VERSION }, calls)).size;
+    }
+  };
+  await Promise.all(Array.from({ length: WRITERS }, writer));
+  const seconds = (performance.now() - started) / 1000;
+  const cpuMs = postgresCpuBetween(cpuBefore, await postgresCpuMs(database));
+  return {
+    writers: WRITERS,
+    callsPerStatement: CLAIM_BATCH,
+    attempts: written,
+    seconds: round(seconds, 2),
+    attemptsPerSecond: round(written / seconds, 0),
+    postgresCpuMsPerAttempt: round(cpuMs / written, 3),
+  };
+}
+
+/**
+ * What a tick of the campaign changes, in figures: the report's totals by status and the rows they count,
+ * the dial states, the customer's account, holds, charges and calls in flight. Equal before and after the
+ * claim step when every run was taken back, and the totals equal to the rows they count.
+ */
+async function claimLedger(admin: pg.Client, campaignId: string, userId: string) {
+  const { rows } = await admin.query(
+    `SELECT
+       (SELECT jsonb_object_agg(status, calls) FROM (SELECT status, sum(calls) AS calls FROM campaign_call_totals
+          WHERE campaign_id = $1 GROUP BY status HAVING sum(calls) <> 0) t) AS totals,
+       (SELECT jsonb_object_agg(status, calls) FROM (SELECT status, count(*) AS calls FROM call_attempts
+          WHERE campaign_id = $1 GROUP BY status) a) AS attempts,
+       (SELECT jsonb_build_object('attempted', sum(attempted), 'reached', sum(reached), 'done', sum(done)) FROM campaign_dial_totals
+          WHERE campaign_id = $1) AS dials,
+       (SELECT jsonb_object_agg(state, n) FROM (SELECT state, count(*) AS n FROM campaign_contacts WHERE campaign_id = $1 GROUP BY state) s) AS states,
+       (SELECT to_jsonb(c) - 'updated_at' FROM credit_accounts c WHERE user_id = $2) AS account,
+       (SELECT coalesce(sum(amount_cents) FILTER (WHERE status = 'held'), 0) FROM credit_holds WHERE user_id = $2) AS held,
+       (SELECT count(*) FROM credit_holds WHERE user_id = $2) AS holds,
+       (SELECT count(*) || ' ' || coalesce(sum(amount_cents), 0) FROM credit_transactions WHERE user_id = $2) AS charges,
+       (SELECT count(*) FROM live_calls WHERE user_id = $2) AS live`,
+    [campaignId, userId],
   );
-  await admin.query(`DELETE FROM call_attempts WHERE campaign_id = $1 AND attempt_number > $2`, [campaignId, ATTEMPTS_PER_CONTACT]);
-  await admin.query(
-    `UPDATE campaign_contacts SET state = 'pending', attempts = $2, lease_expires_at = NULL WHERE campaign_id = $1 AND state = 'dialing'`,
-    [campaignId, ATTEMPTS_PER_CONTACT],
-  );
-  await admin.query(`UPDATE credit_accounts SET held_cents = 0`);
-  await admin.query('COMMIT');
+  const ledger = rows[0] as {
+    totals: Record<string, string>;
+    attempts: Record<string, string>;
+    account: { held_cents: string };
+    held: string;
+  };
+  if (JSON.stringify(ledger.totals) !== JSON.stringify(ledger.attempts))
+    throw new Error(`the report's totals ${JSON.stringify(ledger.totals)} differ from the attempts ${JSON.stringify(ledger.attempts)}`);
+  if (String(ledger.account.held_cents) !== String(ledger.held))
+    throw new Error(`held ${ledger.account.held_cents} cents, holds of ${ledger.held}`);
+  return JSON.stringify(ledger);
 }
 
 /** Time against size: one panel per kind of operation, one line per operation (p99). */
-function panels(results: Awaited<ReturnType<typeof measureSize>>[]): Panel[] {
+export function panels(results: Pick<Awaited<ReturnType<typeof measureSize>>, 'contacts' | 'figures'>[]): Panel[] {
   const colours = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd'];
   const xs = results.map((r) => r.contacts);
   const names = Object.keys(results[0]!.figures);
@@ -222,6 +381,8 @@ export async function benchScale() {
   for (const contacts of SIZES) {
     console.log(`scale: ${contacts} contacts ...`);
     results.push(await measureSize(contacts));
+    // Each size's figures as soon as they are in: a later size may take an hour, or fail.
+    console.log(JSON.stringify(results.at(-1)));
   }
   const rows = Object.keys(results[0]!.figures).map((operation) => ({
     operation,
@@ -237,7 +398,10 @@ export async function benchScale() {
   return {
     name: 'data scale (PostgreSQL)',
     sizes: results
-      .map((r) => `${r.contacts} contacts, ${r.attempts} attempts, ${r.bytesPerAttempt} B/attempt, seeded in ${r.seedSeconds} s`)
+      .map(
+        (r) =>
+          `${r.contacts} contacts, ${r.attempts} attempts, ${r.bytesPerAttempt} B/attempt, seeded in ${r.seedSeconds} s, claim writes ${r.writeRate.attemptsPerSecond} attempts/s (${r.writeRate.postgresCpuMsPerAttempt} ms of PostgreSQL CPU each)`,
+      )
       .join('; '),
     runs: `${RUNS} per read (after ${WARMUP}), ${IMPORT_RUNS} imports`,
     chart: 'docs/scale.png',

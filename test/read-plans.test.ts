@@ -285,6 +285,19 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
     expect(reads.filter((r) => r.rows > 100)).toEqual([]);
   });
 
+  // The bulk replay skips the deliveries replayed already: each failed one looked up by replay_of.
+  it.each(customers)('replaying the failed webhook deliveries of %s', async (_name, ids) => {
+    const token = await app.token(ids.userId);
+    await expectIndexPlans(async () => {
+      const result = await app.gql(
+        `mutation { replayFailedWebhookDeliveries(endpointId: "${ids.endpointId}", since: "2000-01-01T00:00:00Z") }`,
+        {},
+        token,
+      );
+      expect(result.errors).toBeUndefined();
+    });
+  });
+
   it("the dialer's claim and the gate's lookups, with the large customer's contacts waiting", async () => {
     // Now: the registry copy the seed recorded is in force today.
     const clock = new ManualClock(new Date());

@@ -20,6 +20,21 @@ export interface MigrationSession {
 
 /** The key `prisma migrate deploy` locks, so that it and this never migrate one database at once. */
 const PRISMA_MIGRATE_LOCK = 72707369;
+/** How often a process waiting for another's migrations asks for the lock again. */
+const LOCK_RETRY_MS = 100;
+
+/**
+ * Takes the migrations' lock, asking again until it is free rather than waiting inside one statement: a
+ * statement waiting holds a snapshot, and an index built CONCURRENTLY by the process holding the lock
+ * waits for every older snapshot to end, so the two would wait for each other (a deadlock).
+ */
+async function lockMigrations(session: MigrationSession): Promise<void> {
+  for (;;) {
+    const [row] = await session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [PRISMA_MIGRATE_LOCK]);
+    if (row?.locked) return;
+    await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+  }
+}
 
 /**
  * A migration whose script starts with this line runs as it is, outside the transaction that holds every
@@ -60,7 +75,7 @@ export function migrationChecksum(script: string): string {
  * sort before it (a database as an older release left it, for the tests of a migration).
  */
 export async function applyMigrations(session: MigrationSession, options: { before?: string } = {}): Promise<string[]> {
-  await session.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATE_LOCK]);
+  await lockMigrations(session);
   try {
     await session.script(CREATE_TABLE);
     const rows = await session.query<{ migration_name: string; finished: boolean }>(
