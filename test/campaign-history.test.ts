@@ -4,6 +4,7 @@ import { inProcessEventBus } from '../src/services/events.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createCampaign, customer, dispatch, type Customer } from './support/campaigns.js';
 import { dialerEnv, ManualClock, recordingDialer } from './support/dialer.js';
+import { createAgent } from './support/fixtures.js';
 import { ALWAYS_OPEN } from './support/live.js';
 import { subscribe, type LiveSubscription } from './support/sse.js';
 
@@ -151,5 +152,33 @@ describe('a campaign steered while it runs', () => {
     await watch.ended;
     expect(watch.results[0]?.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     expect((await history(created.id)).map((e) => e.action)).toEqual(['dispatched', 'created']);
+  });
+});
+
+describe('an A/B split', () => {
+  const SET = `mutation ($id: UUID!, $input: SetCampaignVariantsInput!) { setCampaignVariants(id: $id, input: $input) { id } }`;
+
+  it('is kept in the history like any other edit: who, and from which split to which', async () => {
+    const id = (await createCampaign(app, who, ALWAYS_OPEN)).id as string;
+    const second = await createAgent(app, who.token, { name: 'Challenger' });
+    const split = [
+      { agentId: who.agent.id, name: 'Control', weight: 70 },
+      { agentId: second.id, name: 'Challenger', weight: 30 },
+    ];
+    const stored = [
+      { agent_id: who.agent.id, name: 'Control', weight: 70 },
+      { agent_id: second.id, name: 'Challenger', weight: 30 },
+    ];
+    expect((await app.gql(SET, { id, input: { variants: split } }, who.token)).errors).toBeUndefined();
+    // The same split again changes nothing, and writes nothing.
+    expect((await app.gql(SET, { id, input: { variants: split } }, who.token)).errors).toBeUndefined();
+    expect((await app.gql(SET, { id, input: { variants: [] } }, who.token)).errors).toBeUndefined();
+
+    const [removed, set, created] = await history(id);
+    expect(created!.action).toBe('created');
+    expect(set).toMatchObject({ action: 'edited', actor: { kind: 'user', id: who.id } });
+    expect(set!.changes).toEqual([{ field: 'variants', from: [], to: stored }]);
+    expect(removed!.changes).toEqual([{ field: 'variants', from: stored, to: [] }]);
+    expect(await history(id)).toHaveLength(3);
   });
 });

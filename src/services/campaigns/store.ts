@@ -435,6 +435,24 @@ export async function campaignWithRelations(ctx: ServiceContext, id: string): Pr
   return (await ctx.sql.run(getWithRelationsStatement, [id, ctx.user.id]))[0]?.campaign;
 }
 
+// The history's trigger sees only the campaigns row: a change kept elsewhere (the A/B variants) is written
+// here, in the same shape and by the same actor.
+const recordChangeStatement = statement(
+  'campaigns.record_change',
+  `INSERT INTO campaign_changes (id, campaign_id, actor, action, changes, created_at)
+   VALUES (webhook_uuid_v7(), $1::uuid, coalesce(nullif(current_setting('callflow.actor', true), ''), 'system'), $2, $3::jsonb, now())`,
+);
+
+/** Writes a history entry: each changed field `{ from, to }`, under its column's name. */
+export async function recordChange(
+  tx: SqlSession,
+  campaignId: string,
+  action: 'edited',
+  changes: Record<string, { from: unknown; to: unknown }>,
+): Promise<void> {
+  await tx.run(recordChangeStatement, [campaignId, action, JSON.stringify(changes)]);
+}
+
 const actorStatement = statement('campaigns.actor', `SELECT set_config('callflow.actor', $1, true)`);
 
 /** Names who acts in this transaction (`user:<id>`, `api_key:<id>`): the campaign history's trigger reads it. */
@@ -466,6 +484,23 @@ const insertVariantsStatement = statement(
    SELECT r.id, $1::uuid, r.agent_id, r.name, r.weight, r.position
    FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, agent_id uuid, name text, weight int, position int)`,
 );
+
+/** A campaign's A/B variant as its history and a copy of the campaign carry it. */
+export interface VariantSetting {
+  agent_id: string;
+  name: string;
+  weight: number;
+}
+
+const variantsOfStatement = statement<VariantSetting>(
+  'campaigns.variants_of',
+  `SELECT agent_id, name, weight FROM campaign_variants WHERE campaign_id = $1::uuid ORDER BY position`,
+);
+
+/** The campaign's A/B variants in their order (none: an empty list). */
+export function variantsOf(sql: SqlSession, campaignId: string): Promise<VariantSetting[]> {
+  return sql.run(variantsOfStatement, [campaignId]);
+}
 
 /** Replaces the campaign's A/B variants (none: an empty list). */
 export async function replaceVariants(
