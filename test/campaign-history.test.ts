@@ -182,3 +182,65 @@ describe('an A/B split', () => {
     expect(await history(id)).toHaveLength(3);
   });
 });
+
+describe('a new campaign’s first entry', () => {
+  const CREATE = `mutation ($input: CreateCampaignInput!) { createCampaign(input: $input) { id } }`;
+
+  async function createdEntry(id: string) {
+    const entries = await history(id);
+    expect(entries.map((e) => e.action)).toEqual(['created']);
+    return Object.fromEntries(entries[0]!.changes.map((c) => [c.field, c.to]));
+  }
+
+  it('names the fields its creator set, not every default, on both surfaces', async () => {
+    const gql = await app.gql(
+      CREATE,
+      {
+        input: {
+          name: 'Autumn',
+          agentId: who.agent.id,
+          contactGroupId: who.groupId,
+          concurrentCalls: 4,
+          timezone: 'Europe/Paris',
+          // Given, but what a campaign gets anyway: nothing to say about it.
+          maxRetryDays: 0,
+          requiredConsent: [],
+        },
+      },
+      who.token,
+    );
+    expect(gql.errors).toBeUndefined();
+    expect(await createdEntry(gql.data.createCampaign.id)).toEqual({
+      name: 'Autumn',
+      agentId: who.agent.id,
+      contactGroupId: who.groupId,
+      status: 'draft',
+      concurrentCalls: 4,
+      timezone: 'Europe/Paris',
+    });
+
+    const v1 = await app.request('POST', '/api/v1/contacts/contacts/', {
+      token: who.token,
+      body: {
+        name: 'Winter',
+        agent_id: who.agent.id,
+        contact_group_id: who.groupId,
+        calling_hours: { start: '10:00', end: '16:00' },
+        description: 'Second round',
+        schedule_config: { max_attempts: 5 },
+        regional_rules: true,
+      },
+    });
+    expect(v1.status).toBe(201);
+    const winter = await createdEntry(v1.json.id);
+    expect(Object.keys(winter).sort()).toEqual(
+      ['name', 'agentId', 'contactGroupId', 'status', 'callingHours', 'description', 'scheduleConfig'].sort(),
+    );
+    expect(winter).toMatchObject({
+      name: 'Winter',
+      description: 'Second round',
+      callingHours: { start: '10:00', end: '16:00' },
+      scheduleConfig: { max_attempts: 5 },
+    });
+  });
+});

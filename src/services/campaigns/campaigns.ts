@@ -6,7 +6,13 @@ import { ownedOrNotFound } from '../owned.js';
 import { defaultCountryOf } from '../users/store.js';
 import { parseInput } from '../validation.js';
 import { checkRegionalRulesOff } from './exemptions.js';
-import { createCampaignInput, updateCampaignInput, type CreateCampaignInput, type UpdateCampaignInput } from './inputs.js';
+import {
+  createCampaignInput,
+  fieldsSetAtCreation,
+  updateCampaignInput,
+  type CreateCampaignInput,
+  type UpdateCampaignInput,
+} from './inputs.js';
 import { actFor } from './actor.js';
 import { checkAgent, checkDescriptions, checkGroup } from './references.js';
 import { EDITABLE_STATUSES, lockCampaign, refusal } from './states.js';
@@ -18,6 +24,7 @@ import {
   findCampaigns,
   insertCampaign,
   replanWaiting,
+  settleCreatedEntry,
   updateCampaignRow,
   type CampaignFilter,
   type RedialColumns,
@@ -64,7 +71,8 @@ const FUTURE_MESSAGE = 'Must be in the future.';
 
 /**
  * Creates a campaign, `draft` unless `scheduled` (which needs a future `startedAt`) is asked for, on one
- * of the user's active agents and one of the user's groups. Every check runs before the write.
+ * of the user's active agents and one of the user's groups. Every check runs before the write. Its
+ * history's first entry names the fields its creator set (fieldsSetAtCreation).
  */
 export async function createCampaign<Q extends CampaignQuery = {}>(
   ctx: ServiceContext,
@@ -89,6 +97,7 @@ export async function createCampaign<Q extends CampaignQuery = {}>(
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
     const { agent_name, agent_phone_number, contact_group_name, contact_group_total, status, ...columns } = input;
     await insertCampaign(tx, { ...columns, ...redial, id, user_id: ctx.user.id, status });
+    await settleCreatedEntry(tx, id, fieldsSetAtCreation(input));
   });
   return getCampaign(ctx, id, query);
 }

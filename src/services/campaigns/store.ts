@@ -453,6 +453,20 @@ export async function recordChange(
   await tx.run(recordChangeStatement, [campaignId, action, JSON.stringify(changes)]);
 }
 
+// The trigger names every tracked column of a new campaign, defaults and all: the creating transaction
+// keeps in that entry only the fields its creator set.
+const settleCreatedStatement = statement(
+  'campaigns.settle_created_entry',
+  `UPDATE campaign_changes
+   SET changes = coalesce((SELECT jsonb_object_agg(key, value) FROM jsonb_each(changes) WHERE key = ANY ($2::text[])), '{}')
+   WHERE campaign_id = $1::uuid AND action = 'created'`,
+);
+
+/** Narrows the new campaign's "created" entry to `fields`. */
+export async function settleCreatedEntry(tx: SqlSession, campaignId: string, fields: string[]): Promise<void> {
+  await tx.run(settleCreatedStatement, [campaignId, fields]);
+}
+
 const actorStatement = statement('campaigns.actor', `SELECT set_config('callflow.actor', $1, true)`);
 
 /** Names who acts in this transaction (`user:<id>`, `api_key:<id>`): the campaign history's trigger reads it. */
