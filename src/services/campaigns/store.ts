@@ -454,17 +454,22 @@ export async function recordChange(
 }
 
 // The trigger names every tracked column of a new campaign, defaults and all: the creating transaction
-// keeps in that entry only the fields its creator set.
+// keeps in that entry only the fields its creator set, and adds what is kept beside the row.
 const settleCreatedStatement = statement(
   'campaigns.settle_created_entry',
   `UPDATE campaign_changes
-   SET changes = coalesce((SELECT jsonb_object_agg(key, value) FROM jsonb_each(changes) WHERE key = ANY ($2::text[])), '{}')
+   SET changes = coalesce((SELECT jsonb_object_agg(key, value) FROM jsonb_each(changes) WHERE key = ANY ($2::text[])), '{}') || $3::jsonb
    WHERE campaign_id = $1::uuid AND action = 'created'`,
 );
 
-/** Narrows the new campaign's "created" entry to `fields`. */
-export async function settleCreatedEntry(tx: SqlSession, campaignId: string, fields: string[]): Promise<void> {
-  await tx.run(settleCreatedStatement, [campaignId, fields]);
+/** Narrows the new campaign's "created" entry to `fields`, and adds `added` (fields kept outside its row). */
+export async function settleCreatedEntry(
+  tx: SqlSession,
+  campaignId: string,
+  fields: string[],
+  added: Record<string, { from: unknown; to: unknown }>,
+): Promise<void> {
+  await tx.run(settleCreatedStatement, [campaignId, fields, JSON.stringify(added)]);
 }
 
 const actorStatement = statement('campaigns.actor', `SELECT set_config('callflow.actor', $1, true)`);
@@ -511,9 +516,15 @@ const variantsOfStatement = statement<VariantSetting>(
   `SELECT agent_id, name, weight FROM campaign_variants WHERE campaign_id = $1::uuid ORDER BY position`,
 );
 
-/** The campaign's A/B variants in their order (none: an empty list). */
-export function variantsOf(sql: SqlSession, campaignId: string): Promise<VariantSetting[]> {
-  return sql.run(variantsOfStatement, [campaignId]);
+const activeVariantsOfStatement = statement<VariantSetting>(
+  'campaigns.active_variants_of',
+  `SELECT v.agent_id, v.name, v.weight FROM campaign_variants v JOIN agents a ON a.id = v.agent_id
+   WHERE v.campaign_id = $1::uuid AND a.is_active ORDER BY v.position`,
+);
+
+/** The campaign's A/B variants in their order (none: an empty list); with `activeOnly`, those whose agents are not archived. */
+export function variantsOf(sql: SqlSession, campaignId: string, { activeOnly = false } = {}): Promise<VariantSetting[]> {
+  return sql.run(activeOnly ? activeVariantsOfStatement : variantsOfStatement, [campaignId]);
 }
 
 /** Replaces the campaign's A/B variants (none: an empty list). */
@@ -527,6 +538,17 @@ export async function replaceVariants(
   const rows = variants.map((v, position) => ({ id: v.id, agent_id: v.agentId, name: v.name, weight: v.weight, position }));
   await tx.run(insertVariantsStatement, [campaignId, JSON.stringify(rows)]);
 }
+
+// A redial's contact keeps the variant its source gave it, by name, so that its calls go on as the
+// source's retries would have; the other contacts are given theirs by weight.
+const inheritVariantsStatement = statement(
+  'campaigns.inherit_variants',
+  `UPDATE campaign_contacts cc SET variant_id = v.id
+   FROM campaigns k, campaign_contacts s, campaign_variants sv, campaign_variants v
+   WHERE cc.campaign_id = $1::uuid AND cc.variant_id IS NULL AND k.id = cc.campaign_id
+     AND s.campaign_id = k.redial_of AND s.contact_id = cc.contact_id AND sv.id = s.variant_id
+     AND v.campaign_id = cc.campaign_id AND lower(v.name) = lower(sv.name)`,
+);
 
 // A contact's variant is the one whose weight range holds a hash of the campaign and contact: the same
 // every time it is asked, so a contact enrolled again (a resume) or called again keeps its variant.
@@ -546,6 +568,7 @@ const assignVariantsStatement = statement(
 
 /** Gives each enrolled contact without a variant its variant (nothing without variants). */
 export async function assignVariants(tx: SqlSession, campaignId: string): Promise<void> {
+  await tx.run(inheritVariantsStatement, [campaignId]);
   await tx.run(assignVariantsStatement, [campaignId]);
 }
 

@@ -7,7 +7,7 @@ import { uuidv7 } from '../ids.js';
 import { parseInput, uuid, type RawInput } from '../validation.js';
 import { actFor } from './actor.js';
 import { getCampaign } from './campaigns.js';
-import { checkAgent } from './references.js';
+import { checkVariantAgents } from './references.js';
 import { intInRange } from '../calling-rules/schedule.js';
 import { lockCampaign, refusal } from './states.js';
 import { recordChange, replaceVariants, variantsOf, type CampaignQuery } from './store.js';
@@ -56,11 +56,7 @@ export async function setCampaignVariants<Q extends CampaignQuery = {}>(
       throw refusal(campaign.status, 'Variants are set before the campaign starts.');
     }
     const errors: FieldErrors = {};
-    for (const [index, variant] of variants.entries()) {
-      const problems: FieldErrors = {};
-      await checkAgent(tx, ctx.user.id, variant.agent_id, problems);
-      if (problems.agent_id) errors[`variants.${index}.agent_id`] = problems.agent_id;
-    }
+    await checkVariantAgents(tx, ctx.user.id, variants, errors);
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
     const before = await variantsOf(tx, id);
     const after = variants.map((v) => ({ agent_id: v.agent_id, name: v.name, weight: v.weight }));
