@@ -3,6 +3,7 @@ import type { CallOutcome } from '../src/services/call-outcomes.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { contactRows, createCampaign, customer, dispatch, importGroup, type Customer } from './support/campaigns.js';
 import { dialerEnv, ManualClock, recordingDialer } from './support/dialer.js';
+import { createAgent } from './support/fixtures.js';
 import { ALWAYS_OPEN } from './support/live.js';
 
 // Clone (a campaign's settings, as a draft, optionally on another group or agent) and redial (its
@@ -99,5 +100,79 @@ describe('a clone', () => {
     const foreign = await customer(app, { contacts: 1, credits: 0 });
     const refused = await app.gql(CLONE, { id: source, input: { contactGroupId: foreign.groupId } }, who.token);
     expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('a campaign split between agents', () => {
+  const SET = `mutation ($id: UUID!, $input: SetCampaignVariantsInput!) { setCampaignVariants(id: $id, input: $input) { id } }`;
+  const VARIANTS = `variants { name weight agent { id } }`;
+  const HISTORY = `query ($id: UUID!) { campaign(id: $id) { history(first: 5) { edges { node { action changes { field to } } } } } }`;
+
+  /** Each enrolled contact's variant, by contact. */
+  async function variantsByContact(campaignId: string) {
+    const names = new Map((await app.prisma.campaignVariant.findMany({ where: { campaignId } })).map((v) => [v.id, v.name]));
+    const rows = await app.prisma.campaignContact.findMany({ where: { campaignId } });
+    return new Map(rows.map((r) => [r.contactId, r.variantId && names.get(r.variantId)]));
+  }
+
+  it('carries its split to a clone and to a redial, where each contact keeps the variant its source gave it', async () => {
+    const challenger = await createAgent(app, who.token, { name: 'Challenger' });
+    const groupId = await importGroup(app, who.token, contactRows(20), 'Split list');
+    const split = (await createCampaign(app, { ...who, groupId }, { ...ALWAYS_OPEN, name: 'Split', concurrent_calls: 20 })).id;
+    const variants = [
+      { agentId: who.agent.id, name: 'Control', weight: 50 },
+      { agentId: challenger.id, name: 'Challenger', weight: 50 },
+    ];
+    expect((await app.gql(SET, { id: split, input: { variants } }, who.token)).errors).toBeUndefined();
+    const expected = variants.map((v) => ({ name: v.name, weight: v.weight, agent: { id: v.agentId } }));
+
+    const clone = await app.gql(`mutation ($id: UUID!) { cloneCampaign(id: $id) { id ${VARIANTS} } }`, { id: split }, who.token);
+    expect(clone.errors).toBeUndefined();
+    expect(clone.data.cloneCampaign.variants).toEqual(expected);
+    // Its history says it was created with the split.
+    const created = (await app.gql(HISTORY, { id: clone.data.cloneCampaign.id }, who.token)).data.campaign.history.edges;
+    expect(created.map((e: { node: { action: string } }) => e.node.action)).toEqual(['created']);
+    expect(created[0].node.changes).toContainEqual({
+      field: 'variants',
+      to: variants.map((v) => ({ agent_id: v.agentId, name: v.name, weight: v.weight })),
+    });
+
+    // Nobody answers: every contact is left to the redial.
+    expect((await dispatch(app, who.token, split)).status).toBe(202);
+    const run = recordingDialer(dialerEnv(app, new ManualClock(new Date(Date.now() + 1000))), () => ({
+      outcome: 'no_answer',
+      durationSeconds: 0,
+    }));
+    await run.run(split);
+    expect((await app.prisma.campaign.findUniqueOrThrow({ where: { id: split } })).status).toBe('completed');
+    const before = await variantsByContact(split);
+    expect(new Set(before.values())).toEqual(new Set(['Control', 'Challenger']));
+
+    const redial = await app.gql(`mutation ($id: UUID!) { redialCampaign(id: $id) { id ${VARIANTS} } }`, { id: split }, who.token);
+    expect(redial.errors).toBeUndefined();
+    expect(redial.data.redialCampaign.variants).toEqual(expected);
+    expect((await dispatch(app, who.token, redial.data.redialCampaign.id)).status).toBe(202);
+    // A contact's variant is drawn from the campaign's id and its own: a new draw would move about half of them.
+    expect(await variantsByContact(redial.data.redialCampaign.id)).toEqual(before);
+  });
+
+  it('leaves out of a copy the variants whose agents were archived since, and a split of one', async () => {
+    const [second, third] = [await createAgent(app, who.token, { name: 'Second' }), await createAgent(app, who.token, { name: 'Third' })];
+    const id = (await createCampaign(app, who, ALWAYS_OPEN)).id;
+    const variants = [
+      { agentId: who.agent.id, name: 'Control', weight: 2 },
+      { agentId: second.id, name: 'Second', weight: 1 },
+      { agentId: third.id, name: 'Third', weight: 1 },
+    ];
+    expect((await app.gql(SET, { id, input: { variants } }, who.token)).errors).toBeUndefined();
+    const cloneVariants = async () => {
+      const { data, errors } = await app.gql(`mutation ($id: UUID!) { cloneCampaign(id: $id) { ${VARIANTS} } }`, { id }, who.token);
+      expect(errors).toBeUndefined();
+      return data.cloneCampaign.variants.map((v: { name: string }) => v.name);
+    };
+    expect((await app.request('DELETE', `/api/v1/agents/${third.id}/`, { token: who.token })).status).toBe(204);
+    expect(await cloneVariants()).toEqual(['Control', 'Second']);
+    expect((await app.request('DELETE', `/api/v1/agents/${second.id}/`, { token: who.token })).status).toBe(204);
+    expect(await cloneVariants()).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { inProcessEventBus } from '../src/services/events.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createCampaign, customer, dispatch, type Customer } from './support/campaigns.js';
 import { dialerEnv, ManualClock, recordingDialer } from './support/dialer.js';
+import { createAgent } from './support/fixtures.js';
 import { ALWAYS_OPEN } from './support/live.js';
 import { subscribe, type LiveSubscription } from './support/sse.js';
 
@@ -151,5 +152,95 @@ describe('a campaign steered while it runs', () => {
     await watch.ended;
     expect(watch.results[0]?.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     expect((await history(created.id)).map((e) => e.action)).toEqual(['dispatched', 'created']);
+  });
+});
+
+describe('an A/B split', () => {
+  const SET = `mutation ($id: UUID!, $input: SetCampaignVariantsInput!) { setCampaignVariants(id: $id, input: $input) { id } }`;
+
+  it('is kept in the history like any other edit: who, and from which split to which', async () => {
+    const id = (await createCampaign(app, who, ALWAYS_OPEN)).id as string;
+    const second = await createAgent(app, who.token, { name: 'Challenger' });
+    const split = [
+      { agentId: who.agent.id, name: 'Control', weight: 70 },
+      { agentId: second.id, name: 'Challenger', weight: 30 },
+    ];
+    const stored = [
+      { agent_id: who.agent.id, name: 'Control', weight: 70 },
+      { agent_id: second.id, name: 'Challenger', weight: 30 },
+    ];
+    expect((await app.gql(SET, { id, input: { variants: split } }, who.token)).errors).toBeUndefined();
+    // The same split again changes nothing, and writes nothing.
+    expect((await app.gql(SET, { id, input: { variants: split } }, who.token)).errors).toBeUndefined();
+    expect((await app.gql(SET, { id, input: { variants: [] } }, who.token)).errors).toBeUndefined();
+
+    const [removed, set, created] = await history(id);
+    expect(created!.action).toBe('created');
+    expect(set).toMatchObject({ action: 'edited', actor: { kind: 'user', id: who.id } });
+    expect(set!.changes).toEqual([{ field: 'variants', from: [], to: stored }]);
+    expect(removed!.changes).toEqual([{ field: 'variants', from: stored, to: [] }]);
+    expect(await history(id)).toHaveLength(3);
+  });
+});
+
+describe('a new campaign’s first entry', () => {
+  const CREATE = `mutation ($input: CreateCampaignInput!) { createCampaign(input: $input) { id } }`;
+
+  async function createdEntry(id: string) {
+    const entries = await history(id);
+    expect(entries.map((e) => e.action)).toEqual(['created']);
+    return Object.fromEntries(entries[0]!.changes.map((c) => [c.field, c.to]));
+  }
+
+  it('names the fields its creator set, not every default, on both surfaces', async () => {
+    const gql = await app.gql(
+      CREATE,
+      {
+        input: {
+          name: 'Autumn',
+          agentId: who.agent.id,
+          contactGroupId: who.groupId,
+          concurrentCalls: 4,
+          timezone: 'Europe/Paris',
+          // Given, but what a campaign gets anyway: nothing to say about it.
+          maxRetryDays: 0,
+          requiredConsent: [],
+        },
+      },
+      who.token,
+    );
+    expect(gql.errors).toBeUndefined();
+    expect(await createdEntry(gql.data.createCampaign.id)).toEqual({
+      name: 'Autumn',
+      agentId: who.agent.id,
+      contactGroupId: who.groupId,
+      status: 'draft',
+      concurrentCalls: 4,
+      timezone: 'Europe/Paris',
+    });
+
+    const v1 = await app.request('POST', '/api/v1/contacts/contacts/', {
+      token: who.token,
+      body: {
+        name: 'Winter',
+        agent_id: who.agent.id,
+        contact_group_id: who.groupId,
+        calling_hours: { start: '10:00', end: '16:00' },
+        description: 'Second round',
+        schedule_config: { max_attempts: 5 },
+        regional_rules: true,
+      },
+    });
+    expect(v1.status).toBe(201);
+    const winter = await createdEntry(v1.json.id);
+    expect(Object.keys(winter).sort()).toEqual(
+      ['name', 'agentId', 'contactGroupId', 'status', 'callingHours', 'description', 'scheduleConfig'].sort(),
+    );
+    expect(winter).toMatchObject({
+      name: 'Winter',
+      description: 'Second round',
+      callingHours: { start: '10:00', end: '16:00' },
+      scheduleConfig: { max_attempts: 5 },
+    });
   });
 });

@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphqlLeanLane } from '../src/ops/metrics.js';
 import { startTestApp, TEST_SECRET, type TestApp } from './support/app.js';
 import { createCampaign, customer, type Customer } from './support/campaigns.js';
+import { rawRequest, type RawAnswer } from './support/raw-http.js';
 
 // The lean lane (src/schema/server/lean-lane.ts): a POST whose document the full path has answered with a
 // compiled read is answered from node:http. Its answers are the full path's to the byte, headers
@@ -45,49 +45,18 @@ const REVOKE_KEY = 'mutation ($id: UUID!) { revokeApiKey(id: $id) { id } }';
 const NESTED_ID = `sha256:${createHash('sha256').update(NESTED).digest('hex')}`;
 const ORIGIN = 'https://app.example';
 
-interface Raw {
-  status: number;
-  /** Every header as written, in order, but the date. */
-  headers: [string, string][];
-  text: string;
-  /** The body as it came, compressed or not. */
-  bytes: Buffer;
-}
-
 /** A POST to /graphql as a plain client sends it: JSON, no Accept-Encoding, a new connection. */
-function post(app: TestApp, body: unknown, headers: Record<string, string> = {}): Promise<Raw> {
+function post(app: TestApp, body: unknown, headers: Record<string, string> = {}) {
   const text = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      `${app.url}/graphql`,
-      {
-        method: 'POST',
-        agent: false,
-        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const pairs: [string, string][] = [];
-          for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!, res.rawHeaders[i + 1]!]);
-          const bytes = Buffer.concat(chunks);
-          resolve({
-            status: res.statusCode!,
-            headers: pairs.filter(([name]) => name.toLowerCase() !== 'date'),
-            text: bytes.toString('utf8'),
-            bytes,
-          });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(text);
+  return rawRequest(`${app.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers },
+    body: text,
   });
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const codeOf = (answer: Raw) =>
+const codeOf = (answer: RawAnswer) =>
   (JSON.parse(answer.text) as { errors?: { extensions?: { code?: string } }[] }).errors?.[0]?.extensions?.code;
 
 async function laneCount(outcome: 'answered' | 'handed_over'): Promise<number> {
@@ -95,7 +64,7 @@ async function laneCount(outcome: 'answered' | 'handed_over'): Promise<number> {
 }
 
 /** Sends a request and says how the lane took it: answered, handed over, or not begun at all. */
-async function throughLane(send: () => Promise<Raw>): Promise<{ answer: Raw; lane: 'answered' | 'handed_over' | 'none' }> {
+async function throughLane(send: () => Promise<RawAnswer>): Promise<{ answer: RawAnswer; lane: 'answered' | 'handed_over' | 'none' }> {
   const [answered, handed] = [await laneCount('answered'), await laneCount('handed_over')];
   const answer = await send();
   const lane = (await laneCount('answered')) > answered ? 'answered' : (await laneCount('handed_over')) > handed ? 'handed_over' : 'none';

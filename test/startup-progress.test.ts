@@ -2,8 +2,10 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { startupProgress } from '../src/ops/startup-progress.js';
+import { startTestApp } from './support/app.js';
+import { databaseUrlOf } from './support/workers.js';
 
 // A start that takes long says what it is doing: a step slower than STARTUP_PROGRESS_AFTER_MS prints one
 // line, so a start on a busy machine never sits silent until its banner.
@@ -90,6 +92,53 @@ describe('npm start on a fresh data folder, every step reported (STARTUP_PROGRES
         await exited;
       }
       await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+// A worker needs PostgreSQL: this part runs only there.
+describe.runIf(inject('testDatabase').kind === 'postgres')('npm run worker, every step reported (STARTUP_PROGRESS_AFTER_MS=0)', () => {
+  it('says what it is doing, step by step, before it says it started', async () => {
+    const app = await startTestApp();
+    const child = spawn(process.execPath, ['scripts/run.mjs', 'worker'], {
+      cwd: new URL('..', import.meta.url).pathname,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DATABASE_URL: await databaseUrlOf(app),
+        WORKER_PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        STARTUP_PROGRESS_AFTER_MS: '0',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let output = '';
+      await new Promise<void>((resolve, reject) => {
+        const onData = (chunk: Buffer) => {
+          output += chunk.toString();
+          if (output.includes('"msg":"dialer worker started"')) resolve();
+        };
+        child.stdout!.on('data', onData);
+        child.stderr!.on('data', onData);
+        child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+      });
+      const steps = output.split('\n').filter((line) => line.endsWith('…') && !line.startsWith('Bundling'));
+      expect(steps).toEqual([
+        "Loading the worker's modules…",
+        'Waiting for PostgreSQL to accept connections…',
+        'Connecting to PostgreSQL…',
+        'Applying database migrations…',
+        'Starting the job engine…',
+      ]);
+    } finally {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      await app.close();
     }
   }, 120_000);
 });

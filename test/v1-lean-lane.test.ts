@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { request as httpRequest, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v1LeanLane } from '../src/ops/metrics.js';
 import { startTestApp, TEST_SECRET, type TestApp } from './support/app.js';
 import { createCampaign, customer, type Customer } from './support/campaigns.js';
+import { rawRequest, type RawAnswer } from './support/raw-http.js';
 
 // The v1 lean lane (src/rest/lean-lane.ts): a GET of JSON under /api/v1/ is answered from node:http,
 // through the router's own steps. Its answers are the full path's to the byte, headers included: each
@@ -16,41 +17,12 @@ import { createCampaign, customer, type Customer } from './support/campaigns.js'
 
 const ORIGIN = 'https://app.example';
 
-interface Raw {
-  status: number;
-  /** Every header as written, in order, but the date. */
-  headers: [string, string][];
-  text: string;
-  /** The body as it came, compressed or not. */
-  bytes: Buffer;
-}
-
-function get(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, agent: false, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const pairs: [string, string][] = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!, res.rawHeaders[i + 1]!]);
-        const bytes = Buffer.concat(chunks);
-        resolve({
-          status: res.statusCode!,
-          headers: pairs.filter(([name]) => name.toLowerCase() !== 'date'),
-          text: bytes.toString('utf8'),
-          bytes,
-        });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (url: string, headers: Record<string, string> = {}, method = 'GET') => rawRequest(url, { method, headers });
 
 const answered = async () => (await v1LeanLane.get()).values[0]?.value ?? 0;
 
 /** Sends a request and says whether the lane answered it. */
-async function throughLane(send: () => Promise<Raw>): Promise<{ answer: Raw; lane: boolean }> {
+async function throughLane(send: () => Promise<RawAnswer>): Promise<{ answer: RawAnswer; lane: boolean }> {
   const before = await answered();
   const answer = await send();
   return { answer, lane: (await answered()) > before };
@@ -91,7 +63,7 @@ afterAll(async () => {
 });
 
 /** The same request to the app and to the full path alone: the lane answers, with the full path's bytes. */
-async function expectSameAsFullPath(path: string, headers: Record<string, string>, url = app.url): Promise<Raw> {
+async function expectSameAsFullPath(path: string, headers: Record<string, string>, url = app.url): Promise<RawAnswer> {
   const sent = { ...headers, 'x-request-id': `lane-${randomUUID()}` };
   const lean = await throughLane(() => get(url + path, sent));
   const whole = await get(fullUrl + path, sent);
@@ -178,14 +150,7 @@ describe('the v1 lean lane', () => {
     for (const [path, headers, method] of untouched) {
       const before = await answered();
       const answer = await (headers['content-length']
-        ? new Promise<Raw>((resolve, reject) => {
-            const req = httpRequest(`${app.url}${path}`, { method: 'GET', agent: false, headers }, (res) => {
-              res.resume();
-              res.on('end', () => resolve({ status: res.statusCode!, headers: [], text: '', bytes: Buffer.alloc(0) }));
-            });
-            req.on('error', reject);
-            req.end('{}');
-          })
+        ? rawRequest(app.url + path, { headers, body: '{}' })
         : get(app.url + path, headers, method));
       expect(await answered(), path).toBe(before);
       expect(answer.status, path).toBeLessThan(500);

@@ -6,9 +6,15 @@ import { ownedOrNotFound } from '../owned.js';
 import { defaultCountryOf } from '../users/store.js';
 import { parseInput } from '../validation.js';
 import { checkRegionalRulesOff } from './exemptions.js';
-import { createCampaignInput, updateCampaignInput, type CreateCampaignInput, type UpdateCampaignInput } from './inputs.js';
+import {
+  createCampaignInput,
+  fieldsSetAtCreation,
+  updateCampaignInput,
+  type CreateCampaignInput,
+  type UpdateCampaignInput,
+} from './inputs.js';
 import { actFor } from './actor.js';
-import { checkAgent, checkDescriptions, checkGroup } from './references.js';
+import { checkAgent, checkDescriptions, checkGroup, checkVariantAgents } from './references.js';
 import { EDITABLE_STATUSES, lockCampaign, refusal } from './states.js';
 import {
   campaignItem,
@@ -17,10 +23,13 @@ import {
   findCampaign,
   findCampaigns,
   insertCampaign,
+  replaceVariants,
   replanWaiting,
+  settleCreatedEntry,
   updateCampaignRow,
   type CampaignFilter,
   type RedialColumns,
+  type VariantSetting,
   type CampaignPage,
   type CampaignQuery,
 } from './store.js';
@@ -62,15 +71,23 @@ export async function getCampaign<Q extends CampaignQuery = {}>(
 
 const FUTURE_MESSAGE = 'Must be in the future.';
 
+/** What a campaign made from another (copies.ts) takes beside its settings. */
+export interface CampaignOrigin {
+  redial?: RedialColumns;
+  /** The A/B split it carries over; each variant's agent is checked as setCampaignVariants checks it. */
+  variants?: VariantSetting[];
+}
+
 /**
  * Creates a campaign, `draft` unless `scheduled` (which needs a future `startedAt`) is asked for, on one
- * of the user's active agents and one of the user's groups. Every check runs before the write.
+ * of the user's active agents and one of the user's groups. Every check runs before the write. Its
+ * history's first entry names the fields its creator set (fieldsSetAtCreation), and its split if any.
  */
 export async function createCampaign<Q extends CampaignQuery = {}>(
   ctx: ServiceContext,
   raw: CreateCampaignInput,
   query: Q = {} as Q,
-  redial: RedialColumns = {},
+  origin: CampaignOrigin = {},
 ): Promise<Prisma.CampaignGetPayload<Q>> {
   const input = parseInput(createCampaignInput, raw);
   const now = ctx.clock.now();
@@ -86,9 +103,19 @@ export async function createCampaign<Q extends CampaignQuery = {}>(
     const group = await checkGroup(tx, ctx.user.id, input.contact_group_id, errors);
     if (agent && group) checkDescriptions(input, agent, group, country, errors);
     await checkRegionalRulesOff(tx, ctx.user.id, input.regional_rules, now, errors);
+    const variants = origin.variants ?? [];
+    await checkVariantAgents(tx, ctx.user.id, variants, errors);
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
     const { agent_name, agent_phone_number, contact_group_name, contact_group_total, status, ...columns } = input;
-    await insertCampaign(tx, { ...columns, ...redial, id, user_id: ctx.user.id, status });
+    await insertCampaign(tx, { ...columns, ...origin.redial, id, user_id: ctx.user.id, status });
+    if (variants.length) {
+      await replaceVariants(
+        tx,
+        id,
+        variants.map((v) => ({ id: uuidv7(), agentId: v.agent_id, name: v.name, weight: v.weight })),
+      );
+    }
+    await settleCreatedEntry(tx, id, fieldsSetAtCreation(input), variants.length ? { variants: { from: null, to: variants } } : {});
   });
   return getCampaign(ctx, id, query);
 }

@@ -5,11 +5,13 @@ import type { ServiceContext } from '../context.js';
 import { ConflictError } from '../errors.js';
 import { parseInput, uuid, type RawInput } from '../validation.js';
 import { createCampaign, getCampaign } from './campaigns.js';
-import type { CampaignQuery } from './store.js';
+import { variantsOf, type CampaignQuery } from './store.js';
 
 // New campaigns made from another: a clone (its settings, as a draft, optionally on another group or
 // agent), and a redial (its settings, over the contacts of its group it did not reach). Neither copies
-// nor moves a contact: a redial enrolls, when it starts, the contacts its source left unreached.
+// nor moves a contact: a redial enrolls, when it starts, the contacts its source left unreached. Both
+// carry the source's A/B split over; a redialed contact keeps the variant its source gave it
+// (store.ts, assignVariants).
 
 const cloneInput = z.object({
   name: z.string().trim().min(1).max(255).optional(),
@@ -67,6 +69,7 @@ export async function cloneCampaign<Q extends CampaignQuery = {}>(
       contact_group_id: input.contact_group_id ?? source.contactGroupId,
     },
     query,
+    { variants: await splitOf(ctx, source.id) },
   );
 }
 
@@ -95,8 +98,20 @@ export async function redialCampaign<Q extends CampaignQuery = {}>(
       contact_group_id: source.contactGroupId,
     },
     query,
-    { redial_of: source.id, redial_outcomes: [...new Set(input.outcomes ?? [])] },
+    {
+      redial: { redial_of: source.id, redial_outcomes: [...new Set(input.outcomes ?? [])] },
+      variants: await splitOf(ctx, source.id),
+    },
   );
+}
+
+/**
+ * The source's A/B split for a copy: its variants but those whose agents were archived since (they can
+ * no longer call), and none when fewer than two are left.
+ */
+async function splitOf(ctx: ServiceContext, sourceId: string) {
+  const variants = await variantsOf(ctx.sql, sourceId, { activeOnly: true });
+  return variants.length >= 2 ? variants : [];
 }
 
 /** "Spring recall (copy)", within the name's 255 characters. */

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { CampaignPurpose, ConsentKind } from '../../generated/prisma/enums.js';
 import { DEFAULT_PURPOSE } from '../calling-rules/registries.js';
@@ -120,3 +121,25 @@ export type CreateCampaignInput = RawInput<typeof createCampaignInput>;
 export const updateCampaignInput = z.object(CAMPAIGN_FIELDS).partial();
 export type UpdateCampaignInput = RawInput<typeof updateCampaignInput>;
 export type UpdateCampaignColumns = z.output<typeof updateCampaignInput>;
+
+// What a new campaign holds for a field its creator leaves out: the defaults above, and the database's
+// for the fields without one here.
+const LEFT_OUT: Partial<Record<string, unknown>> = { required_consent: [], regional_rules: true };
+
+/**
+ * The fields a new campaign's history entry names: its name, agent, group and status, and each setting
+ * whose value is not what a campaign gets when it is left out (for a clone, what it carried over that is
+ * not a default). Keys are the stored columns'.
+ */
+export function fieldsSetAtCreation(input: z.output<typeof createCampaignInput>): string[] {
+  const defaults: Record<string, unknown> = createCampaignInput.parse({
+    name: input.name,
+    agent_id: input.agent_id,
+    contact_group_id: input.contact_group_id,
+  });
+  const given: Record<string, unknown> = input;
+  const settings = Object.keys(CAMPAIGN_FIELDS).filter(
+    (field) => given[field] !== undefined && !isDeepStrictEqual(given[field] ?? null, defaults[field] ?? LEFT_OUT[field] ?? null),
+  );
+  return ['name', 'agent_id', 'contact_group_id', 'status', ...settings];
+}

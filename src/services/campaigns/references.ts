@@ -27,6 +27,20 @@ export async function checkGroup(tx: SqlSession, userId: string, groupId: string
   return group ?? null;
 }
 
+/** Each A/B variant's agent must be one of the user's active agents: a field error on `variants.<index>.agent_id` otherwise. */
+export async function checkVariantAgents(
+  tx: SqlSession,
+  userId: string,
+  variants: readonly { agent_id: string }[],
+  errors: FieldErrors,
+): Promise<void> {
+  for (const [index, variant] of variants.entries()) {
+    const problems: FieldErrors = {};
+    await checkAgent(tx, userId, variant.agent_id, problems);
+    if (problems.agent_id) errors[`variants.${index}.agent_id`] = problems.agent_id;
+  }
+}
+
 interface Descriptions {
   agent_name?: string | undefined;
   agent_phone_number?: string | undefined;

@@ -506,6 +506,43 @@ export async function v1CampaignText(ctx: ServiceContext, id: string): Promise<s
   return (await ctx.sql.run(v1GetStatement, [id, ctx.user.id]))[0]?.campaign;
 }
 
+// The history's trigger sees only the campaigns row: a change kept elsewhere (the A/B variants) is written
+// here, in the same shape and by the same actor.
+const recordChangeStatement = statement(
+  'campaigns.record_change',
+  `INSERT INTO campaign_changes (id, campaign_id, actor, action, changes, created_at)
+   VALUES (webhook_uuid_v7(), $1::uuid, coalesce(nullif(current_setting('callflow.actor', true), ''), 'system'), $2, $3::jsonb, now())`,
+);
+
+/** Writes a history entry: each changed field `{ from, to }`, under its column's name. */
+export async function recordChange(
+  tx: SqlSession,
+  campaignId: string,
+  action: 'edited',
+  changes: Record<string, { from: unknown; to: unknown }>,
+): Promise<void> {
+  await tx.run(recordChangeStatement, [campaignId, action, JSON.stringify(changes)]);
+}
+
+// The trigger names every tracked column of a new campaign, defaults and all: the creating transaction
+// keeps in that entry only the fields its creator set, and adds what is kept beside the row.
+const settleCreatedStatement = statement(
+  'campaigns.settle_created_entry',
+  `UPDATE campaign_changes
+   SET changes = coalesce((SELECT jsonb_object_agg(key, value) FROM jsonb_each(changes) WHERE key = ANY ($2::text[])), '{}') || $3::jsonb
+   WHERE campaign_id = $1::uuid AND action = 'created'`,
+);
+
+/** Narrows the new campaign's "created" entry to `fields`, and adds `added` (fields kept outside its row). */
+export async function settleCreatedEntry(
+  tx: SqlSession,
+  campaignId: string,
+  fields: string[],
+  added: Record<string, { from: unknown; to: unknown }>,
+): Promise<void> {
+  await tx.run(settleCreatedStatement, [campaignId, fields, JSON.stringify(added)]);
+}
+
 const actorStatement = statement('campaigns.actor', `SELECT set_config('callflow.actor', $1, true)`);
 
 /** Names who acts in this transaction (`user:<id>`, `api_key:<id>`): the campaign history's trigger reads it. */
@@ -538,6 +575,29 @@ const insertVariantsStatement = statement(
    FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, agent_id uuid, name text, weight int, position int)`,
 );
 
+/** A campaign's A/B variant as its history and a copy of the campaign carry it. */
+export interface VariantSetting {
+  agent_id: string;
+  name: string;
+  weight: number;
+}
+
+const variantsOfStatement = statement<VariantSetting>(
+  'campaigns.variants_of',
+  `SELECT agent_id, name, weight FROM campaign_variants WHERE campaign_id = $1::uuid ORDER BY position`,
+);
+
+const activeVariantsOfStatement = statement<VariantSetting>(
+  'campaigns.active_variants_of',
+  `SELECT v.agent_id, v.name, v.weight FROM campaign_variants v JOIN agents a ON a.id = v.agent_id
+   WHERE v.campaign_id = $1::uuid AND a.is_active ORDER BY v.position`,
+);
+
+/** The campaign's A/B variants in their order (none: an empty list); with `activeOnly`, those whose agents are not archived. */
+export function variantsOf(sql: SqlSession, campaignId: string, { activeOnly = false } = {}): Promise<VariantSetting[]> {
+  return sql.run(activeOnly ? activeVariantsOfStatement : variantsOfStatement, [campaignId]);
+}
+
 /** Replaces the campaign's A/B variants (none: an empty list). */
 export async function replaceVariants(
   tx: SqlSession,
@@ -549,6 +609,17 @@ export async function replaceVariants(
   const rows = variants.map((v, position) => ({ id: v.id, agent_id: v.agentId, name: v.name, weight: v.weight, position }));
   await tx.run(insertVariantsStatement, [campaignId, JSON.stringify(rows)]);
 }
+
+// A redial's contact keeps the variant its source gave it, by name, so that its calls go on as the
+// source's retries would have; the other contacts are given theirs by weight.
+const inheritVariantsStatement = statement(
+  'campaigns.inherit_variants',
+  `UPDATE campaign_contacts cc SET variant_id = v.id
+   FROM campaigns k, campaign_contacts s, campaign_variants sv, campaign_variants v
+   WHERE cc.campaign_id = $1::uuid AND cc.variant_id IS NULL AND k.id = cc.campaign_id
+     AND s.campaign_id = k.redial_of AND s.contact_id = cc.contact_id AND sv.id = s.variant_id
+     AND v.campaign_id = cc.campaign_id AND lower(v.name) = lower(sv.name)`,
+);
 
 // A contact's variant is the one whose weight range holds a hash of the campaign and contact: the same
 // every time it is asked, so a contact enrolled again (a resume) or called again keeps its variant.
@@ -568,6 +639,7 @@ const assignVariantsStatement = statement(
 
 /** Gives each enrolled contact without a variant its variant (nothing without variants). */
 export async function assignVariants(tx: SqlSession, campaignId: string): Promise<void> {
+  await tx.run(inheritVariantsStatement, [campaignId]);
   await tx.run(assignVariantsStatement, [campaignId]);
 }
 

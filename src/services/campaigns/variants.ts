@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
@@ -6,10 +7,10 @@ import { uuidv7 } from '../ids.js';
 import { parseInput, uuid, type RawInput } from '../validation.js';
 import { actFor } from './actor.js';
 import { getCampaign } from './campaigns.js';
-import { checkAgent } from './references.js';
+import { checkVariantAgents } from './references.js';
 import { intInRange } from '../calling-rules/schedule.js';
 import { lockCampaign, refusal } from './states.js';
-import { replaceVariants, type CampaignQuery } from './store.js';
+import { recordChange, replaceVariants, variantsOf, type CampaignQuery } from './store.js';
 
 // A/B agents: a campaign may run two or more agent variants with weights. Each contact is given one when
 // it is enrolled (by a hash of the campaign and the contact, so the same one on every call), and its calls
@@ -37,6 +38,8 @@ const variantsInput = z.object({
 /**
  * Sets the campaign's variants (an empty list removes them). Only before it starts: the contacts are
  * given their variants when they are enrolled, and a split changed midway would compare unlike groups.
+ * A new split is an entry of the campaign's history (`variants`, from the old list to the new one); the
+ * same split set again changes nothing.
  */
 export async function setCampaignVariants<Q extends CampaignQuery = {}>(
   ctx: ServiceContext,
@@ -53,17 +56,17 @@ export async function setCampaignVariants<Q extends CampaignQuery = {}>(
       throw refusal(campaign.status, 'Variants are set before the campaign starts.');
     }
     const errors: FieldErrors = {};
-    for (const [index, variant] of variants.entries()) {
-      const problems: FieldErrors = {};
-      await checkAgent(tx, ctx.user.id, variant.agent_id, problems);
-      if (problems.agent_id) errors[`variants.${index}.agent_id`] = problems.agent_id;
-    }
+    await checkVariantAgents(tx, ctx.user.id, variants, errors);
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+    const before = await variantsOf(tx, id);
+    const after = variants.map((v) => ({ agent_id: v.agent_id, name: v.name, weight: v.weight }));
+    if (isDeepStrictEqual(before, after)) return;
     await replaceVariants(
       tx,
       id,
       variants.map((v) => ({ id: uuidv7(), agentId: v.agent_id, name: v.name, weight: v.weight })),
     );
+    await recordChange(tx, id, 'edited', { variants: { from: before, to: after } });
   });
   ctx.events.publish({ kind: 'campaign', campaignId: id });
   return getCampaign(ctx, id, query);
