@@ -26,7 +26,6 @@ import { shutdownTracing } from './ops/tracing.js';
 import { createAuthenticator, signToken, UserRegistry } from './services/auth.js';
 import { systemClock, type Clock, type ServiceEnv } from './services/context.js';
 import { idleDialer } from './services/dialer/control.js';
-import { openLlm } from './services/voice/brain/llm.js';
 import { brainTools } from './services/voice/brain/tools.js';
 import { idleVoice } from './services/voice/control.js';
 
@@ -137,11 +136,13 @@ export async function startRuntime(
       rateLimiter,
     });
 
+    // The LLM client (the openai package, some 10 MB of memory) loads only when an LLM is configured.
+    const llm = config.llm ? (await import('./services/voice/brain/llm.js')).openLlm(config.llm) : undefined;
     const server = await listen(app, config.host, config.port);
     const drain = drainable(server);
     const brainSockets = serveBrainSockets(server, {
       ...env,
-      brain: config.llm ? { llm: openLlm(config.llm), tools: brainTools } : undefined,
+      brain: llm ? { llm, tools: brainTools } : undefined,
       maxFrameBytes: config.limits.maxImportBodyBytes,
     });
     const { port } = server.address() as AddressInfo;
