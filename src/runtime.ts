@@ -24,7 +24,6 @@ import { shutdownTracing } from './ops/tracing.js';
 import { createAuthenticator, signToken, UserRegistry } from './services/auth.js';
 import { systemClock, type Clock, type ServiceEnv } from './services/context.js';
 import { idleDialer } from './services/dialer/control.js';
-import { openLlm } from './services/voice/brain/llm.js';
 import { brainTools } from './services/voice/brain/tools.js';
 import { idleVoice } from './services/voice/control.js';
 
@@ -131,6 +130,8 @@ export async function startRuntime(
       rateLimiter,
     });
 
+    // The LLM client (the openai package, some 10 MB of memory) loads only when an LLM is configured.
+    const llm = config.llm ? (await import('./services/voice/brain/llm.js')).openLlm(config.llm) : undefined;
     const server = await listen(app, config.host, config.port);
     // Prisma compiles its query compiler on a process's first query, which a start no longer makes (its
     // steps use plain SQL once the database exists): it is done now, while no request waits for it yet.
@@ -138,7 +139,7 @@ export async function startRuntime(
     const drain = drainable(server);
     const brainSockets = serveBrainSockets(server, {
       ...env,
-      brain: config.llm ? { llm: openLlm(config.llm), tools: brainTools } : undefined,
+      brain: llm ? { llm, tools: brainTools } : undefined,
       maxFrameBytes: config.limits.maxImportBodyBytes,
     });
     const { port } = server.address() as AddressInfo;

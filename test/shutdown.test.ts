@@ -216,4 +216,36 @@ describe('runtime.close() with shutdown hooks', { timeout: 180_000 }, () => {
     await live.ended;
     expect(live.completed).toBe(false);
   });
+
+  // The LLM client loads during the start only when an LLM is configured; the socket must be served then.
+  it("serves the built-in agent's socket when an LLM is configured", async () => {
+    const runtime = await startRuntime(config(10, { LLM_BASE_URL: 'http://127.0.0.1:9/v1', LLM_MODEL: 'fake-model' }), log);
+    try {
+      // An unknown call is refused with 404 once the agent is configured (503 says it is not).
+      expect(await upgradeStatus(`${runtime.url}/voice/retell/llm/token/call_unknown`)).toBe(404);
+    } finally {
+      expect(await runtime.close()).toBe(true);
+    }
+  });
 });
+
+/** The status a WebSocket upgrade request is answered with (the brain socket refuses with an HTTP answer). */
+function upgradeStatus(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+      },
+    });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
+    req.on('upgrade', () => reject(new Error('the socket was opened')));
+    req.on('error', reject);
+    req.end();
+  });
+}

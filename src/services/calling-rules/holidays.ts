@@ -1,5 +1,6 @@
-import Holidays from 'date-holidays';
+import type Holidays from 'date-holidays';
 import { DateTime } from 'luxon';
+import { holidayLibrary } from './holiday-library.js';
 import { WEEKDAYS, type Weekday } from './schedule.js';
 
 // Holiday calendars of data/calling-rules.json, computed for any year, never listed by hand: the US
@@ -56,6 +57,7 @@ function librariesOf(spec: CalendarSpec): Holidays[] {
   let made = libraries.get(spec);
   if (!made) {
     const { country, state, allStates, add = [] } = spec.library!;
+    const Holidays = holidayLibrary();
     const states = allStates ? Object.keys(new Holidays().getStates(country) ?? {}) : [];
     made = [state ? new Holidays(country, state) : new Holidays(country), ...states.map((s) => new Holidays(country, s))];
     for (const hd of made) {

@@ -1,7 +1,7 @@
-import Holidays from 'date-holidays';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import areaCodes from './data/nanp-area-codes.json' with { type: 'json' };
 import { REGION } from '../contacts/fields.js';
+import { holidayLibrary } from './holiday-library.js';
 
 // Where a number is, for the calling-hour rules: a NANP number's area code names its state or province
 // and every zone the area may be in, from data/nanp-area-codes.json. A geographic area code the table
@@ -54,7 +54,7 @@ export function zonesOfRegion(region: string): string[] {
   const country = code.split('-')[0]!;
   let zones = countryZones.get(country);
   if (zones === undefined) {
-    zones = new Holidays(country).getTimezones() ?? [];
+    zones = new (holidayLibrary())(country).getTimezones() ?? [];
     countryZones.set(country, zones);
   }
   return [...zones];
