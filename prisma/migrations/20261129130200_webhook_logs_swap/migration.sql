@@ -1,6 +1,5 @@
 -- The swap, in one short transaction: the twins, now holding every row, become the webhook logs. Nothing
--- here reads the tables' rows. webhook_endpoints is locked for the keys to it that the old tables drop
--- with them (next migration) and the twins hold already.
+-- here reads the tables' rows.
 SELECT lock_or_wait('webhook_deliveries, webhook_deliveries_partitioned, webhook_events, webhook_events_partitioned, webhook_messages, webhook_messages_partitioned', 'ACCESS EXCLUSIVE');
 
 DROP TRIGGER "webhook_deliveries_mirror" ON "webhook_deliveries";
