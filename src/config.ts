@@ -199,6 +199,7 @@ const envSchema = z
     AGENT_PROVISIONING_RETRIES: integer(0, 50).default(8),
     AGENT_DRIFT_SWEEP_SECONDS: integer(10, 86_400).default(600),
     RETENTION_PERIOD_SECONDS: integer(60, 86_400).default(3_600),
+    WEBHOOK_LOG_RETENTION_DAYS: integer(7, 1_825).default(90),
     TWILIO_ACCOUNT_SID: z
       .string()
       .regex(/^AC[0-9a-fA-F]{32}$/, { error: 'must be a Twilio account SID (AC followed by 32 hex digits)' })
@@ -444,6 +445,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       importMaxRows: env.IMPORT_MAX_ROWS,
       callRateCentsPerMinute: env.CALL_RATE_CENTS_PER_MINUTE,
       callHoldMinutes: env.DIALER_HOLD_MINUTES,
+      webhookLogRetentionDays: env.WEBHOOK_LOG_RETENTION_DAYS,
       checkout: checkoutOf(env),
       webhooks: { allowPrivateUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS ?? !production },
     },

@@ -122,6 +122,15 @@ describe('configuration', () => {
     ]);
   });
 
+  it("reads the webhook log's retention: 90 days unless set, from a week to five years", () => {
+    expect(loadConfig({}).settings.webhookLogRetentionDays).toBe(90);
+    expect(loadConfig({ WEBHOOK_LOG_RETENTION_DAYS: '30' }).settings.webhookLogRetentionDays).toBe(30);
+    expect(configProblems({ WEBHOOK_LOG_RETENTION_DAYS: '6' })).toEqual(['WEBHOOK_LOG_RETENTION_DAYS must be at least 7 (got "6")']);
+    expect(configProblems({ WEBHOOK_LOG_RETENTION_DAYS: '1826' })).toEqual([
+      'WEBHOOK_LOG_RETENTION_DAYS must be at most 1825 (got "1826")',
+    ]);
+  });
+
   it('reads billing settings: a call rate of 10 cents a minute unless set, and a Stripe signing secret', () => {
     expect(loadConfig({}).settings.callRateCentsPerMinute).toBe(10);
     expect(loadConfig({}).stripeWebhookSecret).toBeUndefined();

@@ -222,6 +222,11 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
       'webhook deliveries',
       `{ webhookEndpoint(id: "${ids.endpointId}") { deliveries(first: 20) { edges { node { id state } } pageInfo { hasNextPage } } } }`,
     ],
+    [
+      'webhook deliveries by state, counted, and one with its event',
+      `{ webhookEndpoint(id: "${ids.endpointId}") { deliveries(first: 20, states: [failed, pending]) { totalCount edges { node { id eventType payload } } } }
+         webhookDelivery(id: "${contactId(k).replace(/^00000001/, '00000009')}") { id eventId eventType payload state replayOf endpoint { url } } }`,
+    ],
   ];
 
   describe.each(customers)('GraphQL reads of %s', (_name, ids, k) => {

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidv7 } from '../src/services/ids.js';
-import { dropExpiredMonths, makeMonthsAhead, MONTHS_AHEAD, monthStart } from '../src/services/retention/partitions.js';
+import { recordDelivery } from '../src/services/dialer/store/call-events.js';
+import {
+  dropExpiredMonths,
+  dropExpiredWebhookMonths,
+  makeMonthsAhead,
+  MONTHS_AHEAD,
+  monthStart,
+} from '../src/services/retention/partitions.js';
 import { pseudonymiseExpiredCalls } from '../src/services/retention/pseudonymise.js';
 import { purgeShortLived } from '../src/services/retention/purges.js';
 import { monthsOf } from '../src/services/retention/store.js';
@@ -41,7 +48,7 @@ describe('call attempts by month', () => {
     const made = await makeMonthsAhead(env);
     expect(made.call_attempts).toEqual(['2031-01-01', '2031-02-01', '2031-03-01', '2031-04-01']);
     expect(MONTHS_AHEAD).toBe(3);
-    expect(await makeMonthsAhead(env)).toEqual({ call_attempts: [] });
+    expect(await makeMonthsAhead(env)).toEqual({ call_attempts: [], webhook_deliveries: [], webhook_events: [], webhook_messages: [] });
     expect(await monthsOf(app.sql, 'call_attempts')).toEqual(expect.arrayContaining(made.call_attempts!));
 
     const { attemptIds } = await insertCallAttempts(app, uuidv7(), 1);
@@ -131,22 +138,17 @@ describe('call attempts by month', () => {
     expect(await dropExpiredMonths(env)).toEqual([]);
   });
 
-  it("purges providers' deliveries after 30 days and idempotency keys after 24 hours, every customer's", async () => {
+  it("purges idempotency keys after 24 hours, every customer's", async () => {
     const userId = uuidv7();
     await app.prisma.user.create({ data: { id: userId } });
     const ago = (hours: number) => new Date(Date.now() - hours * 3_600_000);
-    const deliveries = [uuidv7At(ago(31 * 24)), uuidv7At(ago(29 * 24))];
-    for (const [i, id] of deliveries.entries()) {
-      await app.prisma.webhookDelivery.create({ data: { id, source: 'stripe', eventKey: `evt_retention_${i}` } });
-    }
     const keys = [uuidv7At(ago(25)), uuidv7At(ago(23))];
     for (const [i, id] of keys.entries()) {
       await app.prisma.idempotencyKey.create({
         data: { id, userId, key: `key-${i}`, fingerprint: Buffer.from('x'), scope: 'full', createdAt: ago(i ? 23 : 25) },
       });
     }
-    expect(await purgeShortLived(dialerEnv(app, new ManualClock(new Date())), 1)).toEqual({ deliveries: 1, idempotencyKeys: 1 });
-    expect((await app.prisma.webhookDelivery.findMany({ where: { id: { in: deliveries } } })).map((d) => d.id)).toEqual([deliveries[1]]);
+    expect(await purgeShortLived(dialerEnv(app, new ManualClock(new Date())), 1)).toEqual({ idempotencyKeys: 1 });
     expect((await app.prisma.idempotencyKey.findMany({ where: { userId } })).map((k) => k.id)).toEqual([keys[1]]);
   });
 
@@ -193,5 +195,117 @@ describe('call attempts by month', () => {
       expect(byId.get(kept)).toMatchObject({ toNumberHash: null, summary: 'Talked about the offer', transcript: 'Hello' });
     }
     expect(await pseudonymiseExpiredCalls(env)).toBe(0);
+  });
+});
+
+// The webhook logs are partitioned by month on their UUIDv7 ids too (migrations webhook_logs_*): the
+// retention run drops their months whole, providers' deliveries after 30 days, customers' events and
+// their deliveries after the log's setting, but never a month that still holds a pending delivery or
+// events a kept delivery sends.
+describe('webhook logs by month', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const addMonths = async (table: string, months: string[]) => {
+    for (const month of months)
+      await app.prisma.$queryRawUnsafe(`SELECT month_partition_add($1::regclass, $1::text, $2::date)`, table, month);
+  };
+  const partitionsOf = async (table: string) =>
+    (
+      await app.prisma.$queryRawUnsafe<{ name: string }[]>(
+        `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass ORDER BY 1`,
+        table,
+      )
+    ).map((row) => row.name);
+
+  it("records a provider's event once, across months and concurrent deliveries, and drops its months after 30 days", async () => {
+    await addMonths('webhook_deliveries', ['2019-05-01', '2019-06-01']);
+    const may = uuidv7At(new Date('2019-05-20T10:00:00Z'));
+    const june = uuidv7At(new Date('2019-06-20T10:00:00Z'));
+    await app.prisma.webhookDelivery.create({ data: { id: may, source: 'retell', eventKey: 'call_may:call_ended' } });
+    await app.prisma.webhookDelivery.create({ data: { id: june, source: 'retell', eventKey: 'call_june:call_ended' } });
+
+    // A repeat lands in another month's partition than the first delivery: still a repeat.
+    expect(await recordDelivery(app.sql, 'retell', 'call_june:call_ended')).toBe(false);
+    expect(await recordDelivery(app.sql, 'twilio', 'call_june:call_ended')).toBe(true);
+    const claims = await Promise.all(
+      Array.from({ length: 5 }, () => app.sql.transaction((tx) => recordDelivery(tx, 'retell', 'call_concurrent:call_ended'))),
+    );
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    expect(await app.prisma.webhookDelivery.count({ where: { eventKey: 'call_concurrent:call_ended' } })).toBe(1);
+
+    // On 15 July 2019 the deliveries of before 15 June go: May whole, June not yet.
+    const env = dialerEnv(app, new ManualClock(new Date('2019-07-15T00:00:00Z')));
+    const before = await partitionsOf('webhook_deliveries');
+    expect(await dropExpiredWebhookMonths(env)).toEqual({ webhook_deliveries: ['2019-05-01'], webhook_messages: [], webhook_events: [] });
+    expect(await partitionsOf('webhook_deliveries')).toEqual(before.filter((name) => name !== 'webhook_deliveries_p2019_05'));
+    expect((await app.prisma.webhookDelivery.findMany({ where: { id: { in: [may, june] } } })).map((d) => d.id)).toEqual([june]);
+  });
+
+  it('drops months of events and deliveries past 90 days, but not one with a delivery pending nor events a kept delivery sends', async () => {
+    const months = ['2020-03-01', '2020-04-01', '2020-05-01', '2020-06-01'];
+    await addMonths('webhook_events', months);
+    await addMonths('webhook_messages', months);
+    const userId = uuidv7();
+    await app.prisma.user.create({ data: { id: userId } });
+    const endpoint = await app.prisma.webhookEndpoint.create({
+      data: { userId, url: 'https://hooks.example.com/in', eventTypes: ['campaign.completed'], secret: 'whsec_retention' },
+    });
+    /** An event of `day` and its delivery the same day, in `state`. */
+    const sent = async (day: string, state: 'pending' | 'succeeded' | 'failed') => {
+      const event = await app.prisma.webhookEvent.create({
+        data: { id: uuidv7At(new Date(`${day}T12:00:00Z`)), userId, type: 'campaign.completed', payload: {} },
+      });
+      const message = await app.prisma.webhookMessage.create({
+        data: { id: uuidv7At(new Date(`${day}T12:00:01Z`)), eventId: event.id, endpointId: endpoint.id, state },
+      });
+      return { event: event.id, message: message.id };
+    };
+    await sent('2020-03-10', 'succeeded');
+    const april = await sent('2020-04-10', 'pending');
+    const may = await sent('2020-05-10', 'failed');
+    const june = await sent('2020-06-10', 'succeeded');
+    // May's delivery replayed in a later month: that month's delivery still sends May's event.
+    const replay = await app.prisma.webhookMessage.create({
+      data: { eventId: may.event, endpointId: endpoint.id, state: 'succeeded', replayOf: may.message },
+    });
+    const others = {
+      events: await app.prisma.webhookEvent.count({ where: { userId: { not: userId } } }),
+      messages: await app.prisma.webhookMessage.count({ where: { endpointId: { not: endpoint.id } } }),
+    };
+
+    // On 15 September 2020 the log of before 17 June goes (90 days): March, April and May, but not June.
+    const env = dialerEnv(app, new ManualClock(new Date('2020-09-15T00:00:00Z')));
+    expect(env.settings.webhookLogRetentionDays).toBe(90);
+    // (The deliveries' months of the test before go too: this clock is later.)
+    expect(await dropExpiredWebhookMonths(env)).toMatchObject({
+      webhook_messages: ['2020-03-01', '2020-05-01'],
+      webhook_events: ['2020-03-01'],
+    });
+    const kept = async () => ({
+      events: (await app.prisma.webhookEvent.findMany({ where: { userId }, orderBy: { id: 'asc' } })).map((e) => e.id),
+      messages: (await app.prisma.webhookMessage.findMany({ where: { endpointId: endpoint.id }, orderBy: { id: 'asc' } })).map((m) => m.id),
+    });
+    expect(await kept()).toEqual({ events: [april.event, may.event, june.event], messages: [april.message, june.message, replay.id] });
+    expect(await partitionsOf('webhook_messages')).not.toContain('webhook_messages_p2020_03');
+    expect(await partitionsOf('webhook_messages')).toContain('webhook_messages_p2020_04');
+    expect(await partitionsOf('webhook_events')).toEqual(expect.arrayContaining(['webhook_events_p2020_04', 'webhook_events_p2020_05']));
+
+    // April's delivery succeeds at last: its month, and then its event's, go at the next run.
+    await app.prisma.webhookMessage.update({ where: { id: april.message }, data: { state: 'succeeded' } });
+    expect(await dropExpiredWebhookMonths(env)).toMatchObject({
+      webhook_messages: ['2020-04-01'],
+      webhook_events: ['2020-04-01'],
+    });
+    expect(await kept()).toEqual({ events: [may.event, june.event], messages: [june.message, replay.id] });
+    expect(await dropExpiredWebhookMonths(env)).toEqual({ webhook_deliveries: [], webhook_messages: [], webhook_events: [] });
+    // Nothing else went.
+    expect(await app.prisma.webhookEvent.count({ where: { userId: { not: userId } } })).toBe(others.events);
+    expect(await app.prisma.webhookMessage.count({ where: { endpointId: { not: endpoint.id } } })).toBe(others.messages);
   });
 });

@@ -13,6 +13,11 @@ export interface Settings {
   callHoldMinutes: number;
   /** Stripe Checkout for buying credits; unset, createCreditCheckout is refused as unavailable. */
   checkout?: CheckoutSettings | undefined;
+  /**
+   * Days the log of what is sent to customers' endpoints (webhook events and their deliveries) is kept:
+   * a month of it is dropped once all of it is older, and none of its deliveries is still pending.
+   */
+  webhookLogRetentionDays: number;
   webhooks: {
     /** Whether endpoints may be on addresses that are not globally routable: loopback, private, ... (development and tests only). */
     allowPrivateUrls: boolean;
@@ -23,5 +28,6 @@ export const defaultSettings: Settings = {
   importMaxRows: 100_000,
   callRateCentsPerMinute: 10,
   callHoldMinutes: 5,
+  webhookLogRetentionDays: 90,
   webhooks: { allowPrivateUrls: false },
 };

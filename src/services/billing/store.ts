@@ -202,7 +202,8 @@ export async function paymentCredited(tx: SqlSession, externalId: string): Promi
 
 const claimDeliveryStatement = statement(
   'billing.claimDelivery',
-  `INSERT INTO webhook_deliveries (id, source, event_key) VALUES ($1::uuid, $2, $3) ON CONFLICT (source, event_key) DO NOTHING RETURNING id`,
+  // A repeat inserts no row: the table's trigger (webhook_deliveries_once) skips a key recorded already.
+  `INSERT INTO webhook_deliveries (id, source, event_key) VALUES ($1::uuid, $2, $3) RETURNING id`,
 );
 
 /**

@@ -1,11 +1,21 @@
 import * as billing from '../billing/store.js';
+import type { SqlTransaction } from '../../db/sql.js';
 import type { ServiceEnv } from '../context.js';
 import { RECORD_RETENTION_YEARS } from '../results/records.js';
 import * as results from '../results/store.js';
+import * as webhooks from '../webhooks/store.js';
 import { addMonths, dropMonth, monthsOf, partitionBounds, partitionOf } from './store.js';
 
 /** The tables partitioned by month on their UUIDv7 ids. */
-export const MONTHLY_TABLES = ['call_attempts'] as const;
+export const MONTHLY_TABLES = ['call_attempts', 'webhook_deliveries', 'webhook_events', 'webhook_messages'] as const;
+
+/**
+ * Providers' webhook deliveries (Stripe, Retell, Twilio) are remembered to drop a repeat of an event:
+ * providers retry for up to three days (Stripe), so a month is ample.
+ */
+export const DELIVERIES_KEPT_DAYS = 30;
+
+const DAY_MS = 86_400_000;
 
 /**
  * Months made ahead of the current one: a row always finds its month's partition, and a run that fails
@@ -50,4 +60,39 @@ export async function dropExpiredMonths(env: ServiceEnv): Promise<string[]> {
     env.log.info({ table: 'call_attempts', month }, 'retention: month dropped');
   }
   return expired;
+}
+
+/** `table`'s months wholly older than `days` before now: the next month starts at or before that instant. */
+async function monthsOlderThan(env: ServiceEnv, table: string, days: number): Promise<string[]> {
+  const cutoff = new Date(env.clock.now().getTime() - days * DAY_MS).toISOString();
+  return (await monthsOf(env.sql, table)).filter((month) => monthStart(new Date(month), 1) <= cutoff);
+}
+
+/**
+ * Drops the webhook logs' months past their retention, whole partitions at once: providers' deliveries
+ * after DELIVERIES_KEPT_DAYS; customers' events and their deliveries after the webhook log's setting, a
+ * month of deliveries only once none of it is pending (it waits for the last retry), and a month of
+ * events only once no delivery kept sends one of them (a replay made later names an older event).
+ * Answers the months dropped, by table.
+ */
+export async function dropExpiredWebhookMonths(env: ServiceEnv): Promise<Record<string, string[]>> {
+  const dropped: Record<string, string[]> = { webhook_deliveries: [], webhook_messages: [], webhook_events: [] };
+  const kept = env.settings.webhookLogRetentionDays;
+  const expired: [string, number, (from: string, to: string) => (tx: SqlTransaction) => Promise<boolean>][] = [
+    ['webhook_deliveries', DELIVERIES_KEPT_DAYS, () => async () => false],
+    ['webhook_messages', kept, (from, to) => (tx) => webhooks.pendingMessagesBetween(tx, from, to)],
+    ['webhook_events', kept, (from, to) => (tx) => webhooks.messagesOfEventsBetween(tx, from, to)],
+  ];
+  for (const [table, days, keep] of expired) {
+    for (const month of await monthsOlderThan(env, table, days)) {
+      const { from, to } = await partitionBounds(env.sql, partitionOf(table, month));
+      if (await dropMonth(env.sql, table, month, keep(from, to))) {
+        dropped[table]!.push(month);
+        env.log.info({ table, month }, 'retention: month dropped');
+      } else {
+        env.log.info({ table, month }, 'retention: month past retention kept, still in use');
+      }
+    }
+  }
+  return dropped;
 }

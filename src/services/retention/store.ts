@@ -1,6 +1,6 @@
-import { dynamicStatement, statement, type Sql } from '../../db/sql.js';
+import { dynamicStatement, statement, type Sql, type SqlTransaction } from '../../db/sql.js';
 
-// The partitions of the tables kept by month (call_attempts, see its migrations). Partition DDL goes
+// The partitions of the tables kept by month (call_attempts and the webhook logs, see their migrations). Partition DDL goes
 // through the database's own functions (migration call_attempts_partitioned), which the migrations used
 // to make the first months: one definition of a month's bounds and names.
 
@@ -55,15 +55,18 @@ export const partitionOf = (table: string, month: string) => `${table}_p${month.
 const lockStatement = statement('retention.lock', `SELECT lock_or_wait($1, 'ACCESS EXCLUSIVE')`);
 
 /**
- * Detaches `table`'s partition of the month starting `month` and drops it. Detaching locks the parent
- * for a moment (it cannot be done concurrently beside a default partition), taken without queueing
- * readers and writers behind a long wait.
+ * Detaches `table`'s partition of the month starting `month` and drops it, unless `keep` (asked under the
+ * lock, so that no writer changes its answer) says the month must stay; whether it was dropped. Detaching
+ * locks the parent for a moment (it cannot be done concurrently beside a default partition), taken
+ * without queueing readers and writers behind a long wait.
  */
-export async function dropMonth(sql: Sql, table: string, month: string): Promise<void> {
+export async function dropMonth(sql: Sql, table: string, month: string, keep?: (tx: SqlTransaction) => Promise<boolean>): Promise<boolean> {
   const partition = partitionOf(table, month);
-  await sql.transaction(async (tx) => {
+  return sql.transaction(async (tx) => {
     await tx.run(lockStatement, [`${table}, ${partition}`]);
+    if (keep && (await keep(tx))) return false;
     await tx.run(dynamicStatement('retention.detach_month', `ALTER TABLE ${table} DETACH PARTITION ${partition}`));
     await tx.run(dynamicStatement('retention.drop_month', `DROP TABLE ${partition}`));
+    return true;
   });
 }

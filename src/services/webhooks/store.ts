@@ -278,3 +278,23 @@ export function jobEngineSession(tx: SqlSession): { executeSql(text: string, val
     executeSql: async (text, values) => ({ rows: await tx.run(dynamicStatement('webhooks.queue_job', text), values) }),
   };
 }
+
+const pendingBetweenStatement = statement<{ found: boolean }>(
+  'webhooks.pending_between',
+  `SELECT EXISTS (SELECT FROM webhook_messages WHERE state = 'pending' AND id >= $1::uuid AND id < $2::uuid) AS found`,
+);
+
+/** Whether a delivery with an id in [from, to) is still pending (to be tried again). */
+export async function pendingMessagesBetween(session: SqlSession, from: string, to: string): Promise<boolean> {
+  return (await session.run(pendingBetweenStatement, [from, to]))[0]!.found;
+}
+
+const eventsNamedStatement = statement<{ found: boolean }>(
+  'webhooks.events_named_between',
+  `SELECT EXISTS (SELECT FROM webhook_messages WHERE event_id >= $1::uuid AND event_id < $2::uuid) AS found`,
+);
+
+/** Whether a delivery (a replay made later, or one still kept) sends an event with an id in [from, to). */
+export async function messagesOfEventsBetween(session: SqlSession, from: string, to: string): Promise<boolean> {
+  return (await session.run(eventsNamedStatement, [from, to]))[0]!.found;
+}

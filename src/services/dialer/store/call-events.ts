@@ -29,7 +29,8 @@ export async function lockEventAttempt(tx: SqlSession, attemptId: string | null,
 
 const deliveryStatement = statement<{ id: string }>(
   'dialer.event_delivery',
-  `INSERT INTO webhook_deliveries (id, source, event_key) VALUES ($1::uuid, $2, $3) ON CONFLICT DO NOTHING RETURNING id`,
+  // A repeat inserts no row: the table's trigger (webhook_deliveries_once) skips a key recorded already.
+  `INSERT INTO webhook_deliveries (id, source, event_key) VALUES ($1::uuid, $2, $3) RETURNING id`,
 );
 
 /** Records a delivery of the event from `source` (`retell`, `twilio`); false when it was recorded before (a repeat). */
@@ -57,19 +58,4 @@ const storeResultStatement = statement(
 /** Keeps the call's result on its attempt, to be applied when `leaseUntil` comes (or at once, by the dialer). */
 export async function storeResult(tx: SqlSession, attemptId: string, callId: string, result: string, leaseUntil: Date): Promise<void> {
   await tx.run(storeResultStatement, [attemptId, callId, result, leaseUntil]);
-}
-
-const purgeDeliveriesStatement = statement<{ purged: number }>(
-  'dialer.purge_event_deliveries',
-  `WITH gone AS (DELETE FROM webhook_deliveries WHERE id IN (
-     SELECT id FROM webhook_deliveries WHERE id < uuidv7_floor(now() - make_interval(days => $1)) ORDER BY id LIMIT $2) RETURNING 1)
-   SELECT count(*)::int AS purged FROM gone`,
-);
-
-/**
- * Forgets up to `limit` of the oldest providers' deliveries recorded over `keptDays` ago (their ids are
- * UUIDv7s of when they arrived, so the oldest are a range of the key); how many went.
- */
-export async function purgeDeliveries(sql: SqlSession, keptDays: number, limit: number): Promise<number> {
-  return (await sql.run(purgeDeliveriesStatement, [keptDays, limit]))[0]!.purged;
 }
