@@ -171,6 +171,39 @@ describe('the lean lane', () => {
     expect(others.answer.text).not.toContain("Bob's");
   });
 
+  it("runs a statement it compiled before only for the same caller and variables, each answer the full path's", async () => {
+    // A document of its own, so that its first request is the full path's; each reference answer comes
+    // from a text of the same operation the lane does not know yet.
+    const query = `${NESTED}${' '.repeat(40)}`;
+    let n = 40;
+    const ask = async (who: Customer, variables: Record<string, unknown>) => {
+      const lean = await throughLane(() => post(app, { query, variables }, bearer(who.token)));
+      n += 1;
+      const full = await post(app, { query: `${NESTED}${' '.repeat(n)}`, variables }, bearer(who.token));
+      expect(lean.answer.text).toBe(full.text);
+      return { lane: lean.lane, text: lean.answer.text };
+    };
+    expect((await ask(alice, { first: 2, contacts: 1 })).lane).not.toBe('answered');
+    const again = await ask(alice, { first: 2, contacts: 1 });
+    expect(again.lane).toBe('answered');
+    expect(JSON.parse(again.text).data.campaigns.edges).toHaveLength(2);
+    // Another caller with the same variables reads their own rows, not the statement's first caller's.
+    const bobs = await ask(bob, { first: 2, contacts: 1 });
+    expect(bobs.lane).toBe('answered');
+    expect(bobs.text).toContain("Bob's");
+    expect(bobs.text).not.toContain('Second');
+    // Other variables, the same caller: another page, and the first one again afterwards.
+    for (const [first, edges] of [
+      [1, 1],
+      [2, 2],
+      [1, 1],
+    ] as const) {
+      const page = await ask(alice, { first, contacts: 1 });
+      expect(page.lane).toBe('answered');
+      expect(JSON.parse(page.text).data.campaigns.edges).toHaveLength(edges);
+    }
+  });
+
   it('refuses a revoked API key', async () => {
     const created = await post(app, { query: CREATE_KEY, variables: { input: { name: 'lane', scope: 'read' } } }, bearer(alice.token));
     const { secret, apiKey } = JSON.parse(created.text).data.createApiKey as { secret: string; apiKey: { id: string } };

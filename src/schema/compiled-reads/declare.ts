@@ -5,7 +5,9 @@ import type { GraphQLContext } from '../context.js';
 // Exposed fields and to-one relations need nothing: their columns and keys come from the data model.
 // A connection keeps its options inside Pothos, so it is declared through compiledConnection, which
 // hands the same options to Pothos and to the compiled path; one left undeclared is simply answered by
-// the resolvers. A computed field may say which stored value it shows.
+// the resolvers. A computed field may say which stored value it shows. A filter given here must be a
+// function of the arguments and the caller's id alone (no clock, no other state): the GraphQL lean lane
+// runs the statement compiled for one request again for the same read, caller and variables.
 
 export const COMPILED_CONNECTION = 'compiledConnection';
 export const COMPILED_VALUE = 'compiledValue';

@@ -1,6 +1,6 @@
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { runRead } from '../../db/reads/run.js';
+import { runRead, type ReadStatement } from '../../db/reads/run.js';
 import { Unsupported } from '../../db/reads/where.js';
 import type { RequestScope } from '../../http/request-scope.js';
 import { graphqlReadPaths } from '../../ops/metrics.js';
@@ -21,10 +21,10 @@ export const compiledPath = graphqlReadPaths.labels('compiled');
 const resolvers = graphqlReadPaths.labels('resolvers');
 
 /** The `data` text of a plan's statement, or null when the resolvers must answer (and why was logged). */
-export async function compiledData(ctx: GraphQLContext, plan: ReadPlan): Promise<string | null> {
+export async function compiledData(ctx: GraphQLContext, read: ReadPlan | ReadStatement): Promise<string | null> {
   try {
     // Null: a row asked for by id is not the caller's, and the resolvers answer with their NOT_FOUND.
-    return await runRead(ctx.service.sql, plan);
+    return await runRead(ctx.service.sql, read);
   } catch (error) {
     // The ordinary way answers as it always has, a failure included; only a surprise is worth a log line.
     if (!(error instanceof Unsupported)) ctx.service.log.warn({ err: error }, 'compiled read failed; answered by resolvers');

@@ -101,6 +101,11 @@ export const graphqlInput: Plugin = {
 /** Why a request's parameters are refused before anything reads them, or null when they are not. */
 export function paramsRefusal(params: { query?: unknown; variables?: unknown; extensions?: unknown }): GraphQLError | null {
   if (typeof params.query === 'string' && documentTooDeep(params.query)) return badInput(DOCUMENT_TOO_DEEP);
+  return valuesRefusal(params);
+}
+
+/** paramsRefusal without the document's depth: for a document already accepted once, by its exact text. */
+export function valuesRefusal(params: { variables?: unknown; extensions?: unknown }): GraphQLError | null {
   const inVariables = findUnsafeInput(params.variables);
   if (inVariables) return unsafe(inVariables);
   const inExtensions = findUnsafeInput(params.extensions);

@@ -10,13 +10,15 @@ import { handOverScope, newRequestScope, type RequestScope } from '../../http/re
 import { IDEMPOTENCY_HEADER } from '../../services/idempotency/idempotency.js';
 import type { Authenticator } from '../../services/auth.js';
 import type { ServiceEnv } from '../../services/context.js';
+import type { GraphQLContext } from '../context.js';
 import { RateLimitedError } from '../../services/errors.js';
 import { jsonTextTooDeep } from '../../services/input-safety.js';
 import { planOperation } from '../compiled-reads/plan-operation.js';
+import { readStatement, type ReadStatement } from '../../db/reads/run.js';
 import { compiledData, compiledPath } from './compiled-reads.js';
 import { MAX_COST, operationCost } from './cost.js';
-import { paramsRefusal } from './input.js';
-import type { KnownRead, KnownReads } from './known-reads.js';
+import { valuesRefusal } from './input.js';
+import { statementKey, type KnownRead, type KnownReads } from './known-reads.js';
 import { graphqlContext } from './server.js';
 import { documentIdOf, type TrustedDocuments } from './trusted-documents.js';
 import { coerceVariables } from './variables.js';
@@ -154,7 +156,8 @@ async function answer(
     return false;
   }
   const read = knownReadOf(params, deps);
-  if (!read || paramsRefusal(params)) return false;
+  // A known read's text is one the full path accepted: only its values can be refused.
+  if (!read || valuesRefusal(params)) return false;
   const mediaType = answerMediaType(headers.accept);
   if (!mediaType) return false;
 
@@ -162,13 +165,13 @@ async function answer(
   keep(scope);
   const user = await deps.authenticator.authenticate(headers.authorization);
   const ctx = graphqlContext(deps.env, user, scope);
-  const variables = params.variables as Record<string, unknown> | null | undefined;
-  const { coerced } = coerceVariables(read.schema, read.document, read.operationName, variables);
-  if (!coerced) return false;
-  const cost = operationCost(read.schema, read.document, read.operationName, coerced);
-  if (!cost || cost.values > MAX_COST) return false;
-  const plan = planOperation(read.schema, read.document, read.operationName, coerced, ctx);
-  if (!plan) return false;
+  const key = statementKey(read, user.id, JSON.stringify(params.variables ?? null));
+  let statement = deps.knownReads.statement(key);
+  if (!statement) {
+    statement = prepare(read, params, ctx);
+    if (!statement) return false;
+    deps.knownReads.keepStatement(key, statement);
+  }
 
   try {
     await deps.rateLimiter.consume(user.id, read.buckets);
@@ -179,7 +182,7 @@ async function answer(
     return false;
   }
   const timed = read.timer.startTimer();
-  const data = await compiledData(ctx, plan);
+  const data = await compiledData(ctx, statement);
   if (data === null) {
     scope.compiledReadDeclined = true;
     return false;
@@ -210,6 +213,26 @@ async function answer(
   countRequest('POST', '/graphql', 200, started);
   logAccess(deps.env.log, scope, 'POST', '/graphql', 200, started);
   return true;
+}
+
+/**
+ * The statement of a request whose variables coerce, within the cost limit, with a plan that compiles;
+ * undefined hands the request over, for the full path to refuse it or answer it with the resolvers.
+ */
+function prepare(read: KnownRead, params: Params, ctx: GraphQLContext): ReadStatement | undefined {
+  const variables = params.variables as Record<string, unknown> | null | undefined;
+  const { coerced } = coerceVariables(read.schema, read.document, read.operationName, variables);
+  if (!coerced) return undefined;
+  const cost = operationCost(read.schema, read.document, read.operationName, coerced);
+  if (!cost || cost.values > MAX_COST) return undefined;
+  const plan = planOperation(read.schema, read.document, read.operationName, coerced, ctx);
+  if (!plan) return undefined;
+  try {
+    return readStatement(plan);
+  } catch {
+    // Unsupported (or a surprise): the full path finds it again and answers with the resolvers.
+    return undefined;
+  }
 }
 
 // Yoga's choice of how to write a result (plugins/use-result-processor.js) for one that is not a stream:
