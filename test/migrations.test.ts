@@ -11,6 +11,12 @@ import { copyTemplate, isNewDatabase, writeEmbeddedTemplate } from '../src/db/em
 import { FailedMigrationError, migrationChecksum } from '../src/db/migrations.js';
 import { shippedMigrations } from '../src/db/migration-status.js';
 import { draftMigration, readMigrationList, withSchemaEngine } from '../src/db/schema-engine.js';
+import { DIALER_QUEUES } from '../src/jobs/dialer.js';
+import { prepareJobQueues } from '../src/jobs/process-jobs.js';
+import { PROVISIONING_QUEUES } from '../src/jobs/provisioning.js';
+import { RETENTION_QUEUES } from '../src/jobs/retention.js';
+import { WEBHOOK_QUEUES } from '../src/jobs/webhooks.js';
+import { createLogger } from '../src/logger.js';
 import { databaseUrl, emptyCluster } from './support/database.js';
 
 // Migrations apply offline on both kinds of database, with the same `_prisma_migrations` bookkeeping
@@ -141,7 +147,10 @@ describe('migrations', { timeout: 180_000 }, () => {
     const dir = await mkdtemp(join(tmpdir(), 'callflow-template-'));
     try {
       const template = join(dir, 'template');
-      await writeEmbeddedTemplate(template);
+      // As postinstall makes it (src/cli/prepare-embedded.ts): with the job engine's schema and queues.
+      await writeEmbeddedTemplate(template, async (pglite) =>
+        prepareJobQueues(createLogger('silent'), await openDatabase({ kind: 'pglite', instance: pglite })),
+      );
       const pgdata = join(dir, 'pgdata');
       expect(isNewDatabase(pgdata)).toBe(true);
       expect(await copyTemplate(pgdata, template)).toBe(true);
@@ -149,6 +158,14 @@ describe('migrations', { timeout: 180_000 }, () => {
       const db = await openDatabase({ kind: 'pglite', instance: new PGlite(pgdata) });
       try {
         expect(await db.migrate()).toEqual([]);
+        const queues = await db.sql.run<{ name: string }>({
+          name: 'test.queues',
+          text: 'SELECT name FROM pgboss.queue ORDER BY name',
+          dynamic: true,
+        });
+        expect(queues.map((q) => q.name)).toEqual(
+          [...DIALER_QUEUES, ...WEBHOOK_QUEUES, ...PROVISIONING_QUEUES, ...RETENTION_QUEUES].sort(),
+        );
       } finally {
         await db.close();
       }

@@ -1,6 +1,7 @@
 import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
 import { applyMigrations, pgliteSession } from './migrations.js';
 import { projectRoot } from './paths.js';
 
@@ -15,8 +16,11 @@ const pgliteVersion = (JSON.parse(readFileSync(pglitePackage, 'utf8')) as { vers
 
 export const embeddedTemplatePath = join(projectRoot, 'node_modules/.cache/callflow', `embedded-pglite-${pgliteVersion}`);
 
-/** Writes the template folder: an empty, migrated database, whole or not at all (a half-written one is never read). */
-export async function writeEmbeddedTemplate(path = embeddedTemplatePath): Promise<void> {
+/**
+ * Writes the template folder: an empty, migrated database, with what `prepare` adds, whole or not at all
+ * (a half-written one is never read).
+ */
+export async function writeEmbeddedTemplate(path = embeddedTemplatePath, prepare?: (pglite: PGlite) => Promise<void>): Promise<void> {
   const { PGlite } = await import('@electric-sql/pglite');
   const partial = `${path}.${process.pid}.partial`;
   await rm(partial, { recursive: true, force: true });
@@ -24,6 +28,7 @@ export async function writeEmbeddedTemplate(path = embeddedTemplatePath): Promis
   const pglite = new PGlite(partial);
   try {
     await applyMigrations(pgliteSession(pglite));
+    await prepare?.(pglite);
   } finally {
     await pglite.close();
   }

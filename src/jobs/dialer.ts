@@ -26,6 +26,8 @@ import { wakeNotifications, type WakeNotifications } from './wake-notifications.
 // wake-ups also go to the other workers at once as notifications (wake-notifications.ts).
 
 const WAKE = 'dialer-wake';
+/** The dialer's queues, made at its start (or ahead, in the embedded template). */
+export const DIALER_QUEUES = [WAKE];
 const CAMPAIGN_ID = 'callflow.campaign.id';
 const CALLS_PLACED = 'callflow.dialer.calls_placed';
 
@@ -66,7 +68,7 @@ export interface DialerRuntime {
 export async function startDialer(env: ServiceEnv, db: Database, options: DialerRuntimeOptions, shared?: PgBoss): Promise<DialerRuntime> {
   const engine = await roleEngine(env.log, db, shared);
   const { boss } = engine;
-  await ensureQueue(boss, WAKE);
+  for (const name of DIALER_QUEUES) await ensureQueue(boss, name);
 
   let stopped = false;
   const isStopped = () => stopped;

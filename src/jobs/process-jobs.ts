@@ -1,12 +1,13 @@
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { ServiceEnv } from '../services/context.js';
-import { startDialer, type DialerRuntime } from './dialer.js';
+import type { Logger } from 'pino';
+import { DIALER_QUEUES, startDialer, type DialerRuntime } from './dialer.js';
 import { openJobEngine } from './engine.js';
-import { startProvisioning } from './provisioning.js';
-import { combinedBacklog, type JobBacklog } from './queues.js';
-import { startRetention } from './retention.js';
-import { startWebhookDelivery } from './webhooks.js';
+import { PROVISIONING_QUEUES, startProvisioning } from './provisioning.js';
+import { combinedBacklog, ensureQueue, type JobBacklog } from './queues.js';
+import { RETENTION_QUEUES, startRetention } from './retention.js';
+import { startWebhookDelivery, WEBHOOK_QUEUES } from './webhooks.js';
 
 // Every role of the job engine in one process (`npm start`, `npm run worker`), on one pg-boss.
 
@@ -43,4 +44,18 @@ export async function startProcessJobs(
       await boss.stop({ graceful: true, wait: true, timeout: Math.max(30_000, config.webhooks.delivery.timeoutMs + 5_000) });
     },
   };
+}
+
+/**
+ * Makes the job engine's schema and every role's queue, and nothing else: `npm install` does it in the
+ * embedded template, so that a first start finds them (pg-boss's schema and a table per queue are some
+ * fifty statements of DDL).
+ */
+export async function prepareJobQueues(log: Logger, db: Database): Promise<void> {
+  const boss = await openJobEngine(log, db);
+  try {
+    for (const name of [...DIALER_QUEUES, ...WEBHOOK_QUEUES, ...PROVISIONING_QUEUES, ...RETENTION_QUEUES]) await ensureQueue(boss, name);
+  } finally {
+    await boss.stop({ graceful: false });
+  }
 }

@@ -19,6 +19,8 @@ import { ensureQueue, queueBacklog, type JobBacklog } from './queues.js';
 
 const PROVISION = 'agent-provision';
 const DRIFT = 'agent-drift-sweep';
+/** Provisioning's queues, made at its start (or ahead, in the embedded template). */
+export const PROVISIONING_QUEUES = [PROVISION, DRIFT];
 
 interface ProvisionJob {
   agentId: string;
@@ -62,8 +64,7 @@ export async function startProvisioning(
   const provider = voiceProvider(options.voice);
   const engine = await roleEngine(env.log, db, shared);
   const { boss } = engine;
-  await ensureQueue(boss, PROVISION);
-  await ensureQueue(boss, DRIFT);
+  for (const name of PROVISIONING_QUEUES) await ensureQueue(boss, name);
 
   const jobOptions = {
     retryLimit: options.retryLimit,

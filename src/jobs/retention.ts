@@ -12,6 +12,8 @@ import { ensureQueue, queueBacklog, type JobBacklog } from './queues.js';
 
 const RUN = 'retention-run';
 const FIRST_RUN_AFTER_SECONDS = 10;
+/** Retention's queue, made at its start (or ahead, in the embedded template). */
+export const RETENTION_QUEUES = [RUN];
 
 export interface RetentionRuntimeOptions {
   /** How often the retention run is queued. */
@@ -32,7 +34,7 @@ export async function startRetention(
 ): Promise<RetentionRuntime> {
   const engine = await roleEngine(env.log, db, shared);
   const { boss } = engine;
-  await ensureQueue(boss, RUN);
+  for (const name of RETENTION_QUEUES) await ensureQueue(boss, name);
   await boss.work(RUN, { pollingIntervalSeconds: 2 }, async () => {
     await runRetention(env);
   });

@@ -18,6 +18,8 @@ import { ensureQueue, queueBacklog, type JobBacklog } from './queues.js';
 
 const DELIVER = 'webhook-deliver';
 const DEAD_LETTER = 'webhook-dead-letter';
+/** Webhook delivery's queues, made at its start (or ahead, in the embedded template). */
+export const WEBHOOK_QUEUES = [DEAD_LETTER, DELIVER];
 
 export interface WebhookRuntimeOptions {
   delivery: DeliveryOptions;
@@ -45,8 +47,7 @@ export async function startWebhookDelivery(
 ): Promise<WebhookRuntime> {
   const engine = await roleEngine(env.log, db, shared, { superviseSeconds: options.superviseSeconds });
   const { boss } = engine;
-  await ensureQueue(boss, DEAD_LETTER);
-  await ensureQueue(boss, DELIVER);
+  for (const name of WEBHOOK_QUEUES) await ensureQueue(boss, name);
   for (const state of ['succeeded', 'pending', 'failed'] as const) webhookDeliveries.labels(state).inc(0);
 
   // A crashed attempt is run again a few times, a few seconds apart, then dead-lettered.
