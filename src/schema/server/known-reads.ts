@@ -1,6 +1,7 @@
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { ReadStatement } from '../../db/reads/run.js';
 import type { RateLimitBucket } from '../../ops/rate-limits.js';
+import type { Principal } from '../../services/context.js';
 import { graphqlOperationDuration, graphqlOperations } from '../../ops/metrics.js';
 import { operationLabels } from './metrics.js';
 import { rootFieldBuckets } from './rate-limits.js';
@@ -33,7 +34,11 @@ export interface KnownRead {
 const keyOf = (query: string, operationName: string | null | undefined) => `${operationName ?? ''}\n${query}`;
 
 /** The key of a request's statement: its read, its caller's id and its variables as JSON text. */
-export const statementKey = (read: KnownRead, userId: string, variables: string) => `${read.id}\n${userId}\n${variables}`;
+export const statementKey = (read: KnownRead, user: Principal, variables: string) =>
+  `${read.id}\n${user.id}\n${user.isAdmin}\n${variables}`;
+
+/** Keys longer than this (large variables) are not kept: memory stays bounded by the count of keys. */
+const MAX_KEY_LENGTH = 1_024;
 
 export class KnownReads {
   readonly #reads = new Map<string, KnownRead>();
@@ -68,6 +73,7 @@ export class KnownReads {
   }
 
   keepStatement(key: string, statement: ReadStatement): void {
+    if (key.length > MAX_KEY_LENGTH) return;
     if (this.#statements.size >= MAX_STATEMENTS) this.#statements.delete(this.#statements.keys().next().value!);
     this.#statements.set(key, statement);
   }

@@ -165,7 +165,7 @@ async function answer(
   keep(scope);
   const user = await deps.authenticator.authenticate(headers.authorization);
   const ctx = graphqlContext(deps.env, user, scope);
-  const key = statementKey(read, user.id, JSON.stringify(params.variables ?? null));
+  const key = statementKey(read, user, JSON.stringify(params.variables ?? null));
   let statement = deps.knownReads.statement(key);
   if (!statement) {
     statement = prepare(read, params, ctx);
