@@ -440,9 +440,6 @@ const claimStatement = statement<{ id: string }>(
      last_attempt_at = $5, lease_expires_at = $4, updated_at = $5
    FROM attempts WHERE campaign_contacts.campaign_id = $3::uuid AND campaign_contacts.contact_id = attempts.contact_id
    RETURNING attempts.id`,
-  // Prepared, PostgreSQL switches to a generic plan after five runs, which costs about three times the
-  // CPU of one planned for the calls' values (docs/scale.md, "The claim's plan").
-  { unprepared: true },
 );
 
 /** Inserts the calls' attempts and puts their contacts to dialing; returns the ids of the attempts inserted. */
