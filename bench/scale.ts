@@ -16,7 +16,7 @@ import { defaultSettings } from '../src/services/settings.js';
 import { idleVoice } from '../src/services/voice/control.js';
 import { importRows } from './import.js';
 import { ATTEMPTS_PER_CONTACT, contactId, customerIds, LARGE_SHARE, seedScale } from './scale-seed.js';
-import { postgresCpuBetween, postgresCpuMs, round, startServer, tokenFor, withDatabase } from './support.js';
+import { databaseUrl, postgresCpuBetween, postgresCpuMs, round, serverUrl, startServer, tokenFor, withDatabase } from './support.js';
 
 // Issue 37: the service at 10^5, 10^6 and 10^7 contacts (5 attempts each, 1,000 customers, one of them
 // with 40% of the rows), its tables built in PostgreSQL by generate_series (scale-seed.ts). At each size,
@@ -24,6 +24,11 @@ import { postgresCpuBetween, postgresCpuMs, round, startServer, tokenFor, withDa
 // production server over HTTP, the dialer's claim and the gate's lookups through the dialer's own code.
 // Prints a table and writes bench-results/scale.json and docs/scale.png (time against size).
 // BENCH_SCALE_SIZES picks the sizes (default 100000,1000000); 10^7 needs about an hour and 40 GB.
+// BENCH_SCALE_OPERATIONS picks operations by the start of their names, separated by `;` (e.g. `call
+// history;dialer claim`); the chart and bench-results/scale.json are then left as they were.
+// BENCH_SCALE_KEEP=1 keeps each size's database, named callflow_scale_<contacts>, and a later run with it
+// reuses that database unseeded, to time a change again or EXPLAIN by hand (drop it when done); the runs
+// put back what they write, except the import's and the erasure's, so pick operations when reusing it.
 
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '100000,1000000').split(',').map(Number);
 const RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 50);
@@ -35,6 +40,9 @@ const DEEP_OFFSET = 1_000_000;
 const WRITERS = Number(process.env.BENCH_SCALE_WRITERS ?? 4);
 const WRITE_SECONDS = Number(process.env.BENCH_SCALE_WRITE_SECONDS ?? 15);
 const CLAIM_BATCH = 10;
+const OPERATIONS = process.env.BENCH_SCALE_OPERATIONS?.split(';').map((name) => name.trim());
+const picked = (operation: string) => !OPERATIONS || OPERATIONS.some((name) => operation.startsWith(name));
+const KEEP = process.env.BENCH_SCALE_KEEP === '1';
 
 type Timings = { p50: number; p99: number; runs: number };
 
@@ -66,8 +74,31 @@ async function fetchOk(url: string, token: string, init: RequestInit = {}): Prom
 const NESTED = `{ campaigns(first: 10) { edges { node { name agent { name } contactGroup { name total }
   attempts(first: 10) { edges { cursor node { id status createdAt contact { name phoneNumber } } } pageInfo { hasNextPage endCursor } } } } } }`;
 
+/** The size's database: a new one dropped afterwards, or with BENCH_SCALE_KEEP the kept one (`seeded` when it was). */
+async function sizeDatabase<T>(contacts: number, run: (url: string, seeded: boolean) => Promise<T>): Promise<T> {
+  if (!KEEP) return withDatabase((url) => run(url, false));
+  const name = `callflow_scale_${contacts}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    // Marked once its seed finished: a database whose seed was interrupted is made again.
+    const { rows } = await admin.query<{ seeded: boolean }>(
+      `SELECT shobj_description(oid, 'pg_database') = 'seeded' AS seeded FROM pg_database WHERE datname = $1`,
+      [name],
+    );
+    if (rows[0]?.seeded) return await run(databaseUrl(name), true);
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE "${name}"`);
+    const result = await run(databaseUrl(name), false);
+    await admin.query(`COMMENT ON DATABASE "${name}" IS 'seeded'`);
+    return result;
+  } finally {
+    await admin.end();
+  }
+}
+
 async function measureSize(contacts: number) {
-  return withDatabase(async (url) => {
+  return sizeDatabase(contacts, async (url, alreadySeeded) => {
     // An API instance: a dialer in the server would call the large customer's running campaign (through
     // the simulator, which ends and charges the calls) while the reads are timed and beside the claim's ticks.
     const server = await startServer(url, { DIALER: 'off' });
@@ -79,13 +110,17 @@ async function measureSize(contacts: number) {
       await admin.query('SET synchronous_commit = off');
       await admin.query("SET maintenance_work_mem = '512MB'");
       const seedStarted = performance.now();
-      await seedScale(
-        (text) => admin.query(text),
-        { contacts },
-        (table, ms) => (seeded[table] = round(ms / 1000)),
+      if (!alreadySeeded)
+        await seedScale(
+          (text) => admin.query(text),
+          { contacts },
+          (table, ms) => (seeded[table] = round(ms / 1000)),
+        );
+      const seedSeconds = alreadySeeded ? null : round((performance.now() - seedStarted) / 1000);
+      console.log(
+        alreadySeeded ? `  ${contacts} contacts: the kept database` : `  ${contacts} contacts seeded in ${seedSeconds} s`,
+        seeded,
       );
-      const seedSeconds = round((performance.now() - seedStarted) / 1000);
-      console.log(`  ${contacts} contacts seeded in ${seedSeconds} s`, seeded);
 
       const large = customerIds(1);
       const largeAttempts = Math.floor(contacts * LARGE_SHARE) * ATTEMPTS_PER_CONTACT;
@@ -94,17 +129,22 @@ async function measureSize(contacts: number) {
       const v1 = `${server.url}/api/v1`;
       const get = (path: string) => () => fetchOk(`${v1}${path}`, token);
       const figures: Record<string, Timings> = {};
+      const measure = async (name: string, timed: () => Promise<Timings>) => {
+        if (picked(name)) figures[name] = await timed();
+      };
 
-      figures['campaign report'] = await time(get(`/campaigns/${large.campaignId}/report/?limit=50`));
-      figures['call history, first page'] = await time(get('/campaigns/recordings/?limit=50'));
+      await measure('campaign report', () => time(get(`/campaigns/${large.campaignId}/report/?limit=50`)));
+      await measure('call history, first page', () => time(get('/campaigns/recordings/?limit=50')));
       // One name at every size (the table and chart line sizes up by name); the offset is in the result.
-      figures['call history, deep offset'] = await time(get(`/campaigns/recordings/?limit=50&offset=${deepOffset}`));
+      await measure('call history, deep offset', () => time(get(`/campaigns/recordings/?limit=50&offset=${deepOffset}`)));
       const graphql = (query: string) => fetchOk(`${server.url}/graphql`, token, { method: 'POST', body: JSON.stringify({ query }) });
-      figures["a contact's attempts"] = await time((i) =>
-        graphql(`{ callAttempts(first: 20, contactId: "${contactId(1 + i * 7)}") { edges { node { id status createdAt summary } } } }`),
+      await measure("a contact's attempts", () =>
+        time((i) =>
+          graphql(`{ callAttempts(first: 20, contactId: "${contactId(1 + i * 7)}") { edges { node { id status createdAt summary } } } }`),
+        ),
       );
-      figures["a customer's transactions"] = await time(get('/billing/transactions/?limit=50'));
-      figures['nested GraphQL read'] = await time(() => graphql(NESTED));
+      await measure("a customer's transactions", () => time(get('/billing/transactions/?limit=50')));
+      await measure('nested GraphQL read', () => time(() => graphql(NESTED)));
 
       // The dialer's claim: one tick of the large customer's campaign, its waiting contacts due; each run's
       // calls are taken back (untimed) so that every tick finds the same queue.
@@ -126,54 +166,63 @@ async function measureSize(contacts: number) {
         () => {},
         DEFAULT_DIALER_OPTIONS,
       );
-      const ledgerBefore = await claimLedger(admin, large.campaignId, large.userId);
-      const takeBack = await keepClaimState(admin, large.campaignId, large.userId);
-      let placed = 0;
-      figures['dialer claim'] = await time(
-        async () => void (placed += await dialer.tick(large.campaignId)),
-        RUNS,
-        async () => {
-          await dialer.settled();
-          await takeBack();
-        },
-      );
-      if (placed === 0) throw new Error('the dialer claimed no calls');
-      const writeRate = await claimWriteRate(db.sql, admin, new URL(url).pathname.slice(1), large);
-      await takeBack();
-      const ledgerAfter = await claimLedger(admin, large.campaignId, large.userId);
-      if (ledgerAfter !== ledgerBefore) throw new Error(`the claim step changed the campaign:\n${ledgerBefore}\n${ledgerAfter}`);
-      // The gate's lookups for ten due contacts: their consents, revocations, registries and recent calls.
-      figures['gate lookups'] = await time(async () => {
-        const { candidates } = await readCandidates(db.sql, large.campaignId, [], new Date(), 10, [], {
-          lookUpRegistries: true,
-          recallHours: 24,
-        });
-        await readCallHistories(
-          db.sql,
-          large.userId,
-          candidates.map((c) => c.phoneNumber!),
-          new Date(Date.now() - 30 * 86_400_000),
-          null,
+      let writeRate: Awaited<ReturnType<typeof claimWriteRate>> | null = null;
+      if (picked('dialer claim')) {
+        const ledgerBefore = await claimLedger(admin, large.campaignId, large.userId);
+        const takeBack = await keepClaimState(admin, large.campaignId, large.userId);
+        let placed = 0;
+        figures['dialer claim'] = await time(
+          async () => void (placed += await dialer.tick(large.campaignId)),
+          RUNS,
+          async () => {
+            await dialer.settled();
+            await takeBack();
+          },
         );
-      });
+        if (placed === 0) throw new Error('the dialer claimed no calls');
+        writeRate = await claimWriteRate(db.sql, admin, new URL(url).pathname.slice(1), large);
+        await takeBack();
+        const ledgerAfter = await claimLedger(admin, large.campaignId, large.userId);
+        if (ledgerAfter !== ledgerBefore) throw new Error(`the claim step changed the campaign:\n${ledgerBefore}\n${ledgerAfter}`);
+      }
+      // The gate's lookups for ten due contacts: their consents, revocations, registries and recent calls.
+      await measure('gate lookups', () =>
+        time(async () => {
+          const { candidates } = await readCandidates(db.sql, large.campaignId, [], new Date(), 10, [], {
+            lookUpRegistries: true,
+            recallHours: 24,
+          });
+          await readCallHistories(
+            db.sql,
+            large.userId,
+            candidates.map((c) => c.phoneNumber!),
+            new Date(Date.now() - 30 * 86_400_000),
+            null,
+          );
+        }),
+      );
 
-      figures[`import of ${IMPORT_ROWS} rows`] = await time(
-        (i) =>
-          fetchOk(`${v1}/contacts/import/`, token, {
-            method: 'POST',
-            body: JSON.stringify({ groupName: `Import ${i}`, csvData: importRows(IMPORT_ROWS) }),
-          }),
-        IMPORT_RUNS,
+      await measure(`import of ${IMPORT_ROWS} rows`, () =>
+        time(
+          (i) =>
+            fetchOk(`${v1}/contacts/import/`, token, {
+              method: 'POST',
+              body: JSON.stringify({ groupName: `Import ${i}`, csvData: importRows(IMPORT_ROWS) }),
+            }),
+          IMPORT_RUNS,
+        ),
       );
       // Erasure of one person a small customer's campaign called five times: their contact row, calls,
       // appointments and consents made anonymous.
       let erased = 0;
-      figures['erasure of one person'] = await time(async () => {
-        erased += 1;
-        const i = contacts - erased;
-        const owner = customerIds(2 + ((i - 1) % 999));
-        await fetchOk(`${v1}/contacts/contacts/${contactId(i)}/`, await tokenFor(owner.userId), { method: 'DELETE' });
-      });
+      await measure('erasure of one person', () =>
+        time(async () => {
+          erased += 1;
+          const i = contacts - erased;
+          const owner = customerIds(2 + ((i - 1) % 999));
+          await fetchOk(`${v1}/contacts/contacts/${contactId(i)}/`, await tokenFor(owner.userId), { method: 'DELETE' });
+        }),
+      );
 
       // Every table's size with its indexes and TOAST; a partitioned table's, its partitions' summed (its own is 0).
       const sizes = await admin.query<{ table: string; rows: string; bytes: string }>(
@@ -393,14 +442,16 @@ export async function benchScale() {
       ]),
     ),
   }));
-  await writeFile('docs/scale.png', chartPng(panels(results)));
-  await writeFile('bench-results/scale.json', `${JSON.stringify(results, null, 2)}\n`).catch(() => {});
+  if (!OPERATIONS) {
+    await writeFile('docs/scale.png', chartPng(panels(results)));
+    await writeFile('bench-results/scale.json', `${JSON.stringify(results, null, 2)}\n`).catch(() => {});
+  }
   return {
     name: 'data scale (PostgreSQL)',
     sizes: results
       .map(
         (r) =>
-          `${r.contacts} contacts, ${r.attempts} attempts, ${r.bytesPerAttempt} B/attempt, seeded in ${r.seedSeconds} s, claim writes ${r.writeRate.attemptsPerSecond} attempts/s (${r.writeRate.postgresCpuMsPerAttempt} ms of PostgreSQL CPU each)`,
+          `${r.contacts} contacts, ${r.attempts} attempts, ${r.bytesPerAttempt} B/attempt, seeded in ${r.seedSeconds ?? '(kept)'} s${r.writeRate ? `, claim writes ${r.writeRate.attemptsPerSecond} attempts/s (${r.writeRate.postgresCpuMsPerAttempt} ms of PostgreSQL CPU each)` : ''}`,
       )
       .join('; '),
     runs: `${RUNS} per read (after ${WARMUP}), ${IMPORT_RUNS} imports`,

@@ -40,9 +40,12 @@ export interface Database {
  * run, one worker partitioned for 24 s stopped every worker's dialing for 23 s. Our transactions send
  * their statements back to back, so a session idle inside one for 15 s is ended, and so is one whose
  * sent data goes unacknowledged for 15 s: longer than a pause of the server itself that its sessions
- * should survive (the cluster's 10 s SIGSTOP).
+ * should survive (the cluster's 10 s SIGSTOP). JIT off: our statements read a page or a few rows, but a
+ * LIMIT over a month-partitioned table is estimated at the cost of reading every partition whole, past
+ * jit_above_cost from 10^6 contacts on, and compiling it took 400 to 700 ms for a read of 1 ms
+ * (docs/scale.md, "JIT").
  */
-const SESSION_OPTIONS = '-c idle_in_transaction_session_timeout=15000 -c tcp_user_timeout=15000';
+const SESSION_OPTIONS = '-c idle_in_transaction_session_timeout=15000 -c tcp_user_timeout=15000 -c jit=off';
 
 export interface PostgresTarget {
   kind: 'postgres';
