@@ -4,9 +4,8 @@ import type { Database } from '../db/database.js';
 
 // pg-boss for a process. A process's roles (dialer, webhook delivery, provisioning, retention) share one
 // instance: one pool, one check of pg-boss's schema at start and one supervisor, where an instance each
-// cost a start four checks and four pools (on the embedded database, whose single session runs every
-// statement in turn, that was most of the job engines' part of a start). A role started alone, as tests
-// start them, opens an engine of its own and stops it with itself.
+// cost a start four checks, four pools and four supervisors. A role started alone, as tests start them,
+// opens an engine of its own and stops it with itself.
 
 /** Sessions the shared engine's pool opens at most: what the four roles' pools held together. */
 const POOL_SIZE = 10;
