@@ -3,7 +3,7 @@ import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { applyMigrations, migrateOnPool, pgliteSession } from '../src/db/migrations.js';
 import { uuidv7 } from '../src/services/ids.js';
-import { databaseUrl, emptyCluster } from './support/database.js';
+import { databaseUrl, dropScratchDatabase, emptyCluster } from './support/database.js';
 
 // The webhook logs (webhook_deliveries, webhook_events, webhook_messages) become partitioned by month
 // through four migrations that run on live tables, as call_attempts did (migrate-live.test.ts): on
@@ -246,17 +246,7 @@ describe('webhook logs partitioned through live migrations', { timeout: 600_000 
           `longest ${sorted.at(-1)!.toFixed(0)} ms`,
       );
     } finally {
-      await migrations.end();
-      await writes.end();
-      // A pool's end resolves before its sessions have closed: forcing the drop meanwhile would end them
-      // with an error of their own. Waits (5 s at most) for the server to see them gone.
-      for (let i = 0; i < 50; i += 1) {
-        const [open] = (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]))
-          .rows;
-        if (open!.n === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await dropScratchDatabase(admin, name, [migrations, writes]);
       await admin.end();
     }
   });

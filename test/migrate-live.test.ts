@@ -4,7 +4,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { customerIds, SEED, withValues } from '../bench/scale-seed.js';
 import { applyMigrations, migrateOnPool, pgliteSession } from '../src/db/migrations.js';
 import { uuidv7 } from '../src/services/ids.js';
-import { databaseUrl, emptyCluster } from './support/database.js';
+import { databaseUrl, dropScratchDatabase, emptyCluster } from './support/database.js';
 
 // call_attempts becomes partitioned by month through four migrations that run on a live table: the twin
 // with its mirror, the copy in batches, the swap, the drop. On PostgreSQL a writer inserts, updates and
@@ -209,9 +209,7 @@ describe('call_attempts partitioned through live migrations', { timeout: 600_000
           `longest ${longest.toFixed(0)} ms`,
       );
     } finally {
-      await migrations.end();
-      await writes.end();
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await dropScratchDatabase(admin, name, [migrations, writes]);
       await admin.end();
     }
   });

@@ -50,6 +50,21 @@ export function databaseUrl(serverUrl: string, database: string): string {
 }
 
 /**
+ * Ends the pools on a scratch database, then drops it. A pool's end resolves before the server has seen
+ * its sessions go, and a forced drop meanwhile ends them with an error no listener takes (an uncaught
+ * exception, which fails the whole run): the drop waits, 30 s at most, until the server shows none.
+ */
+export async function dropScratchDatabase(admin: pg.Client, name: string, pools: pg.Pool[]): Promise<void> {
+  await Promise.all(pools.map((pool) => pool.end()));
+  for (let i = 0; i < 300; i += 1) {
+    const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+    if (rows[0]!.n === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+}
+
+/**
  * A migrated database of this test file's own, dropped again by `close()`. On PostgreSQL, `through`
  * (`host:port`) sends the connections to that address instead, such as a proxy in front of the server.
  */
