@@ -7,6 +7,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.js';
+import { embeddedOptions } from '../src/db/embedded-settings.js';
 import { copyTemplate, isNewDatabase, writeEmbeddedTemplate } from '../src/db/embedded-template.js';
 import { FailedMigrationError, migrationChecksum } from '../src/db/migrations.js';
 import { shippedMigrations } from '../src/db/migration-status.js';
@@ -155,7 +156,7 @@ describe('migrations', { timeout: 180_000 }, () => {
       expect(isNewDatabase(pgdata)).toBe(true);
       expect(await copyTemplate(pgdata, template)).toBe(true);
       expect(isNewDatabase(pgdata)).toBe(false);
-      const db = await openDatabase({ kind: 'pglite', instance: new PGlite(pgdata) });
+      const db = await openDatabase({ kind: 'pglite', instance: new PGlite(embeddedOptions(PGlite, { dataDir: pgdata })) });
       try {
         expect(await db.migrate()).toEqual([]);
         const queues = await db.sql.run<{ name: string }>({

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { embeddedOptions } from '../db/embedded-settings.js';
 import { migrationsDir } from '../db/paths.js';
 import { draftMigration } from '../db/schema-engine.js';
 
@@ -15,7 +16,7 @@ if (!values.name || !/^[a-z0-9_]+$/.test(values.name)) {
   process.exit(2);
 }
 
-const scratch = new PGlite();
+const scratch = new PGlite(embeddedOptions(PGlite));
 const script = await draftMigration(new PrismaPGlite(scratch));
 await scratch.close();
 if (!script) {

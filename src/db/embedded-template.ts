@@ -2,6 +2,7 @@ import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
+import { embeddedOptions } from './embedded-settings.js';
 import { applyMigrations, pgliteSession } from './migrations.js';
 import { projectRoot } from './paths.js';
 
@@ -25,7 +26,7 @@ export async function writeEmbeddedTemplate(path = embeddedTemplatePath, prepare
   const partial = `${path}.${process.pid}.partial`;
   await rm(partial, { recursive: true, force: true });
   await mkdir(dirname(partial), { recursive: true });
-  const pglite = new PGlite(partial);
+  const pglite = new PGlite(embeddedOptions(PGlite, { dataDir: partial }));
   try {
     await applyMigrations(pgliteSession(pglite));
     await prepare?.(pglite);

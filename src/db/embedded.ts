@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.js';
+import { embeddedOptions } from './embedded-settings.js';
 import { copyTemplate, isNewDatabase } from './embedded-template.js';
 
 // The embedded database in a data folder: locked to this process, made from the template on a first
@@ -33,7 +34,7 @@ export async function openEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
     const dir = embeddedDataPath(dataDir);
     await mkdir(dir, { recursive: true });
     await copyTemplate(dir);
-    const pglite = new PGlite(dir);
+    const pglite = new PGlite(embeddedOptions(PGlite, { dataDir: dir }));
     await pglite.waitReady;
     return {
       pglite,

@@ -7,6 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
+import { embeddedOptions } from '../../src/db/embedded-settings.js';
 
 export type TestDatabaseSource = { kind: 'postgres'; serverUrl: string; template: string } | { kind: 'pglite'; dumpPath: string };
 
@@ -25,11 +26,11 @@ let initdb: Promise<Blob> | undefined;
  */
 export async function emptyCluster(): Promise<PGlite> {
   initdb ??= existsSync(initdbPath) ? readFile(initdbPath).then((bytes) => new Blob([bytes])) : makeInitdb();
-  return new PGlite({ loadDataDir: await initdb });
+  return new PGlite(embeddedOptions(PGlite, { loadDataDir: await initdb }));
 }
 
 async function makeInitdb(): Promise<Blob> {
-  const pglite = new PGlite();
+  const pglite = new PGlite(embeddedOptions(PGlite));
   try {
     await pglite.waitReady;
     const dump = await pglite.dumpDataDir('none');
@@ -73,7 +74,7 @@ export async function openTestDatabase(options: { through?: string } = {}): Prom
   if (source.kind === 'pglite') {
     let dump = pgliteDumps.get(source.dumpPath);
     if (!dump) pgliteDumps.set(source.dumpPath, (dump = readFile(source.dumpPath).then((bytes) => new Blob([bytes]))));
-    return openDatabase({ kind: 'pglite', instance: new PGlite({ loadDataDir: await dump }) });
+    return openDatabase({ kind: 'pglite', instance: new PGlite(embeddedOptions(PGlite, { loadDataDir: await dump })) });
   }
   const name = `callflow_test_${randomUUID().replace(/-/g, '')}`;
   const admin = new pg.Client({ connectionString: source.serverUrl });
