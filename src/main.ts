@@ -22,7 +22,7 @@ const refuse = (error: unknown) => {
 await checkPortFree(config.host, config.port).catch(refuse);
 // The embedded database opens while the modules load: its files are read, the template copied and its
 // WebAssembly compiled on other threads meanwhile. A folder in use is refused where it is awaited.
-const embedded = config.databaseUrl ? undefined : (await import('./db/embedded.js')).openEmbeddedAhead(config.dataDir);
+const embedded = config.databaseUrl ? undefined : (await import('./db/embedded.js')).openEmbeddedAhead(config.dataDir, config.seedDemo);
 
 // A slow step says what it is doing, so that a start on a busy machine never sits silent.
 const progress = startupProgress((line) => console.log(line), config.startupProgressAfterMs);

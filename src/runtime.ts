@@ -4,8 +4,9 @@ import type { Config } from './config.js';
 import { waitForDatabase } from './db/connect.js';
 import { databaseTarget, describeOpening, openDatabase, type Database } from './db/database.js';
 import { resolveJwtSecret } from './db/dev-secret.js';
-import type { EmbeddedOpening } from './db/embedded.js';
+import { embeddedDataPath, type EmbeddedOpening } from './db/embedded.js';
 import { seedAgentTemplates } from './db/seed.js';
+import { holdsUndatedDemo, redateCopiedDemo } from './demo/redate.js';
 import { DEMO_USER_ID, seedDemo } from './demo/seed.js';
 import { createApp } from './app.js';
 import { startProcessJobs } from './jobs/process-jobs.js';
@@ -85,7 +86,15 @@ export async function startRuntime(
       events,
       voice: idleVoice,
     };
-    const demoSeeded = config.seedDemo ? await progress('Seeding the demo data (first start only)', () => seedDemo(env)) : false;
+    // A new data folder copied from the demo template has the demo data, seeded at install: moved to the
+    // present here. Otherwise the demo is seeded once, now.
+    const pgdata = databaseUrl ? undefined : embeddedDataPath(config.dataDir);
+    let demoSeeded = false;
+    if (config.seedDemo && pgdata && holdsUndatedDemo(pgdata)) {
+      demoSeeded = await progress('Moving the demo data to today (first start only)', () => redateCopiedDemo(db.sql, pgdata, clock.now()));
+    } else if (config.seedDemo) {
+      demoSeeded = await progress('Seeding the demo data (first start only)', () => seedDemo(env));
+    }
     let jobBacklog: JobBacklog | undefined;
     if (config.runDialer) {
       await progress('Starting the job engine', async () => {

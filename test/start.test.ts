@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoTemplatePath } from '../src/db/embedded-template.js';
+import { REDATE_MARKER } from '../src/demo/redate.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -70,6 +72,16 @@ describe('npm start on a fresh checkout', () => {
     const res = await fetch(`${first.url}/api/v1/agents/templates/`, { headers: { authorization: `Bearer ${first.token}` } });
     expect(res.status).toBe(200);
     expect(((await res.json()) as unknown[]).length).toBe(5);
+  });
+
+  // The demo was seeded by `npm install` into a template, which a first start copies and moves to the
+  // present (src/demo/redate.ts): its finished campaign ran a day before this start.
+  it('copies the demo seeded at install and moves it to the present', async () => {
+    expect(await readdir(demoTemplatePath)).toContain(REDATE_MARKER);
+    expect(await readdir(join(dataDir, 'data', 'pgdata'))).not.toContain(REDATE_MARKER);
+    const res = await fetch(`${first.url}/api/v1/campaigns/`, { headers: { authorization: `Bearer ${first.token}` } });
+    const called = ((await res.json()) as { status: string; started_at: string }[]).find((c) => c.status === 'completed')!;
+    expect(Math.abs(Date.parse(called.started_at) - (Date.now() - 24 * 3600_000))).toBeLessThan(3600_000);
   });
 
   it('has demo data on which every one of the 20 v1 endpoints answers', async () => {

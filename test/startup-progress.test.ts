@@ -82,7 +82,8 @@ describe('npm start on a fresh data folder, every step reported (STARTUP_PROGRES
         `Preparing the embedded database in ${dataDir} (first start)…`,
         'Applying database migrations…',
         'Seeding the agent templates…',
-        'Seeding the demo data (first start only)…',
+        // The demo was seeded into a template at install; a first start copies it and moves it to today.
+        'Moving the demo data to today (first start only)…',
         'Starting the job engine…',
       ]);
     } finally {

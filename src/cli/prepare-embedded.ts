@@ -1,17 +1,26 @@
+import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
-import { embeddedTemplatePath, writeEmbeddedTemplate } from '../db/embedded-template.js';
+import { demoTemplatePath, embeddedTemplatePath, writeEmbeddedTemplate } from '../db/embedded-template.js';
+import { seedAgentTemplates } from '../db/seed.js';
+import { writeDemoTemplate } from '../demo/template.js';
 import { prepareJobQueues } from '../jobs/process-jobs.js';
 import { createLogger } from '../logger.js';
 
 // Run by `npm install` (postinstall): makes the migrated embedded database, with the job engine's schema
-// and queues, that a first `npm start` copies instead of creating one. Without it the service still
-// starts, only slower, so a failure here is reported and does not fail the install.
+// and queues and the agent templates, that a first `npm start` copies instead of creating one, and a copy
+// of it with the demo data. Without them the service still starts, only slower, so a failure here is
+// reported and does not fail the install.
+const log = createLogger('warn');
 try {
   await writeEmbeddedTemplate(undefined, async (pglite) => {
     // The template's own instance: closing it is the template writer's.
-    await prepareJobQueues(createLogger('warn'), await openDatabase({ kind: 'pglite', instance: pglite }));
+    const db = await openDatabase({ kind: 'pglite', instance: pglite });
+    await prepareJobQueues(log, db);
+    await seedAgentTemplates(db);
   });
   console.log(`Prepared the embedded database template (${embeddedTemplatePath}).`);
+  await writeDemoTemplate(loadConfig().settings, log);
+  console.log(`Prepared the embedded database template with demo data (${demoTemplatePath}).`);
 } catch (error) {
-  console.warn(`Could not prepare the embedded database template; the first start will create the database itself: ${String(error)}`);
+  console.warn(`Could not prepare the embedded database templates; a first start will do their work itself: ${String(error)}`);
 }

@@ -62,19 +62,21 @@ export interface PostgresTarget {
 
 /** The embedded database in a data folder (its opening perhaps begun already), or an instance a test made. */
 export type DatabaseTarget =
-  PostgresTarget | { kind: 'pglite'; dataDir: string; opening?: EmbeddedOpening | undefined } | { kind: 'pglite'; instance: PGlite };
+  | PostgresTarget
+  | { kind: 'pglite'; dataDir: string; demo?: boolean; opening?: EmbeddedOpening | undefined }
+  | { kind: 'pglite'; instance: PGlite };
 
 /**
- * What a process's settings name: PostgreSQL with DATABASE_URL, else the embedded database in DATA_DIR,
- * with its opening if the process began it ahead.
+ * What a process's settings name: PostgreSQL with DATABASE_URL, else the embedded database in DATA_DIR
+ * (a new one with the demo data when the demo is seeded), with its opening if the process began it ahead.
  */
 export function databaseTarget(
-  config: Pick<Config, 'databaseUrl' | 'databaseDirectUrl' | 'databasePoolSize' | 'dataDir'>,
+  config: Pick<Config, 'databaseUrl' | 'databaseDirectUrl' | 'databasePoolSize' | 'dataDir' | 'seedDemo'>,
   opening?: EmbeddedOpening,
 ): DatabaseTarget {
   return config.databaseUrl
     ? { kind: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize, directUrl: config.databaseDirectUrl }
-    : { kind: 'pglite', dataDir: config.dataDir, opening };
+    : { kind: 'pglite', dataDir: config.dataDir, demo: config.seedDemo, opening };
 }
 
 /** What opening the target does, for the line a slow start prints. */
@@ -118,7 +120,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     jobEngineConnection = { db: { executeSql: pgliteExecutor(pglite) } };
   } else {
     const [embedded, { PrismaPGlite }] = await Promise.all([
-      target.opening?.database ?? openEmbedded(target.dataDir),
+      target.opening?.database ?? openEmbedded(target.dataDir, target.demo),
       import('pglite-prisma-adapter'),
     ]);
     const { pglite } = embedded;

@@ -7,29 +7,39 @@ import { applyMigrations, pgliteSession } from './migrations.js';
 import { projectRoot } from './paths.js';
 
 // Creating an embedded database (PGlite's initdb, in WebAssembly) takes three to four seconds, most of a
-// first `npm start`. `npm install` makes one, migrated, in a folder of its own; a new data folder is a
-// copy of it, made in a few hundred milliseconds (unpacking an archive of it through PGlite's file
-// system took a second or more). The template belongs to the installed PGlite version (its
-// name says which), and migrations shipped after it was made are applied on start as usual.
+// first `npm start`. `npm install` makes one, migrated, in a folder of its own, and a second with the demo
+// data; a new data folder is a copy of one of them, made in a few hundred milliseconds (unpacking an
+// archive of it through PGlite's file system took a second or more). The templates belong to the
+// installed PGlite version (their names say which), and migrations shipped after they were made are
+// applied on start as usual.
 
 const pglitePackage = join(projectRoot, 'node_modules/@electric-sql/pglite/package.json');
 const pgliteVersion = (JSON.parse(readFileSync(pglitePackage, 'utf8')) as { version: string }).version;
 
 export const embeddedTemplatePath = join(projectRoot, 'node_modules/.cache/callflow', `embedded-pglite-${pgliteVersion}`);
 
+/** The same database with the demo data seeded (src/demo/template.ts), which a first start with demo data copies. */
+export const demoTemplatePath = `${embeddedTemplatePath}-demo`;
+
 /**
- * Writes the template folder: an empty, migrated database, with what `prepare` adds, whole or not at all
- * (a half-written one is never read).
+ * Writes a template folder: a migrated database (a new one, or a copy of the template at `base`), with
+ * what `prepare` adds (it gets the database and its folder), whole or not at all (a half-written one is
+ * never read).
  */
-export async function writeEmbeddedTemplate(path = embeddedTemplatePath, prepare?: (pglite: PGlite) => Promise<void>): Promise<void> {
+export async function writeEmbeddedTemplate(
+  path = embeddedTemplatePath,
+  prepare?: (pglite: PGlite, dir: string) => Promise<void>,
+  base?: string,
+): Promise<void> {
   const { PGlite } = await import('@electric-sql/pglite');
   const partial = `${path}.${process.pid}.partial`;
   await rm(partial, { recursive: true, force: true });
   await mkdir(dirname(partial), { recursive: true });
+  if (base) cpSync(base, partial, { recursive: true });
   const pglite = new PGlite(embeddedOptions(PGlite, { dataDir: partial }));
   try {
     await applyMigrations(pgliteSession(pglite));
-    await prepare?.(pglite);
+    await prepare?.(pglite, partial);
   } finally {
     await pglite.close();
   }

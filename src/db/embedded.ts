@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.js';
 import { embeddedOptions } from './embedded-settings.js';
-import { copyTemplate, isNewDatabase } from './embedded-template.js';
+import { copyTemplate, demoTemplatePath, isNewDatabase } from './embedded-template.js';
 
 // The embedded database in a data folder: locked to this process, made from the template on a first
 // start, opened. A start begins this before it loads the service's modules (main.ts): reading PGlite's
@@ -25,7 +25,8 @@ export interface EmbeddedOpening {
   database: Promise<EmbeddedDatabase>;
 }
 
-export async function openEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
+/** Opens the database in `dataDir`; a new one is a copy of the template, with the demo data when `demo`. */
+export async function openEmbedded(dataDir: string, demo = false): Promise<EmbeddedDatabase> {
   // Loaded only in embedded mode: PGlite costs some 50 MB of memory a server on PostgreSQL does not need.
   const { PGlite } = await import('@electric-sql/pglite');
   const unlock = await lockDataDir(resolve(dataDir));
@@ -33,7 +34,7 @@ export async function openEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
     // PGlite does not create the parent folders of its data directory.
     const dir = embeddedDataPath(dataDir);
     await mkdir(dir, { recursive: true });
-    await copyTemplate(dir);
+    if (!(demo && (await copyTemplate(dir, demoTemplatePath)))) await copyTemplate(dir);
     const pglite = new PGlite(embeddedOptions(PGlite, { dataDir: dir }));
     await pglite.waitReady;
     return {
@@ -50,8 +51,8 @@ export async function openEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
 }
 
 /** Begins opening; whoever awaits `database` gets its refusal (a folder in use) there. */
-export function openEmbeddedAhead(dataDir: string): EmbeddedOpening {
-  const opening = { firstStart: isNewDatabase(embeddedDataPath(dataDir)), database: openEmbedded(dataDir) };
+export function openEmbeddedAhead(dataDir: string, demo = false): EmbeddedOpening {
+  const opening = { firstStart: isNewDatabase(embeddedDataPath(dataDir)), database: openEmbedded(dataDir, demo) };
   opening.database.catch(() => {});
   return opening;
 }

@@ -98,10 +98,10 @@ const ANY_TIME = { calling_hours: { start: '00:00', end: '24:00' }, active_days:
 /** Created once; returns false when the demo user was already there. */
 export async function seedDemo(env: ServiceEnv): Promise<boolean> {
   if (!(await insertUserIfMissing(env.sql, DEMO_USER_ID))) return false;
-  // Yesterday's campaign ran yesterday afternoon, on a clock of its own.
-  const yesterday = DateTime.fromJSDate(env.clock.now(), { zone: ZONE })
-    .minus({ days: 1 })
-    .set({ hour: 14, minute: 0, second: 0, millisecond: 0 });
+  // Yesterday's campaign ran a day ago to the minute, on a clock of its own: a demo seeded into the
+  // install-time template is moved to the present by one interval on a first start, which keeps a day ago
+  // yesterday whatever the hour of either (src/demo/redate.ts).
+  const yesterday = DateTime.fromJSDate(env.clock.now(), { zone: ZONE }).minus({ days: 1 }).set({ second: 0, millisecond: 0 });
   const past = { ...env, clock: new DemoClock(yesterday.toJSDate()) };
   const ctx = serviceContext(past, { id: DEMO_USER_ID, isAdmin: false });
   // Credits are granted as an administrator would grant them.

@@ -842,3 +842,23 @@ const exemptionInForce = statement<{ id: string }>(
 export async function exemptionAt(sql: SqlSession, userId: string, at: Date): Promise<string | undefined> {
   return (await sql.run(exemptionInForce, [userId, at]))[0]?.id;
 }
+
+/** An edit's record of a time (`{"started_at": {"from": ..., "to": ...}}`) moved with its data (src/demo/redate.ts). */
+const shiftHistoryTimes = statement(
+  'campaigns.shiftHistoryTimes',
+  `UPDATE campaign_changes
+      SET changes = (SELECT jsonb_object_agg(
+                              key,
+                              CASE WHEN key LIKE '%\\_at' AND jsonb_typeof(value) = 'object'
+                                   THEN jsonb_build_object(
+                                          'from', to_jsonb((value ->> 'from')::timestamptz + $1::interval),
+                                          'to', to_jsonb((value ->> 'to')::timestamptz + $1::interval))
+                                   ELSE value END)
+                       FROM jsonb_each(changes))
+    WHERE changes::text LIKE '%\\_at"%'`,
+);
+
+/** Moves the times the campaigns' histories of edits record by `ms`. */
+export async function shiftHistory(sql: SqlSession, ms: number): Promise<void> {
+  await sql.run(shiftHistoryTimes, [`${ms} milliseconds`]);
+}

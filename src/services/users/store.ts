@@ -69,3 +69,17 @@ export function usersWithCallDataRetention(
 export async function markCallsPseudonymisedBefore(db: Db, id: string, before: Date): Promise<void> {
   await named('users.markCallsPseudonymised', () => db.user.update({ where: { id }, data: { callsPseudonymisedBefore: before } }));
 }
+
+const createdAt = statement<{ at: Date }>('users.createdAt', 'SELECT created_at AS at FROM users WHERE id = $1::uuid');
+
+const setCreatedAt = statement('users.setCreatedAt', 'UPDATE users SET created_at = $2::timestamptz WHERE id = $1::uuid');
+
+/** When a user was created; null for none. */
+export async function userCreatedAt(sql: SqlSession, id: string): Promise<Date | null> {
+  return (await sql.run(createdAt, [id]))[0]?.at ?? null;
+}
+
+/** Dates a user's creation (the demo's seeding, src/demo/redate.ts). */
+export async function setUserCreatedAt(sql: SqlSession, id: string, at: Date): Promise<void> {
+  await sql.run(setCreatedAt, [id, at]);
+}
