@@ -293,6 +293,9 @@ export function compileRead(plan: ReadPlan): CompiledRead {
     ]),
   );
   const missing = items.length ? items.join(' OR ') : 'false';
-  const from = roots.length ? ` FROM (SELECT ${roots.join(', ')}) roots` : '';
-  return { text: `SELECT ${json.toSql()} AS data, ${missing} AS missing${from}`, values: params.values };
+  // Materialized: a subquery in FROM is pulled up into the SELECT, and a root's subquery named both in
+  // `data` and in `missing` then ran twice.
+  const select = `SELECT ${json.toSql()} AS data, ${missing} AS missing`;
+  const text = roots.length ? `WITH roots AS MATERIALIZED (SELECT ${roots.join(', ')}) ${select} FROM roots` : select;
+  return { text, values: params.values };
 }
