@@ -24,6 +24,7 @@ generatorHandler({
                   kind: 'relation',
                   model: f.type,
                   isList: f.isList,
+                  isRequired: f.isRequired,
                   relationName: f.relationName,
                   from: f.relationFromFields ?? [],
                   to: f.relationToFields ?? [],

@@ -2,7 +2,16 @@
 
 export type SqlField =
   | { kind: 'scalar' | 'enum' | 'unsupported'; type: string; column: string; isList: boolean; native: string | null }
-  | { kind: 'relation'; model: string; isList: boolean; relationName: string; from: string[]; to: string[] };
+  | {
+      kind: 'relation';
+      model: string;
+      isList: boolean;
+      /** A required relation's keys are all set, so its foreign key always holds. */
+      isRequired: boolean;
+      relationName: string;
+      from: string[];
+      to: string[];
+    };
 
 export interface SqlModelEntry {
   table: string;
