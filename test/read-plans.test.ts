@@ -323,11 +323,23 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
     const page = '(first: 20, after: "AFTER") { edges { node { id } } pageInfo { hasNextPage } }';
     const deep: [string, string, string, string, string][] = [
       ['campaign attempts', 'call_attempts', 'campaign_id = $1', ids.campaignId, `campaign(id: "${ids.campaignId}") { attempts${page} }`],
-      ['campaign dial blocks', 'dial_blocks', 'campaign_id = $1', ids.campaignId, `campaign(id: "${ids.campaignId}") { dialBlocks${page} }`],
+      [
+        'campaign dial blocks',
+        'dial_blocks',
+        'campaign_id = $1',
+        ids.campaignId,
+        `campaign(id: "${ids.campaignId}") { dialBlocks${page} }`,
+      ],
       ['campaign history', 'campaign_changes', 'campaign_id = $1', ids.campaignId, `campaign(id: "${ids.campaignId}") { history${page} }`],
       ['contact dial blocks', 'dial_blocks', 'contact_id = $1', contactId(k), `contact(id: "${contactId(k)}") { dialBlocks${page} }`],
       ['agent campaigns', 'campaigns', 'agent_id = $1', ids.agentId, `agent(id: "${ids.agentId}") { campaigns${page} }`],
-      ['webhook deliveries', 'webhook_messages', 'endpoint_id = $1', ids.endpointId, `webhookEndpoint(id: "${ids.endpointId}") { deliveries${page} }`],
+      [
+        'webhook deliveries',
+        'webhook_messages',
+        'endpoint_id = $1',
+        ids.endpointId,
+        `webhookEndpoint(id: "${ids.endpointId}") { deliveries${page} }`,
+      ],
       ['list contacts', 'contacts', 'contact_group_id = $1', ids.groupId, `contactGroup(id: "${ids.groupId}") { contacts${page} }`],
     ];
     it.each(deep)('%s', async (what, table, where, value, field) => {

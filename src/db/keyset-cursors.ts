@@ -101,7 +101,12 @@ function takeOutPagedRelations(model: string, args: Args): { rest: Args; paged: 
 }
 
 /** A read of `model` whose to-many relations after a cursor are each read on their own, per parent row. */
-async function readWithPagedRelations(base: PrismaClient, model: string, args: Args, run: (args: Args) => Promise<unknown>): Promise<unknown> {
+async function readWithPagedRelations(
+  base: PrismaClient,
+  model: string,
+  args: Args,
+  run: (args: Args) => Promise<unknown>,
+): Promise<unknown> {
   const { rest, paged, added } = takeOutPagedRelations(model, args);
   const result = await run(await withBounds(base, model, rest));
   if (!paged.length || !result) return result;
@@ -112,7 +117,9 @@ async function readWithPagedRelations(base: PrismaClient, model: string, args: A
         const keys = Object.fromEntries(relation.from.map((f, i) => [f, row[relation.to[i]!]]));
         const where = relation.args.where ? { AND: [relation.args.where, keys] } : keys;
         const childArgs = { ...relation.args, where };
-        row[relation.name] = await readWithPagedRelations(base, relation.model, childArgs, (a) => delegate(base, relation.model).findMany!(a));
+        row[relation.name] = await readWithPagedRelations(base, relation.model, childArgs, (a) =>
+          delegate(base, relation.model).findMany!(a),
+        );
       }),
     ),
   );
