@@ -20,7 +20,6 @@ const CUSTOMERS = 1_000;
  */
 const GROWING = [
   'call_attempts',
-  'campaigns',
   'contacts',
   'campaign_contacts',
   'credit_transactions',
@@ -82,10 +81,10 @@ function scannedWhole(node: PlanNode): string[] {
 }
 
 /** The most rows any one scan of a growing table read, those its filter dropped included, over all its loops (EXPLAIN ANALYZE). */
-function mostRowsRead(node: PlanNode): number {
+function mostRowsRead(node: PlanNode, tables = GROWING): number {
   const read = (node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0);
-  const here = GROWING.some((t) => node['Relation Name']?.startsWith(t)) ? read * (node['Actual Loops'] ?? 1) : 0;
-  return Math.max(here, ...(node.Plans ?? []).map(mostRowsRead));
+  const here = tables.some((t) => node['Relation Name']?.startsWith(t)) ? read * (node['Actual Loops'] ?? 1) : 0;
+  return Math.max(here, ...(node.Plans ?? []).map((n) => mostRowsRead(n, tables)));
 }
 
 /** The most rows any one scan of a growing table took from the table itself, not from an index alone. */
@@ -348,12 +347,16 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
       // Through the resolvers only where the compiled read serves the relation: its page after a cursor reads
       // the rows before the cursor too (docs/scale.md, "A list's contacts after a cursor"), its own work.
       for (const server of ['list contacts', 'agent campaigns'].includes(what) ? [resolvers] : [app, resolvers]) {
-        const reads = await rowsReadBy(async () => {
-          const result = await server.gql(query, {}, token);
-          expect(result.errors).toBeUndefined();
-          expect(JSON.stringify(result.data).match(/"id"/g)).toHaveLength(20);
-          expect(JSON.stringify(result.data)).toContain('"hasNextPage":true');
-        });
+        // An agent's campaigns count here too (made long above).
+        const reads = await rowsReadBy(
+          async () => {
+            const result = await server.gql(query, {}, token);
+            expect(result.errors).toBeUndefined();
+            expect(JSON.stringify(result.data).match(/"id"/g)).toHaveLength(20);
+            expect(JSON.stringify(result.data)).toContain('"hasNextPage":true');
+          },
+          (plan) => mostRowsRead(plan, [...GROWING, 'campaigns']),
+        );
         expect(reads.filter((r) => r.rows > 100)).toEqual([]);
       }
     });
