@@ -72,7 +72,8 @@ builder.prismaObject('CampaignChange', {
 builder.prismaObjectFields('Campaign', (t) => ({
   history: t.relatedConnection('changes', {
     cursor: 'id',
-    query: { orderBy: { seq: 'desc' } },
+    // The id after seq makes the order unique, as a cursor page needs to be cut in SQL (seq alone is not declared unique).
+    query: { orderBy: [{ seq: 'desc' }, { id: 'desc' }] },
     description: 'Every change of the campaign (edits, dispatch, pauses, resumes, cancel, completion), newest first.',
   }),
 }));
