@@ -17,7 +17,6 @@ import { dirname, join, relative } from 'node:path';
 import process from 'node:process';
 import { setInterval } from 'node:timers';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import * as esbuild from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
@@ -89,6 +88,7 @@ async function buildOnce() {
   const stamp = stampOf(files);
   if (current(stamp)) return;
   process.stdout.write('Bundling src/ into .run/start/ (it changed since the last build)…\n');
+  const esbuild = await import('esbuild');
   const building = `${out}.${process.pid}`;
   rmSync(building, { recursive: true, force: true });
   await esbuild.build(bundleOptions(files, building));
@@ -119,6 +119,7 @@ if (mode === '--build') {
   };
   // A context only watches the files it was made with: a new or removed file (looked for every second)
   // gets a new context.
+  const esbuild = await import('esbuild');
   let files = sourceFiles();
   rmSync(out, { recursive: true, force: true });
   let context;

@@ -22,7 +22,7 @@ export function stripeWebhook(deps: StripeWebhookDeps) {
     if (!deps.secret) return json(503, { detail: 'Stripe webhooks are not configured (STRIPE_WEBHOOK_SECRET).' });
     try {
       const payload = await readRawBody(c.req.raw, deps.maxBodyBytes);
-      const event = verifyStripeEvent(payload, c.req.header('stripe-signature'), deps.secret, deps.clock.now());
+      const event = await verifyStripeEvent(payload, c.req.header('stripe-signature'), deps.secret, deps.clock.now());
       const result = await applyStripeEvent({ ...deps, log }, event);
       log.info({ eventId: event.id, type: event.type, result }, 'stripe event received');
       return json(200, { received: true, result });

@@ -1,8 +1,9 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { UnavailableError } from '../errors.js';
 import { parseInput } from '../validation.js';
+import { loadStripe } from './stripe-library.js';
 import { CREDIT_CURRENCY } from './stripe.js';
 
 // Buying credits: a Stripe Checkout Session for an amount the customer chooses. The session names the
@@ -40,9 +41,10 @@ export interface CreditCheckout {
 /** One client per settings object: it keeps its connections open between requests. */
 const clients = new WeakMap<CheckoutSettings, Stripe>();
 
-function clientOf(settings: CheckoutSettings): Stripe {
+async function clientOf(settings: CheckoutSettings): Promise<Stripe> {
   let client = clients.get(settings);
   if (!client) {
+    const { default: Stripe } = await loadStripe();
     const base = new URL(settings.apiBaseUrl);
     const protocol = base.protocol === 'http:' ? 'http' : 'https';
     client = new Stripe(settings.apiKey, {
@@ -68,7 +70,9 @@ export async function createCreditCheckout(ctx: ServiceContext, amountCents: unk
   if (!settings) throw new UnavailableError('Buying credits is not configured on this server (STRIPE_API_KEY).');
   let session: Stripe.Checkout.Session;
   try {
-    session = await clientOf(settings).checkout.sessions.create({
+    session = await (
+      await clientOf(settings)
+    ).checkout.sessions.create({
       mode: 'payment',
       line_items: [
         {
@@ -87,7 +91,7 @@ export async function createCreditCheckout(ctx: ServiceContext, amountCents: unk
       cancel_url: settings.cancelUrl,
     });
   } catch (error) {
-    if (!(error instanceof Stripe.errors.StripeError)) throw error;
+    if (!(error instanceof (await loadStripe()).default.errors.StripeError)) throw error;
     ctx.log.error({ err: error, stripeRequestId: error.requestId }, 'stripe refused to create a checkout session');
     throw new UnavailableError('The payment provider could not open a checkout; try again later.');
   }

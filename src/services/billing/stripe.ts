@@ -1,5 +1,5 @@
-import Stripe from 'stripe';
 import { z } from 'zod';
+import { loadStripe } from './stripe-library.js';
 import { NON_FIELD, ValidationError } from '../errors.js';
 import { jsonObject, parseInput, uuid } from '../validation.js';
 import { moveMoney, openAccount, type LedgerContext } from './ledger.js';
@@ -47,7 +47,13 @@ const invoiceEvent = eventAbout(
  * library refuses only timestamps too far in the past; one far ahead is refused here, or a delivery
  * signed in advance could be replayed for as long as its timestamp is ahead of our clock.
  */
-export function verifyStripeEvent(payload: Uint8Array, signature: string | undefined, secret: string, now: Date): StripeEvent {
+export async function verifyStripeEvent(
+  payload: Uint8Array,
+  signature: string | undefined,
+  secret: string,
+  now: Date,
+): Promise<StripeEvent> {
+  const { default: Stripe } = await loadStripe();
   let event: unknown;
   try {
     event = Stripe.webhooks.constructEvent(payload, signature ?? '', secret, TOLERANCE_SECONDS, undefined, now.getTime());
