@@ -19,8 +19,14 @@ try {
     await seedAgentTemplates(db);
   });
   console.log(`Prepared the embedded database template (${embeddedTemplatePath}).`);
+} catch (error) {
+  console.warn(`Could not prepare the embedded database template; a first start will create the database itself: ${String(error)}`);
+  process.exit(0);
+}
+try {
+  // The settings the demo's prices come from are those of the install's environment.
   await writeDemoTemplate(loadConfig().settings, log);
   console.log(`Prepared the embedded database template with demo data (${demoTemplatePath}).`);
 } catch (error) {
-  console.warn(`Could not prepare the embedded database templates; a first start will do their work itself: ${String(error)}`);
+  console.warn(`Could not prepare the template with demo data; a first start will seed the demo itself: ${String(error)}`);
 }
