@@ -18,10 +18,7 @@ import { statementSpan } from './statement-spans.js';
 export interface Statement<Row> {
   readonly name: string;
   readonly text: string;
-  /**
-   * Not prepared on PostgreSQL: a text built at run time (a bulk insert's VALUES list), or one planned
-   * for each execution's values.
-   */
+  /** Not prepared on PostgreSQL: a text built at run time (a bulk insert's VALUES list). */
   readonly dynamic: boolean;
   /** The name it is prepared under when that is not its name (one name, several generated texts). */
   readonly preparedAs?: string;
@@ -33,20 +30,13 @@ const declared = new Map<string, string>();
 
 /**
  * Declares a statement once, at a store's module level. Two different texts under one name are a
- * programming error, refused at load time so that a name always means one statement. `planEachTime`:
- * sent unprepared, so that PostgreSQL plans it for each execution's values; prepared, it switches to a
- * generic plan after five executions on a connection, which for a few statements costs more than
- * planning does.
+ * programming error, refused at load time so that a name always means one statement.
  */
-export function statement<Row = Record<string, unknown>>(
-  name: string,
-  text: string,
-  options: { planEachTime?: boolean } = {},
-): Statement<Row> {
+export function statement<Row = Record<string, unknown>>(name: string, text: string): Statement<Row> {
   const known = declared.get(name);
   if (known !== undefined && known !== text) throw new Error(`Two SQL statements are named ${name}.`);
   declared.set(name, text);
-  return { name, text, dynamic: options.planEachTime ?? false };
+  return { name, text, dynamic: false };
 }
 
 /** A statement whose text is built at run time (bounded shapes only); it runs unprepared. */

@@ -417,10 +417,7 @@ const reliedConsents = (
 // A number another tick put in flight since the candidates were read is not taken (ON CONFLICT on the
 // numbers in flight, live_calls), so its attempt is not inserted and its contact stays as it was, due
 // again once that call ends. Taken in number order, so that two ticks taking the same numbers wait on
-// them in one order. Planned for each tick's calls: prepared, it ran its generic plan from a connection's
-// sixth claim on, which found the claimed contacts by reading all of the campaign's (40,000 at 10^5
-// contacts, more as the campaign grows) where the plan for the tick's values looks up each one; about
-// three times the PostgreSQL CPU per attempt at 10^5 (docs/scale.md, "Where the next wall is").
+// them in one order.
 const claimStatement = statement<{ id: string }>(
   'dialer.claim',
   `WITH calls AS (
@@ -443,7 +440,6 @@ const claimStatement = statement<{ id: string }>(
      last_attempt_at = $5, lease_expires_at = $4, updated_at = $5
    FROM attempts WHERE campaign_contacts.campaign_id = $3::uuid AND campaign_contacts.contact_id = attempts.contact_id
    RETURNING attempts.id`,
-  { planEachTime: true },
 );
 
 /** Inserts the calls' attempts and puts their contacts to dialing; returns the ids of the attempts inserted. */
