@@ -153,9 +153,10 @@ const SHARED_WRITERS = /: (checkpointer|background writer|walwriter)\s*$/;
 /**
  * CPU time each PostgreSQL process on this machine has used so far, in ms, by pid. With `database`, only
  * the processes working on that database (backends, autovacuum) and the shared writers count, so that
- * another benchmark on the same server does not count towards this one.
+ * another benchmark on the same server does not count towards this one; without `sharedWriters`, only
+ * that database's own processes (the shared writers also serve whatever else the server runs).
  */
-export async function postgresCpuMs(database?: string): Promise<Map<number, number>> {
+export async function postgresCpuMs(database?: string, sharedWriters = true): Promise<Map<number, number>> {
   const byPid = new Map<number, number>();
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -164,7 +165,7 @@ export async function postgresCpuMs(database?: string): Promise<Map<number, numb
       if (database) {
         // A backend's title names its database: "postgres: 15/main: user database host(port) state".
         const title = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).replace(/\0/g, ' ');
-        if (!title.includes(` ${database} `) && !SHARED_WRITERS.test(title)) continue;
+        if (!title.includes(` ${database} `) && !(sharedWriters && SHARED_WRITERS.test(title))) continue;
       }
       byPid.set(Number(entry), await cpuMsOf(Number(entry)));
     } catch {
