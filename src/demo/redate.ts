@@ -27,7 +27,7 @@ export async function markDemoSeeded(sql: Sql, pgdata: string, at: Date): Promis
 }
 
 /** Moves the demo data in `tables` by the time from its seeding to `now`, in one transaction; false without a demo user. */
-export async function redateDemo(sql: Sql, tables: readonly string[], now: Date): Promise<boolean> {
+async function redateDemo(sql: Sql, tables: readonly string[], now: Date): Promise<boolean> {
   return sql.transaction(async (tx) => {
     const seeded = await userCreatedAt(tx, DEMO_USER_ID);
     if (!seeded) return false;

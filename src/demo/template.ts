@@ -3,7 +3,7 @@ import type { Settings } from '../services/settings.js';
 import { openDatabase } from '../db/database.js';
 import { demoTemplatePath, embeddedTemplatePath, writeEmbeddedTemplate } from '../db/embedded-template.js';
 import { seedAgentTemplates } from '../db/seed.js';
-import { systemClock, type Clock, type ServiceEnv } from '../services/context.js';
+import { systemClock, type ServiceEnv } from '../services/context.js';
 import { idleDialer } from '../services/dialer/control.js';
 import { inProcessEventBus } from '../services/events.js';
 import { idleVoice } from '../services/voice/control.js';
@@ -15,13 +15,9 @@ import { seedDemo } from './seed.js';
 // seeds it once into a template of its own, a copy of the migrated template; a first start with demo
 // data copies that one and moves its data to the present (redate.ts).
 
-/** Writes the demo template from the migrated one at `base`, seeded with `settings` on `clock`. */
-export async function writeDemoTemplate(
-  settings: Settings,
-  log: Logger,
-  options: { clock?: Clock; path?: string; base?: string } = {},
-): Promise<void> {
-  const clock = options.clock ?? systemClock;
+/** Writes the demo template from the migrated one at `base`, seeded now with `settings`. */
+export async function writeDemoTemplate(settings: Settings, log: Logger, options: { path?: string; base?: string } = {}): Promise<void> {
+  const clock = systemClock;
   await writeEmbeddedTemplate(
     options.path ?? demoTemplatePath,
     async (pglite, dir) => {
