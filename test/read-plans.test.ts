@@ -16,11 +16,13 @@ import { startTestApp, type TestApp } from './support/app.js';
 const CONTACTS = 100_000;
 const CUSTOMERS = 1_000;
 /**
- * Tables whose rows grow with calls, contacts or time; a sequential scan of any other is a small table's
- * (ended_calls too: the dialer's sweep empties it as results are written).
+ * Tables whose rows grow with calls, contacts or time (campaigns too: a customer's and an agent's pile up
+ * over the years, made long below); a sequential scan of any other is a small table's (ended_calls too:
+ * the dialer's sweep empties it as results are written).
  */
 const GROWING = [
   'call_attempts',
+  'campaigns',
   'contacts',
   'campaign_contacts',
   'credit_transactions',
@@ -82,20 +84,20 @@ function scannedWhole(node: PlanNode): string[] {
 }
 
 /** The most rows any one scan of a growing table read, those its filter dropped included, over all its loops (EXPLAIN ANALYZE). */
-function mostRowsRead(node: PlanNode, tables = GROWING): number {
+function mostRowsRead(node: PlanNode): number {
   const read = (node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0);
-  const here = tables.some((t) => node['Relation Name']?.startsWith(t)) ? read * (node['Actual Loops'] ?? 1) : 0;
-  return Math.max(here, ...(node.Plans ?? []).map((n) => mostRowsRead(n, tables)));
+  const here = GROWING.some((t) => node['Relation Name']?.startsWith(t)) ? read * (node['Actual Loops'] ?? 1) : 0;
+  return Math.max(here, ...(node.Plans ?? []).map(mostRowsRead));
 }
 
 /** The most rows any one scan of a growing table took from the table itself, not from an index alone. */
-function mostHeapRowsRead(node: PlanNode & { 'Heap Fetches'?: number }, tables = GROWING): number {
-  const growing = tables.some((t) => node['Relation Name']?.startsWith(t));
+function mostHeapRowsRead(node: PlanNode & { 'Heap Fetches'?: number }): number {
+  const growing = GROWING.some((t) => node['Relation Name']?.startsWith(t));
   const read =
     node['Node Type'] === 'Index Only Scan'
       ? (node['Heap Fetches'] ?? 0)
       : (node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0);
-  return Math.max(growing ? read * (node['Actual Loops'] ?? 1) : 0, ...(node.Plans ?? []).map((n) => mostHeapRowsRead(n, tables)));
+  return Math.max(growing ? read * (node['Actual Loops'] ?? 1) : 0, ...(node.Plans ?? []).map(mostHeapRowsRead));
 }
 
 /** How many GraphQL reads the compiled path has answered in this process. */
@@ -370,42 +372,37 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
       const token = await app.token(ids.userId);
       const query = `{ ${field.replace('AFTER', cursorOf(await middleOf(table, where, value)))} }`;
       for (const server of [app, resolvers]) {
-        // An agent's campaigns count here too (made long above).
-        const reads = await rowsReadBy(
-          async () => {
-            const result = await server.gql(query, {}, token);
-            expect(result.errors).toBeUndefined();
-            expect(JSON.stringify(result.data).match(/"id"/g)).toHaveLength(20);
-            expect(JSON.stringify(result.data)).toContain('"hasNextPage":true');
-          },
-          (plan) => mostRowsRead(plan, [...GROWING, 'campaigns']),
-        );
+        const reads = await rowsReadBy(async () => {
+          const result = await server.gql(query, {}, token);
+          expect(result.errors).toBeUndefined();
+          expect(JSON.stringify(result.data).match(/"id"/g)).toHaveLength(20);
+          expect(JSON.stringify(result.data)).toContain('"hasNextPage":true');
+        });
         expect(reads.filter((r) => r.rows > 100)).toEqual([]);
       }
     });
   });
 
-  // A customer's campaigns (made long above) listed a page at a time: each page reads its own rows of
-  // campaigns, counted here as a growing table.
+  // A customer's campaigns and an agent's (made long above) listed a page at a time: each page reads its own rows.
   describe.each(customers)('campaign lists of %s', (_name, ids) => {
-    const withCampaigns = [...GROWING, 'campaigns'];
     it.each(['/api/v1/campaigns/?limit=50', '/api/v1/campaigns/?limit=50&offset=1000'])(
       'GET %s: the skipped campaigns come from the index alone',
       async (path) => {
         const token = await app.token(ids.userId);
-        const reads = await rowsReadBy(
-          async () => {
-            const response = await app.request('GET', path, { token });
-            expect(response.status).toBe(200);
-            expect(response.json.length).toBe(50);
-          },
-          (plan) => mostHeapRowsRead(plan, withCampaigns),
-        );
+        const reads = await rowsReadBy(async () => {
+          const response = await app.request('GET', path, { token });
+          expect(response.status).toBe(200);
+          expect(response.json.length).toBe(50);
+        }, mostHeapRowsRead);
         expect(reads.filter((r) => r.rows > 100)).toEqual([]);
       },
     );
     const pages: [string, () => Promise<string>][] = [
       ['the first page', async () => '{ campaigns(first: 20) { edges { node { id name } } pageInfo { hasNextPage } } }'],
+      [
+        "an agent's first page",
+        async () => `{ agent(id: "${ids.agentId}") { campaigns(first: 20) { edges { node { id name } } pageInfo { hasNextPage } } } }`,
+      ],
       [
         'a page halfway down',
         async () =>
@@ -416,15 +413,12 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
       const token = await app.token(ids.userId);
       const query = await queryOf();
       for (const server of [app, resolvers]) {
-        const reads = await rowsReadBy(
-          async () => {
-            const result = await server.gql(query, {}, token);
-            expect(result.errors).toBeUndefined();
-            expect(JSON.stringify(result.data).match(/"id"/g)).toHaveLength(20);
-            expect(JSON.stringify(result.data)).toContain('"hasNextPage":true');
-          },
-          (plan) => mostRowsRead(plan, withCampaigns),
-        );
+        const reads = await rowsReadBy(async () => {
+          const result = await server.gql(query, {}, token);
+          expect(result.errors).toBeUndefined();
+          expect(JSON.stringify(result.data).match(/"id"/g)).toHaveLength(20);
+          expect(JSON.stringify(result.data)).toContain('"hasNextPage":true');
+        });
         expect(reads.filter((r) => r.rows > 100)).toEqual([]);
       }
     });
