@@ -485,11 +485,14 @@ const V1_CAMPAIGN = objectJson([
   ],
 ]);
 
+// The page is cut from the index alone ((user_id, created_at, id)), so an offset skips index entries, not
+// rows; each of the page's campaigns is then read by its id with its agent and group. Joined as tables,
+// a campaigns table the planner takes for small was read whole and hashed for a page of fifty.
 const v1ListStatement = statement<{ campaigns: string }>(
   'campaigns.list_with_relations',
-  `SELECT '[' || coalesce(string_agg(page.campaign, ',' ORDER BY page.created_at DESC, page.id DESC), '') || ']' AS campaigns
-   FROM (SELECT ${V1_CAMPAIGN} AS campaign, k.created_at, k.id FROM ${WITH_RELATIONS_FROM}
-         WHERE k.user_id = $1::uuid ORDER BY k.created_at DESC, k.id DESC LIMIT $2 OFFSET $3) page`,
+  `SELECT '[' || coalesce(string_agg((SELECT ${V1_CAMPAIGN} FROM ${WITH_RELATIONS_FROM} WHERE k.id = page.id), ','
+                                     ORDER BY page.created_at DESC, page.id DESC), '') || ']' AS campaigns
+   FROM (SELECT id, created_at FROM campaigns WHERE user_id = $1::uuid ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3) page`,
 );
 const v1GetStatement = statement<{ campaign: string }>(
   'campaigns.get_v1',
