@@ -45,39 +45,44 @@ describe('startupProgress', () => {
   });
 });
 
+/** Runs `npm run <script>` as the launcher does, with `env` and progress at 0 ms, until it prints `ready`; its output then. */
+async function runUntil(script: 'main' | 'worker', env: Record<string, string>, ready: string) {
+  const child = spawn(process.execPath, ['scripts/run.mjs', script], {
+    cwd: new URL('..', import.meta.url).pathname,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', STARTUP_PROGRESS_AFTER_MS: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes(ready)) resolve();
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+    });
+    return output;
+  } finally {
+    if (child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }
+}
+
+/** The progress lines a start printed, the launcher's own left out. */
+const stepsOf = (output: string) => output.split('\n').filter((line) => line.endsWith('…') && !line.startsWith('Bundling'));
+
 describe('npm start on a fresh data folder, every step reported (STARTUP_PROGRESS_AFTER_MS=0)', () => {
   it('says what it is doing, step by step, before its banner', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'callflow-progress-'));
     const dataDir = join(dir, 'data');
-    const child = spawn(process.execPath, ['scripts/run.mjs', 'main'], {
-      cwd: new URL('..', import.meta.url).pathname,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        DATA_DIR: dataDir,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        STARTUP_PROGRESS_AFTER_MS: '0',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
     try {
-      let output = '';
-      await new Promise<void>((resolve, reject) => {
-        const onData = (chunk: Buffer) => {
-          output += chunk.toString();
-          if (output.includes('REST v1:')) resolve();
-        };
-        child.stdout!.on('data', onData);
-        child.stderr!.on('data', onData);
-        child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
-      });
-      const steps = output
-        .slice(0, output.indexOf('Service ready'))
-        .split('\n')
-        .filter((line) => line.endsWith('…') && !line.startsWith('Bundling'));
-      expect(steps).toEqual([
+      const output = await runUntil('main', { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' }, 'REST v1:');
+      expect(stepsOf(output.slice(0, output.indexOf('Service ready')))).toEqual([
         "Loading the service's modules…",
         `Preparing the embedded database in ${dataDir} (first start)…`,
         'Applying database migrations…',
@@ -87,11 +92,6 @@ describe('npm start on a fresh data folder, every step reported (STARTUP_PROGRES
         'Starting the job engine…',
       ]);
     } finally {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
       await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
@@ -101,32 +101,13 @@ describe('npm start on a fresh data folder, every step reported (STARTUP_PROGRES
 describe.runIf(inject('testDatabase').kind === 'postgres')('npm run worker, every step reported (STARTUP_PROGRESS_AFTER_MS=0)', () => {
   it('says what it is doing, step by step, before it says it started', async () => {
     const app = await startTestApp();
-    const child = spawn(process.execPath, ['scripts/run.mjs', 'worker'], {
-      cwd: new URL('..', import.meta.url).pathname,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        DATABASE_URL: await databaseUrlOf(app),
-        WORKER_PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        STARTUP_PROGRESS_AFTER_MS: '0',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
     try {
-      let output = '';
-      await new Promise<void>((resolve, reject) => {
-        const onData = (chunk: Buffer) => {
-          output += chunk.toString();
-          if (output.includes('"msg":"dialer worker started"')) resolve();
-        };
-        child.stdout!.on('data', onData);
-        child.stderr!.on('data', onData);
-        child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
-      });
-      const steps = output.split('\n').filter((line) => line.endsWith('…') && !line.startsWith('Bundling'));
-      expect(steps).toEqual([
+      const output = await runUntil(
+        'worker',
+        { DATABASE_URL: await databaseUrlOf(app), WORKER_PORT: '0', LOG_LEVEL: 'info' },
+        '"msg":"dialer worker started"',
+      );
+      expect(stepsOf(output)).toEqual([
         "Loading the worker's modules…",
         'Waiting for PostgreSQL to accept connections…',
         'Connecting to PostgreSQL…',
@@ -134,11 +115,6 @@ describe.runIf(inject('testDatabase').kind === 'postgres')('npm run worker, ever
         'Starting the job engine…',
       ]);
     } finally {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
       await app.close();
     }
   }, 120_000);
