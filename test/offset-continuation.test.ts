@@ -14,6 +14,7 @@ import { testSql } from './support/sql.js';
 
 const HISTORY = 8_000;
 const LEDGER = 3_000;
+const APPOINTMENTS = 2_000;
 
 let app: TestApp;
 let plain: TestApp;
@@ -43,6 +44,15 @@ async function insertLedger(count: number, createdAt: string) {
   );
 }
 
+async function insertAppointments(count: number, createdAt: string) {
+  await sqlOf(app).query(
+    `INSERT INTO appointments (id, user_id, contact_id, campaign_id, status, scheduled_at, timezone, contact_snapshot, appointment_data, created_at, updated_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, $3::uuid, 'scheduled', now() + interval '1 day', 'UTC', '{}', '{}', ${createdAt}, now()
+     FROM generate_series(1, $4::int) i`,
+    [userId, seeded.spring.contacts[0]!.id, seeded.spring.campaign.id, count],
+  );
+}
+
 beforeAll(async () => {
   app = await startTestApp();
   plain = await startTestApp({ offsetMemory: false, database: { ...app.db, close: async () => {} } });
@@ -51,8 +61,9 @@ beforeAll(async () => {
   seeded = await seedResults(app, userId);
   await insertCalls(HISTORY, `now() - interval '2 hours' - make_interval(secs => (i / 2) * 60)`);
   await insertLedger(LEDGER, `now() - interval '2 hours' - make_interval(secs => (i / 2) * 60)`);
+  await insertAppointments(APPOINTMENTS, `now() - interval '2 hours' - make_interval(secs => (i / 2) * 60)`);
   // As autovacuum does after so many inserts: unanalyzed, the planner takes the ledger for one row and sorts it whole.
-  await sqlOf(app).query('ANALYZE call_attempts, credit_transactions');
+  await sqlOf(app).query('ANALYZE call_attempts, credit_transactions, appointments');
 }, 120_000);
 
 afterAll(async () => {
@@ -159,9 +170,8 @@ describe('call history walked page by page', () => {
   });
 
   it('past the end: an empty page, as skipping gives', async () => {
-    const [{ n }] = await sqlOf(app).query<{ n: number }>('SELECT count(*)::int AS n FROM call_attempts WHERE user_id = $1::uuid', [
-      userId,
-    ]);
+    const [row] = await sqlOf(app).query<{ n: number }>('SELECT count(*)::int AS n FROM call_attempts WHERE user_id = $1::uuid', [userId]);
+    const n = row!.n;
     await expectSame(`/api/v1/campaigns/recordings/?limit=50&offset=${n - 30}`);
     expect(await expectSame(`/api/v1/campaigns/recordings/?limit=50&offset=${n + 20}`)).toBe('[]');
   });
@@ -199,6 +209,21 @@ describe('transactions walked page by page', () => {
     const next = (await walk(`/api/v1/billing/transactions/?limit=50&offset=${offset}`)).statements;
     expect(next.map((s) => s.statement.name)).toEqual(['billing.ledger.continuedPage']);
     expect(await rowsRead(app.sql, next[0]!, 'credit_transactions')).toBeLessThanOrEqual(2 * 51 + 20);
+  });
+});
+
+describe('appointments walked page by page', () => {
+  it('gives the offset’s rows while bookings are made', async () => {
+    let offset = DEEP_OFFSET;
+    let continued = 0;
+    for (const limit of [50, 100, 30, 50, 50]) {
+      const { text, statements } = await walk(`/api/v1/appointments/?limit=${limit}&offset=${offset}`);
+      expect(JSON.parse(text)).toHaveLength(limit);
+      if (statements.some((s) => s.statement.name === 'results.appointments.continuedPage')) continued++;
+      await insertAppointments(3, 'now()');
+      offset += limit;
+    }
+    expect(continued).toBe(4);
   });
 });
 

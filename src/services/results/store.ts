@@ -438,6 +438,29 @@ export function findAppointments<Q extends AppointmentQuery & AppointmentPage>(
   ) as Promise<Prisma.AppointmentGetPayload<Q>[]>;
 }
 
+/** The caller's appointments of these ids, newest first. */
+export function findAppointmentsByIds<Q extends AppointmentQuery>(
+  ctx: ServiceContext,
+  ids: string[],
+  query: Q,
+): Promise<Prisma.AppointmentGetPayload<Q>[]> {
+  return named('results.appointments', () =>
+    ctx.db.appointment.findMany({
+      ...query,
+      where: { id: { in: ids }, userId: ctx.user.id },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    }),
+  ) as Promise<Prisma.AppointmentGetPayload<Q>[]>;
+}
+
+/** All of the caller's appointments at a deep offset, newest first, from `(user_id, created_at)` (src/db/offset-pages.ts). */
+export const appointmentPages = offsetPageReads({
+  name: 'results.appointments',
+  table: 'appointments',
+  where: 'user_id = $1::uuid',
+  params: 1,
+});
+
 export function countAppointments(ctx: ServiceContext, where: Prisma.AppointmentWhereInput): Promise<number> {
   return named('results.countAppointments', () => ctx.db.appointment.count({ where: { ...where, userId: ctx.user.id } }));
 }
