@@ -27,6 +27,7 @@ import { systemClock, type Clock, type ServiceEnv } from './services/context.js'
 import { idleDialer } from './services/dialer/control.js';
 import { brainTools } from './services/voice/brain/tools.js';
 import { idleVoice } from './services/voice/control.js';
+import { OffsetMemory } from './services/offset-pages.js';
 
 export interface Runtime {
   url: string;
@@ -85,6 +86,7 @@ export async function startRuntime(
       dialer: idleDialer,
       events,
       voice: idleVoice,
+      offsets: new OffsetMemory(),
     };
     // A new data folder copied from the demo template has the demo data, seeded at install: moved to the
     // present here. Otherwise the demo is seeded once, now.

@@ -435,6 +435,27 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
     expect(reads.filter((r) => r.rows > 100)).toEqual([]);
   });
 
+  // A client walking a v1 list: the page after one at a deep offset continues from that page's end
+  // (src/services/offset-pages.ts), reading its own rows and counting those created in the last hour (the
+  // seed's three years end with this month, so its last days' rows are counted too).
+  it.each([
+    ['call history', '/api/v1/campaigns/recordings/', 'call_attempts', 100_000],
+    ['transactions', '/api/v1/billing/transactions/', 'credit_transactions', 20_000],
+  ])('v1 %s walked deep down the large customer: the next page reads about its own rows', async (_what, path, table, offset) => {
+    const token = await app.token(large.userId);
+    expect((await app.request('GET', `${path}?limit=50&offset=${offset}`, { token })).status).toBe(200);
+    const recent = await explainer.query(
+      `SELECT count(*)::int AS n FROM ${table} WHERE user_id = $1 AND created_at >= now() - interval '1 hour'`,
+      [large.userId],
+    );
+    const reads = await rowsReadBy(async () => {
+      const response = await app.request('GET', `${path}?limit=50&offset=${offset + 50}`, { token });
+      expect(response.status).toBe(200);
+    });
+    expect(reads.some((r) => r.text.includes('WITH counts AS MATERIALIZED'))).toBe(true);
+    expect(reads.filter((r) => r.rows > 150 + (recent.rows[0] as { n: number }).n)).toEqual([]);
+  });
+
   // A page of call history is estimated at the cost of every partition's rows (its LIMIT stops the merge
   // of the months early, which the estimate does not see); from 10^6 contacts on that passed
   // jit_above_cost, and compiling the plan took 400 to 700 ms of a 1 ms read. Here, at 10^5, the cost

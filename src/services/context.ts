@@ -3,6 +3,7 @@ import type { Sql } from '../db/sql.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { DialerControl } from './dialer/control.js';
 import type { EventBus } from './events.js';
+import type { OffsetMemory } from './offset-pages.js';
 import type { Settings } from './settings.js';
 import type { VoiceControl } from './voice/control.js';
 
@@ -35,6 +36,8 @@ export interface ServiceEnv {
   events: EventBus;
   /** Agents' provisioning at the voice provider, where this process runs it. */
   voice: VoiceControl;
+  /** Where this process's v1 pages at deep offsets ended, to continue from; without it every such page skips from the top. */
+  offsets?: OffsetMemory | undefined;
 }
 
 /** What every service call receives; it knows nothing of HTTP or GraphQL. */
@@ -66,6 +69,7 @@ class CallerContext implements ServiceContext {
   readonly dialer: DialerControl;
   readonly events: EventBus;
   readonly voice: VoiceControl;
+  readonly offsets: OffsetMemory | undefined;
   #log: Logger | undefined;
 
   constructor(
@@ -82,6 +86,7 @@ class CallerContext implements ServiceContext {
       dialer: this.dialer,
       events: this.events,
       voice: this.voice,
+      offsets: this.offsets,
     } = env);
   }
 

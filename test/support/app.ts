@@ -25,6 +25,7 @@ import type { VoiceControl } from '../../src/services/voice/control.js';
 import { SimulatedVoiceProvider } from '../../src/services/voice/providers/simulated/agents.js';
 import { provisionAgent } from '../../src/services/voice/provisioning.js';
 import { defaultSettings, type Settings } from '../../src/services/settings.js';
+import { OffsetMemory } from '../../src/services/offset-pages.js';
 import { openTestDatabase } from './database.js';
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
@@ -65,6 +66,8 @@ export interface TestAppOptions {
   events?: EventBus;
   /** The built-in agent's LLM and tools; its sockets answer 503 unless given. */
   brain?: Omit<BrainDeps, keyof ServiceEnv>;
+  /** false: v1 pages at deep offsets always skip from the top, as the reference a continued page is compared with. */
+  offsetMemory?: false;
   /** Per-user budgets; none unless given, so that suites may send many requests as one user. */
   rateLimits?: Partial<RateLimitRules> & Pick<RateLimiterOptions, 'redisUrl' | 'keyPrefix'>;
 }
@@ -103,6 +106,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     dialer: options.dialer ?? idleDialer,
     events,
     voice: options.voice ?? { queued: (agentId) => provisionAgent(env, new SimulatedVoiceProvider(), agentId, true) },
+    offsets: options.offsetMemory === false ? undefined : new OffsetMemory(),
   };
   const app = createApp({
     env,

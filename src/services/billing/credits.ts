@@ -1,6 +1,7 @@
 import type { CreditTransaction, CreditTransactionKind, Prisma } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
 import { NotFoundError, ValidationError } from '../errors.js';
+import { DEEP_OFFSET, deepPageKeys } from '../offset-pages.js';
 import { distinct, uuid } from '../validation.js';
 import { effectiveCents, MAX_CREDIT_CENTS, noBalances, type Balances, type TransactionQuery } from './ledger.js';
 import * as store from './store.js';
@@ -35,12 +36,23 @@ function owned(ctx: ServiceContext, filter: TransactionFilter): Prisma.CreditTra
 }
 
 /** The caller's ledger, newest first; `query` carries paging and the relations a caller wants joined. */
-export function listTransactions<Q extends TransactionQuery & Pick<Prisma.CreditTransactionFindManyArgs, 'take' | 'skip' | 'cursor'> = {}>(
-  ctx: ServiceContext,
-  filter: TransactionFilter,
-  query: Q = {} as Q,
-): Promise<Prisma.CreditTransactionGetPayload<Q>[]> {
-  return store.findTransactions(ctx.db, owned(ctx, filter), query);
+export async function listTransactions<
+  Q extends TransactionQuery & Pick<Prisma.CreditTransactionFindManyArgs, 'take' | 'skip' | 'cursor'> = {},
+>(ctx: ServiceContext, filter: TransactionFilter, query: Q = {} as Q): Promise<Prisma.CreditTransactionGetPayload<Q>[]> {
+  const where = owned(ctx, filter);
+  const { skip = 0, take, cursor, ...relations } = query;
+  if (skip < DEEP_OFFSET || cursor || take === undefined || filter.kinds || filter.from || filter.to) {
+    return store.findTransactions(ctx.db, where, query);
+  }
+  // The ledger is only appended to (no row is removed or moved), so a page of the whole of it continues
+  // from the previous page's end (src/services/offset-pages.ts).
+  const keys = await deepPageKeys(ctx, { name: `${ctx.user.id}:ledger`, reads: store.ledgerPages, values: [ctx.user.id] }, skip, take);
+  return store.findTransactionsByIds(
+    ctx.db,
+    ctx.user.id,
+    keys.map((key) => key.id),
+    relations,
+  ) as Promise<Prisma.CreditTransactionGetPayload<Q>[]>;
 }
 
 export function countTransactions(ctx: ServiceContext, filter: TransactionFilter): Promise<number> {

@@ -1,3 +1,4 @@
+import { offsetPageReads } from '../../db/offset-pages.js';
 import { named } from '../../db/prisma-names.js';
 import { statement, type SqlSession, type SqlTransaction } from '../../db/sql.js';
 import type { CreditTransactionKind, Prisma, PrismaClient } from '../../generated/prisma/client.js';
@@ -229,6 +230,32 @@ export function findTransactions<Q extends TransactionQuery & Pick<Prisma.Credit
       >,
   );
 }
+
+/** The user's ledger rows of these ids, newest first. */
+export function findTransactionsByIds<Q extends TransactionQuery>(
+  db: PrismaClient,
+  userId: string,
+  ids: string[],
+  query: Q,
+): Promise<Prisma.CreditTransactionGetPayload<Q>[]> {
+  return named(
+    'billing.transactions',
+    () =>
+      db.creditTransaction.findMany({
+        ...query,
+        where: { id: { in: ids }, userId },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      }) as Promise<Prisma.CreditTransactionGetPayload<Q>[]>,
+  );
+}
+
+/** The user's whole ledger at a deep offset, from `(user_id, created_at DESC, id)` (src/db/offset-pages.ts). */
+export const ledgerPages = offsetPageReads({
+  name: 'billing.ledger',
+  table: 'credit_transactions',
+  where: 'user_id = $1::uuid',
+  params: 1,
+});
 
 export function countTransactions(db: PrismaClient, where: Prisma.CreditTransactionWhereInput): Promise<number> {
   return named('billing.countTransactions', () => db.creditTransaction.count({ where }));

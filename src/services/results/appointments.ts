@@ -5,6 +5,7 @@ import type { ServiceContext } from '../context.js';
 import { ValidationError } from '../errors.js';
 import { distinct, parseInput, uuid, type RawInput } from '../validation.js';
 import { ownedOrNotFound } from '../owned.js';
+import { DEEP_OFFSET, deepPageKeys } from '../offset-pages.js';
 import { emitEvents } from '../webhooks/emit.js';
 import * as store from './store.js';
 import type { AppointmentQuery } from './store.js';
@@ -48,13 +49,29 @@ const ORDERS: Record<AppointmentOrder, Prisma.AppointmentOrderByWithRelationInpu
   soonest: [{ scheduledAt: { sort: 'asc', nulls: 'last' } }, { id: 'asc' }],
 };
 
-export function listAppointments<Q extends AppointmentQuery & Pick<Prisma.AppointmentFindManyArgs, 'take' | 'skip' | 'cursor'> = {}>(
+export async function listAppointments<Q extends AppointmentQuery & Pick<Prisma.AppointmentFindManyArgs, 'take' | 'skip' | 'cursor'> = {}>(
   ctx: ServiceContext,
   filter: AppointmentFilter,
   order: AppointmentOrder = 'newest',
   query: Q = {} as Q,
 ): Promise<Prisma.AppointmentGetPayload<Q>[]> {
-  return store.findAppointments(ctx, filterWhere(filter), ORDERS[order], query);
+  const { skip = 0, take, cursor, ...relations } = query;
+  // The whole list newest first only: its rows are only added (statuses and times change, which the
+  // filters read), so a page continues from the previous page's end (src/services/offset-pages.ts).
+  if (skip < DEEP_OFFSET || cursor || take === undefined || order !== 'newest' || Object.values(filter).some((v) => v != null)) {
+    return store.findAppointments(ctx, filterWhere(filter), ORDERS[order], query);
+  }
+  const keys = await deepPageKeys(
+    ctx,
+    { name: `${ctx.user.id}:appointments`, reads: store.appointmentPages, values: [ctx.user.id] },
+    skip,
+    take,
+  );
+  return store.findAppointmentsByIds(
+    ctx,
+    keys.map((key) => key.id),
+    relations,
+  ) as Promise<Prisma.AppointmentGetPayload<Q>[]>;
 }
 
 export function countAppointments(ctx: ServiceContext, filter: AppointmentFilter): Promise<number> {

@@ -3,6 +3,8 @@ import type { ServiceContext } from '../context.js';
 import { ValidationError } from '../errors.js';
 import { distinct } from '../validation.js';
 import { ownedOrNotFound } from '../owned.js';
+import { DEEP_OFFSET, deepPageKeys } from '../offset-pages.js';
+import { RECORD_RETENTION_YEARS } from './records.js';
 import * as store from './store.js';
 
 // Call history: the dial attempts the dialer recorded, read by their owner only.
@@ -35,12 +37,37 @@ export function callAttemptFilterWhere(filter: CallAttemptFilter): Prisma.CallAt
 }
 
 /** The caller's call attempts across campaigns, newest first; `query` carries paging and relations. */
-export function listCallAttempts<Q extends store.CallAttemptQuery & Pick<Prisma.CallAttemptFindManyArgs, 'take' | 'skip' | 'cursor'> = {}>(
-  ctx: ServiceContext,
-  filter: CallAttemptFilter,
-  query: Q = {} as Q,
-): Promise<Prisma.CallAttemptGetPayload<Q>[]> {
-  return store.findCallAttempts(ctx, callAttemptFilterWhere(filter), query);
+export async function listCallAttempts<
+  Q extends store.CallAttemptQuery & Pick<Prisma.CallAttemptFindManyArgs, 'take' | 'skip' | 'cursor'> = {},
+>(ctx: ServiceContext, filter: CallAttemptFilter, query: Q = {} as Q): Promise<Prisma.CallAttemptGetPayload<Q>[]> {
+  const where = callAttemptFilterWhere(filter);
+  const { skip = 0, take, cursor, ...relations } = query;
+  // A status or a sentiment changes as a call goes on, so a list filtered by them gains and loses rows
+  // anywhere: no remembered key holds there (docs/decisions.md).
+  if (skip < DEEP_OFFSET || cursor || take === undefined || filter.statuses || filter.sentiments) {
+    return store.findCallAttempts(ctx, where, query);
+  }
+  const scope = {
+    campaignId: filter.campaign_id ?? undefined,
+    contactId: filter.contact_id ?? undefined,
+    from: filter.from ?? undefined,
+    to: filter.to ?? undefined,
+  };
+  const keys = await deepPageKeys(
+    ctx,
+    {
+      name: `${ctx.user.id}:call-history:${JSON.stringify(scope)}`,
+      ...store.callHistoryList(ctx, scope),
+      keptSince: recordsKeptSince(ctx.clock.now()),
+    },
+    skip,
+    take,
+  );
+  return store.findCallAttemptsByIds(
+    ctx,
+    keys.map((key) => key.id),
+    relations,
+  ) as Promise<Prisma.CallAttemptGetPayload<Q>[]>;
 }
 
 export function countCallAttempts(ctx: ServiceContext, filter: CallAttemptFilter): Promise<number> {
@@ -53,6 +80,17 @@ export function getCallAttempt<Q extends store.CallAttemptQuery = {}>(
   query: Q = {} as Q,
 ): Promise<Prisma.CallAttemptGetPayload<Q>> {
   return ownedOrNotFound('CallAttempt', id, (id) => store.findCallAttempt(ctx, id, query));
+}
+
+/**
+ * The oldest calls that cannot be dropped before a remembered page is forgotten: months go whole once past
+ * the records' years (src/jobs/retention.ts), and a call's id, which places it in its month, is made with
+ * its dial time; a day of margin.
+ */
+function recordsKeptSince(now: Date): Date {
+  const since = new Date(now);
+  since.setUTCFullYear(since.getUTCFullYear() - RECORD_RETENTION_YEARS);
+  return new Date(since.getTime() + 24 * 60 * 60 * 1000);
 }
 
 /** How many rows an export reads at a time: its memory stays that of one batch, whatever the total. */

@@ -1,4 +1,5 @@
 import { named } from '../../db/prisma-names.js';
+import { offsetPageReads, type OffsetPageReads } from '../../db/offset-pages.js';
 import { statement, type SqlSession } from '../../db/sql.js';
 import type {
   CallOutcome,
@@ -10,6 +11,7 @@ import type {
   Sentiment,
 } from '../../generated/prisma/client.js';
 import type { ServiceContext } from '../context.js';
+import { DEEP_OFFSET } from '../offset-pages.js';
 
 // The results store: every statement of call history, reports and appointments, and the only module of
 // the domain that talks to the database. Reads of one user's rows are scoped to the caller here; the
@@ -27,12 +29,10 @@ export const NEWEST_FIRST = [{ createdAt: 'desc' }, { id: 'desc' }] satisfies Pr
 // ---- Call attempts
 
 /**
- * From this offset on, a page of call history reads the ids it skips from the index alone and only then
- * its own rows: a deep offset costs index entries, not rows (docs/decisions.md, "Deep offsets").
+ * The caller's call attempts matching `where`, newest first; `query` carries paging and relations. From
+ * DEEP_OFFSET on (a filter the continuation does not take: statuses, sentiments), the ids the page skips
+ * come from the index alone, and only then its own rows.
  */
-export const DEEP_OFFSET = 1_000;
-
-/** The caller's call attempts matching `where`, newest first; `query` carries paging and relations. */
 export async function findCallAttempts<Q extends CallAttemptQuery & CallAttemptPage>(
   ctx: ServiceContext,
   where: Prisma.CallAttemptWhereInput,
@@ -48,13 +48,63 @@ export async function findCallAttempts<Q extends CallAttemptQuery & CallAttemptP
   const page = await named('results.callAttemptIds', () =>
     ctx.db.callAttempt.findMany({ where: scoped, orderBy: NEWEST_FIRST, skip, take, select: { id: true } }),
   );
-  return named('results.callAttempts', () =>
-    ctx.db.callAttempt.findMany({
-      ...relations,
-      where: { id: { in: page.map((row) => row.id) }, userId: ctx.user.id },
-      orderBy: NEWEST_FIRST,
-    }),
+  return findCallAttemptsByIds(
+    ctx,
+    page.map((row) => row.id),
+    relations,
   ) as Promise<Prisma.CallAttemptGetPayload<Q>[]>;
+}
+
+/** The caller's call attempts of these ids, newest first. */
+export function findCallAttemptsByIds<Q extends CallAttemptQuery>(
+  ctx: ServiceContext,
+  ids: string[],
+  query: Q,
+): Promise<Prisma.CallAttemptGetPayload<Q>[]> {
+  return named('results.callAttempts', () =>
+    ctx.db.callAttempt.findMany({ ...query, where: { id: { in: ids }, userId: ctx.user.id }, orderBy: NEWEST_FIRST }),
+  ) as Promise<Prisma.CallAttemptGetPayload<Q>[]>;
+}
+
+/** What selects a list of call history whose members never change: the caller, and columns no write changes. */
+export interface CallHistoryScope {
+  campaignId?: string | undefined;
+  contactId?: string | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+const historyReads = new Map<string, OffsetPageReads>();
+
+/**
+ * The caller's call history under `scope`, as a deep offset's page reads it (src/db/offset-pages.ts):
+ * from `(user_id, created_at DESC, id)`, or the campaign's or the contact's `(…, created_at)` index.
+ */
+export function callHistoryList(ctx: ServiceContext, scope: CallHistoryScope): { reads: OffsetPageReads; values: unknown[] } {
+  const conditions = ['user_id = $1::uuid'];
+  const values: unknown[] = [ctx.user.id];
+  const add = (condition: string, value: unknown) => {
+    values.push(value);
+    conditions.push(condition.replace('?', `$${values.length}`));
+  };
+  if (scope.campaignId) add('campaign_id = ?::uuid', scope.campaignId);
+  if (scope.contactId) add('contact_id = ?::uuid', scope.contactId);
+  if (scope.from) add('created_at >= ?::timestamptz', scope.from);
+  if (scope.to) add('created_at < ?::timestamptz', scope.to);
+  const shape = [scope.campaignId && 'campaign', scope.contactId && 'contact', scope.from && 'from', scope.to && 'to']
+    .filter(Boolean)
+    .join('.');
+  let reads = historyReads.get(shape);
+  if (!reads) {
+    reads = offsetPageReads({
+      name: `results.callHistory${shape ? `.${shape}` : ''}`,
+      table: 'call_attempts',
+      where: conditions.join(' AND '),
+      params: values.length,
+    });
+    historyReads.set(shape, reads);
+  }
+  return { reads, values };
 }
 
 export function countCallAttempts(ctx: ServiceContext, where: Prisma.CallAttemptWhereInput): Promise<number> {
@@ -387,6 +437,29 @@ export function findAppointments<Q extends AppointmentQuery & AppointmentPage>(
     ctx.db.appointment.findMany({ ...query, where: { ...where, userId: ctx.user.id }, orderBy }),
   ) as Promise<Prisma.AppointmentGetPayload<Q>[]>;
 }
+
+/** The caller's appointments of these ids, newest first. */
+export function findAppointmentsByIds<Q extends AppointmentQuery>(
+  ctx: ServiceContext,
+  ids: string[],
+  query: Q,
+): Promise<Prisma.AppointmentGetPayload<Q>[]> {
+  return named('results.appointments', () =>
+    ctx.db.appointment.findMany({
+      ...query,
+      where: { id: { in: ids }, userId: ctx.user.id },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    }),
+  ) as Promise<Prisma.AppointmentGetPayload<Q>[]>;
+}
+
+/** All of the caller's appointments at a deep offset, newest first, from `(user_id, created_at)` (src/db/offset-pages.ts). */
+export const appointmentPages = offsetPageReads({
+  name: 'results.appointments',
+  table: 'appointments',
+  where: 'user_id = $1::uuid',
+  params: 1,
+});
 
 export function countAppointments(ctx: ServiceContext, where: Prisma.AppointmentWhereInput): Promise<number> {
   return named('results.countAppointments', () => ctx.db.appointment.count({ where: { ...where, userId: ctx.user.id } }));

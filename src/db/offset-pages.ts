@@ -1,0 +1,118 @@
+import { statement, type SqlSession } from './sql.js';
+
+// The two reads of a v1 page at a deep offset of a list ordered newest first by (created_at, id), for
+// the continuation rule of src/services/offset-pages.ts: the page skipped to from the top, and the page
+// continued from a key remembered at an earlier page. Each is one statement, so what it counts and the
+// page it cuts come from one snapshot.
+
+/** A row's place in the list. */
+export interface ListKey {
+  id: string;
+  createdAt: Date;
+}
+
+/** Where a page continues from: the key of the row at `settled + recent - 1`, counted when it was read. */
+export interface ListMark {
+  key: ListKey;
+  /** The list's rows at or before the key in its order that are older than `settledBefore`. */
+  settled: number;
+  settledBefore: Date;
+}
+
+export interface SkippedPage {
+  rows: ListKey[];
+  /** Rows of the list created at or after the bound given (all of them ahead of an older key). */
+  recent: number;
+}
+
+export interface ContinuedPage extends SkippedPage {
+  /** The asked offset's distance before the mark's row as the list is now: past `maxShift` either way, no rows are read. */
+  shift: number;
+}
+
+/**
+ * A list of `table` selected by `where` (its parameters $1 to $`params`), read through an index on its
+ * scope then `(created_at DESC, id)`.
+ */
+export interface NewestFirstList {
+  name: string;
+  table: string;
+  where: string;
+  params: number;
+}
+
+export interface OffsetPageReads {
+  skip(sql: SqlSession, values: unknown[], settledBefore: Date, offset: number, limit: number): Promise<SkippedPage>;
+  continued(
+    sql: SqlSession,
+    values: unknown[],
+    mark: ListMark,
+    settledBefore: Date,
+    at: { offset: number; limit: number; maxShift: number },
+  ): Promise<ContinuedPage>;
+}
+
+const ORDER = 'created_at DESC, id DESC';
+
+export function offsetPageReads(list: NewestFirstList): OffsetPageReads {
+  const { table, where } = list;
+  const $ = (n: number) => `$${list.params + n}`;
+  // The skipped entries come from the index alone (created_at and id are in it); the count beside the
+  // page is an init plan of the same statement.
+  const skip = statement<{ id: string; createdAt: Date; recent: number }>(
+    `${list.name}.skippedPage`,
+    `SELECT id, created_at AS "createdAt",
+            (SELECT count(*) FROM ${table} WHERE ${where} AND created_at >= ${$(1)}::timestamptz)::int AS recent
+     FROM ${table} WHERE ${where}
+     ORDER BY ${ORDER} OFFSET ${$(2)}::bigint LIMIT ${$(3)}::int`,
+  );
+  // shift = rows at or before the mark now (settled, plus those created since its bound) minus the
+  // offset asked: that many of the page's rows lie at or before the mark's row (read upwards from it),
+  // the rest after it (read downwards, past -shift rows when the page starts below the mark's row).
+  const shift = '(SELECT shift FROM counted)';
+  const limit = `${$(7)}::int`;
+  const before = `GREATEST(0, LEAST(${shift}, ${limit}))`;
+  const continued = statement<{ shift: number; recent: number; rows: { id: string; createdAt: string }[] }>(
+    `${list.name}.continuedPage`,
+    `WITH counts AS MATERIALIZED (
+       SELECT (SELECT count(*) FROM ${table} WHERE ${where} AND created_at >= ${$(1)}::timestamptz AND created_at < ${$(2)}::timestamptz)::int AS between,
+              (SELECT count(*) FROM ${table} WHERE ${where} AND created_at >= ${$(2)}::timestamptz)::int AS recent
+     ), counted AS MATERIALIZED (
+       SELECT ${$(3)}::int + between + recent - ${$(4)}::bigint AS shift, recent FROM counts
+     ), page AS (
+       (SELECT id, created_at FROM ${table}
+        WHERE ${where} AND created_at >= ${$(5)}::timestamptz AND (created_at > ${$(5)}::timestamptz OR id >= ${$(6)}::uuid)
+          AND abs(${shift}) <= ${$(8)}::int
+        ORDER BY created_at, id OFFSET GREATEST(0, ${shift} - ${limit}) LIMIT ${before})
+       UNION ALL
+       (SELECT id, created_at FROM ${table}
+        WHERE ${where} AND created_at <= ${$(5)}::timestamptz AND (created_at < ${$(5)}::timestamptz OR id < ${$(6)}::uuid)
+          AND abs(${shift}) <= ${$(8)}::int
+        ORDER BY ${ORDER} OFFSET GREATEST(0, -${shift}) LIMIT ${limit} - ${before})
+     )
+     SELECT c.shift::int AS shift, c.recent,
+            coalesce((SELECT json_agg(json_build_object('id', p.id, 'createdAt', p.created_at) ORDER BY p.created_at DESC, p.id DESC) FROM page p), '[]') AS rows
+     FROM counted c`,
+  );
+  return {
+    async skip(sql, values, settledBefore, offset, limit) {
+      const rows = await sql.run(skip, [...values, settledBefore, offset, limit]);
+      return { rows: rows.map(({ id, createdAt }) => ({ id, createdAt })), recent: rows[0]?.recent ?? 0 };
+    },
+    async continued(sql, values, mark, settledBefore, at) {
+      const [row] = await sql.run(continued, [
+        ...values,
+        mark.settledBefore,
+        settledBefore,
+        mark.settled,
+        at.offset,
+        mark.key.createdAt,
+        mark.key.id,
+        at.limit,
+        at.maxShift,
+      ]);
+      const { shift, recent, rows } = row!;
+      return { shift, recent, rows: rows.map((r) => ({ id: r.id, createdAt: new Date(r.createdAt) })) };
+    },
+  };
+}
