@@ -204,10 +204,14 @@ export async function longestRevocationLagSeconds(ctx: ServiceContext, campaignI
  */
 export async function* contactOutcomeBatches(ctx: ServiceContext, campaignId: string): AsyncGenerator<ContactOutcome[]> {
   const campaign = await getCampaign(ctx, campaignId);
-  for (let offset = 0; ; offset += EXPORT_BATCH) {
-    const batch = await store.findContactOutcomes(ctx, campaign, { limit: EXPORT_BATCH, offset });
-    if (batch.length > 0) yield batch;
+  // Each batch goes on from the last one's key: an offset would skip every earlier contact again.
+  let after: { addedAt: Date; contactId: string } | null = null;
+  for (;;) {
+    const batch = await store.findContactOutcomesAfter(ctx, campaign, EXPORT_BATCH, after);
+    if (batch.length > 0) yield batch.map(({ addedAt: _, ...outcome }) => outcome);
     if (batch.length < EXPORT_BATCH) return;
+    const last = batch.at(-1)!;
+    after = { addedAt: last.addedAt, contactId: last.contactId };
   }
 }
 

@@ -397,22 +397,34 @@ export interface ContactOutcomeRow {
   outcome: string;
 }
 
+const OUTCOME_COLUMNS = `c.id AS "contactId", c.name AS "contactName", c.phone_number AS "phoneNumber", c.status::text AS "contactStatus",
+  coalesce(cc.attempts, 0) AS attempts, cc.last_status AS "lastStatus", cc.last_attempt_at AS "lastCallAt",
+  CASE WHEN cc.state = 'done' AND cc.outcome IS NOT NULL THEN cc.outcome ELSE 'pending' END AS outcome`;
+// The group's contacts a report lists: erased ones only if this campaign enrolled them (looked up once, in a hashed set).
+const LISTED = (t: string) => `(${t}.erased_at IS NULL OR ${t}.id IN (
+  SELECT t.id FROM contacts t JOIN campaign_contacts e ON e.contact_id = t.id AND e.campaign_id = $2::uuid
+  WHERE t.contact_group_id = $1::uuid AND t.erased_at IS NOT NULL))`;
+
 // The page is cut from the index alone (erased_at is in it), so a deep offset skips index entries, not
-// rows and joins; erased contacts this campaign enrolled are looked up once, in a hashed set.
+// rows and joins.
 const CONTACT_OUTCOMES = statement<ContactOutcomeRow>(
   'results.report.contactOutcomes',
-  `SELECT c.id AS "contactId", c.name AS "contactName", c.phone_number AS "phoneNumber", c.status::text AS "contactStatus",
-          coalesce(cc.attempts, 0) AS attempts, cc.last_status AS "lastStatus", cc.last_attempt_at AS "lastCallAt",
-          CASE WHEN cc.state = 'done' AND cc.outcome IS NOT NULL THEN cc.outcome ELSE 'pending' END AS outcome
-   FROM (SELECT id FROM contacts
-         WHERE contact_group_id = $1::uuid
-           AND (erased_at IS NULL OR id IN (
-             SELECT t.id FROM contacts t JOIN campaign_contacts e ON e.contact_id = t.id AND e.campaign_id = $2::uuid
-             WHERE t.contact_group_id = $1::uuid AND t.erased_at IS NOT NULL))
+  `SELECT ${OUTCOME_COLUMNS}
+   FROM (SELECT id FROM contacts WHERE contact_group_id = $1::uuid AND ${LISTED('contacts')}
          ORDER BY created_at, id LIMIT $3 OFFSET $4) AS page
    JOIN contacts c ON c.id = page.id
    LEFT JOIN campaign_contacts cc ON cc.campaign_id = $2::uuid AND cc.contact_id = c.id
    ORDER BY c.created_at, c.id`,
+);
+
+// An export's batches each go on from the previous one's last contact: nothing is skipped, so the rows are
+// read as the index finds them (a page of ids joined back to the table was planned as a scan of all contacts).
+const CONTACT_OUTCOMES_AFTER = statement<ContactOutcomeRow & { addedAt: Date }>(
+  'results.report.contactOutcomesAfter',
+  `SELECT ${OUTCOME_COLUMNS}, c.created_at AS "addedAt"
+   FROM contacts c LEFT JOIN campaign_contacts cc ON cc.campaign_id = $2::uuid AND cc.contact_id = c.id
+   WHERE c.contact_group_id = $1::uuid AND (c.created_at, c.id) > ($4::timestamptz, $5::uuid) AND ${LISTED('c')}
+   ORDER BY c.created_at, c.id LIMIT $3`,
 );
 
 /** One page of the group's contacts (and the erased ones the campaign enrolled) with their outcomes, in the order they were added. */
@@ -422,6 +434,17 @@ export function findContactOutcomes(
   page: { limit: number; offset: number },
 ): Promise<ContactOutcomeRow[]> {
   return ctx.sql.run(CONTACT_OUTCOMES, [campaign.contactGroupId, campaign.id, page.limit, page.offset]);
+}
+
+/** The next `limit` contact outcomes after the contact added at `after` (from the first without it), with the key to go on from. */
+export function findContactOutcomesAfter(
+  ctx: ServiceContext,
+  campaign: ReportCampaign,
+  limit: number,
+  after: { addedAt: Date; contactId: string } | null,
+): Promise<(ContactOutcomeRow & { addedAt: Date })[]> {
+  const key = after ? [after.addedAt, after.contactId] : ['-infinity', '00000000-0000-0000-0000-000000000000'];
+  return ctx.sql.run(CONTACT_OUTCOMES_AFTER, [campaign.contactGroupId, campaign.id, limit, ...key]);
 }
 
 // ---- Appointments
