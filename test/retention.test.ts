@@ -3,6 +3,7 @@ import { uuidv7 } from '../src/services/ids.js';
 import { recordDelivery } from '../src/services/dialer/store/call-events.js';
 import {
   dropExpiredMonths,
+  dropExpiredRecordMonths,
   dropExpiredWebhookMonths,
   makeMonthsAhead,
   MONTHS_AHEAD,
@@ -48,7 +49,14 @@ describe('call attempts by month', () => {
     const made = await makeMonthsAhead(env);
     expect(made.call_attempts).toEqual(['2031-01-01', '2031-02-01', '2031-03-01', '2031-04-01']);
     expect(MONTHS_AHEAD).toBe(3);
-    expect(await makeMonthsAhead(env)).toEqual({ call_attempts: [], webhook_deliveries: [], webhook_events: [], webhook_messages: [] });
+    expect(await makeMonthsAhead(env)).toEqual({
+      call_attempts: [],
+      webhook_deliveries: [],
+      webhook_events: [],
+      webhook_messages: [],
+      credit_transactions: [],
+    });
+    expect(made.credit_transactions).toEqual(made.call_attempts);
     expect(await monthsOf(app.sql, 'call_attempts')).toEqual(expect.arrayContaining(made.call_attempts!));
 
     const { attemptIds } = await insertCallAttempts(app, uuidv7(), 1);
@@ -307,5 +315,67 @@ describe('webhook logs by month', () => {
     // Nothing else went.
     expect(await app.prisma.webhookEvent.count({ where: { userId: { not: userId } } })).toBe(others.events);
     expect(await app.prisma.webhookMessage.count({ where: { endpointId: { not: endpoint.id } } })).toBe(others.messages);
+  });
+});
+
+// The ledger is partitioned by month on its UUIDv7 ids too (migrations credit_transactions_*): a payment
+// is still credited once across its months, and the retention run drops its months past five years whole,
+// the balances (kept on the accounts) unchanged.
+describe('the ledger by month', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const ledgerRow = (id: string, userId: string, externalId: string | null) =>
+    app.prisma.$executeRawUnsafe(
+      `INSERT INTO credit_transactions (id, user_id, kind, amount_cents, balance_after_cents, included_after_cents, description, external_id)
+       VALUES ($1::uuid, $2::uuid, 'top_up', 2500, 2500, 0, 'Top-up', $3)`,
+      id,
+      userId,
+      externalId,
+    );
+  const partitionOf = async (id: string) =>
+    (
+      await app.prisma.$queryRawUnsafe<{ name: string }[]>(
+        'SELECT tableoid::regclass::text AS name FROM credit_transactions WHERE id = $1::uuid',
+        id,
+      )
+    )[0]?.name;
+
+  it("credits a payment once whatever month its row is in, and drops the ledger's months past five years", async () => {
+    const userId = uuidv7();
+    await app.prisma.user.create({ data: { id: userId } });
+    await app.prisma.creditAccount.create({ data: { userId, balanceCents: 5000n } });
+    await app.prisma.$queryRawUnsafe(`SELECT month_partition_add('credit_transactions', 'credit_transactions', '2020-06-01')`);
+    const old = uuidv7At(new Date('2020-06-15T10:00:00Z'));
+    await ledgerRow(old, userId, 'pi_june_2020');
+    expect(await partitionOf(old)).toBe('credit_transactions_p2020_06');
+    const recent = uuidv7();
+    await ledgerRow(recent, userId, 'pi_recent');
+    expect(await partitionOf(recent)).toBe(`credit_transactions_p${monthStart(new Date()).slice(0, 7).replace('-', '_')}`);
+
+    // The same payment again, in another month's partition, or a row changed to name it: refused.
+    await expect(ledgerRow(uuidv7(), userId, 'pi_june_2020')).rejects.toThrow(/credit_transactions_external_id_key|23505/);
+    await expect(app.prisma.creditTransaction.update({ where: { id: recent }, data: { externalId: 'pi_june_2020' } })).rejects.toThrow(
+      /Unique constraint failed/,
+    );
+    await ledgerRow(uuidv7(), userId, null);
+    await ledgerRow(uuidv7(), userId, null);
+
+    // In July 2026 the oldest month kept is July 2021.
+    const env = dialerEnv(app, new ManualClock(new Date('2026-07-10T00:00:00Z')));
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: ['2020-06-01'] });
+    expect(await app.prisma.$queryRawUnsafe(`SELECT to_regclass('credit_transactions_p2020_06')::text AS gone`)).toEqual([{ gone: null }]);
+    const rows = await app.prisma.creditTransaction.findMany({ where: { userId } });
+    expect(rows.map((t) => t.id)).not.toContain(old);
+    expect(rows).toHaveLength(3);
+    expect((await app.prisma.creditAccount.findUnique({ where: { userId } }))!.balanceCents).toBe(5000n);
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [] });
+    // Gone with its month, the payment's id no longer stops a row naming it.
+    await ledgerRow(uuidv7(), userId, 'pi_june_2020');
   });
 });

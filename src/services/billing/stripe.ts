@@ -133,8 +133,8 @@ export type StripeEventOutcome = 'applied' | 'duplicate' | 'ignored';
 
 /**
  * Credits a paid payment as a `top_up`, once: the event id is recorded with the credit in one
- * transaction, and the payment's id is unique in the ledger, so a repeated or concurrent delivery (or a
- * second event about the same payment) changes nothing.
+ * transaction, and the payment's id is unique in the ledger (looked for under the payment's lock), so a
+ * repeated or concurrent delivery (or a second event about the same payment) changes nothing.
  *
  * A payment whose amount or currency can never be credited is acknowledged as `ignored` with a warning,
  * since a redelivery would say the same forever. One whose user is missing or unknown is refused with

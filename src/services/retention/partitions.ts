@@ -6,8 +6,14 @@ import * as results from '../results/store.js';
 import * as webhooks from '../webhooks/store.js';
 import { addMonths, dropMonth, monthsOf, partitionBounds, partitionOf } from './store.js';
 
+/**
+ * Records kept RECORD_RETENTION_YEARS as the calls are, partitioned by month on their UUIDv7 ids, that no
+ * other table references: a month of them goes whole once all of it is older.
+ */
+export const RECORD_TABLES = ['credit_transactions'] as const;
+
 /** The tables partitioned by month on their UUIDv7 ids. */
-export const MONTHLY_TABLES = ['call_attempts', 'webhook_deliveries', 'webhook_events', 'webhook_messages'] as const;
+export const MONTHLY_TABLES = ['call_attempts', 'webhook_deliveries', 'webhook_events', 'webhook_messages', ...RECORD_TABLES] as const;
 
 /**
  * Providers' webhook deliveries (Stripe, Retell, Twilio) are remembered to drop a repeat of an event:
@@ -60,6 +66,24 @@ export async function dropExpiredMonths(env: ServiceEnv): Promise<string[]> {
     env.log.info({ table: 'call_attempts', month }, 'retention: month dropped');
   }
   return expired;
+}
+
+/**
+ * Drops the months of the records kept as long as the calls (the ledger) past their five years, whole
+ * partitions at once. No table references them, so nothing a row kept names goes with them. Answers the
+ * months dropped, by table.
+ */
+export async function dropExpiredRecordMonths(env: ServiceEnv): Promise<Record<string, string[]>> {
+  const oldest = monthStart(env.clock.now(), -RECORDS_KEPT_MONTHS);
+  const dropped: Record<string, string[]> = {};
+  for (const table of RECORD_TABLES) {
+    dropped[table] = (await monthsOf(env.sql, table)).filter((month) => month < oldest);
+    for (const month of dropped[table]) {
+      await dropMonth(env.sql, table, month);
+      env.log.info({ table, month }, 'retention: month dropped');
+    }
+  }
+  return dropped;
 }
 
 /** `table`'s months wholly older than `days` before now: the next month starts at or before that instant. */
