@@ -55,8 +55,10 @@ describe('call attempts by month', () => {
       webhook_events: [],
       webhook_messages: [],
       credit_transactions: [],
+      dial_blocks: [],
     });
     expect(made.credit_transactions).toEqual(made.call_attempts);
+    expect(made.dial_blocks).toEqual(made.call_attempts);
     expect(await monthsOf(app.sql, 'call_attempts')).toEqual(expect.arrayContaining(made.call_attempts!));
 
     const { attemptIds } = await insertCallAttempts(app, uuidv7(), 1);
@@ -368,14 +370,57 @@ describe('the ledger by month', () => {
 
     // In July 2026 the oldest month kept is July 2021.
     const env = dialerEnv(app, new ManualClock(new Date('2026-07-10T00:00:00Z')));
-    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: ['2020-06-01'] });
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: ['2020-06-01'], dial_blocks: [] });
     expect(await app.prisma.$queryRawUnsafe(`SELECT to_regclass('credit_transactions_p2020_06')::text AS gone`)).toEqual([{ gone: null }]);
     const rows = await app.prisma.creditTransaction.findMany({ where: { userId } });
     expect(rows.map((t) => t.id)).not.toContain(old);
     expect(rows).toHaveLength(3);
     expect((await app.prisma.creditAccount.findUnique({ where: { userId } }))!.balanceCents).toBe(5000n);
-    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [] });
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: [] });
     // Gone with its month, the payment's id no longer stops a row naming it.
     await ledgerRow(uuidv7(), userId, 'pi_june_2020');
+  });
+});
+
+// Dial blocks are partitioned by month on their UUIDv7 ids (migrations dial_blocks_*): the retention run
+// drops their months past five years whole, and a campaign's blocks of the months kept stay counted.
+describe('dial blocks by month', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it("drops the dial blocks' months past five years whole", async () => {
+    const userId = uuidv7();
+    const { campaignId, attemptIds } = await insertCallAttempts(app, userId, 1);
+    const [attempt] = await app.prisma.callAttempt.findMany({ where: { id: attemptIds[0] } });
+    await app.prisma.$queryRawUnsafe(`SELECT month_partition_add('dial_blocks', 'dial_blocks', '2020-06-01')`);
+    const block = (id: string, at: Date) =>
+      app.prisma.dialBlock.create({
+        data: { id, userId, campaignId, contactId: attempt!.contactId, reason: 'regional_hours', createdAt: at },
+      });
+    const old = await block(uuidv7At(new Date('2020-06-15T10:00:00Z')), new Date('2020-06-15T10:00:00Z'));
+    const july = await block(uuidv7At(new Date('2021-07-01T00:00:00Z')), new Date('2021-07-01T00:00:00Z'));
+    const recent = await block(uuidv7(), new Date());
+    const partition = await app.prisma.$queryRawUnsafe<{ name: string }[]>(
+      'SELECT tableoid::regclass::text AS name FROM dial_blocks WHERE id = $1::uuid',
+      old.id,
+    );
+    expect(partition).toEqual([{ name: 'dial_blocks_p2020_06' }]);
+
+    // In July 2026 the oldest month kept is July 2021 (its block, in the default partition here, stays).
+    const env = dialerEnv(app, new ManualClock(new Date('2026-07-10T00:00:00Z')));
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: ['2020-06-01'] });
+    expect(await app.prisma.$queryRawUnsafe(`SELECT to_regclass('dial_blocks_p2020_06')::text AS gone`)).toEqual([{ gone: null }]);
+    const kept = await app.prisma.dialBlock.groupBy({ by: ['reason'], where: { campaignId }, _count: true });
+    expect(kept).toEqual([{ reason: 'regional_hours', _count: 2 }]);
+    expect((await app.prisma.dialBlock.findMany({ where: { campaignId }, orderBy: { createdAt: 'asc' } })).map((b) => b.id)).toEqual([
+      july.id,
+      recent.id,
+    ]);
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: [] });
   });
 });

@@ -8,9 +8,10 @@ import { addMonths, dropMonth, monthsOf, partitionBounds, partitionOf } from './
 
 /**
  * Records kept RECORD_RETENTION_YEARS as the calls are, partitioned by month on their UUIDv7 ids, that no
- * other table references: a month of them goes whole once all of it is older.
+ * other table references: a month of them goes whole once all of it is older. The ledger, and the calls
+ * rules stopped (a block's `until` is a record of the rule's wait, read by nothing that decides a dial).
  */
-export const RECORD_TABLES = ['credit_transactions'] as const;
+export const RECORD_TABLES = ['credit_transactions', 'dial_blocks'] as const;
 
 /** The tables partitioned by month on their UUIDv7 ids. */
 export const MONTHLY_TABLES = ['call_attempts', 'webhook_deliveries', 'webhook_events', 'webhook_messages', ...RECORD_TABLES] as const;
@@ -69,7 +70,7 @@ export async function dropExpiredMonths(env: ServiceEnv): Promise<string[]> {
 }
 
 /**
- * Drops the months of the records kept as long as the calls (the ledger) past their five years, whole
+ * Drops the months of the records kept as long as the calls (the ledger, dial blocks) past their five years, whole
  * partitions at once. No table references them, so nothing a row kept names goes with them. Answers the
  * months dropped, by table.
  */
