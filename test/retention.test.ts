@@ -56,9 +56,11 @@ describe('call attempts by month', () => {
       webhook_messages: [],
       credit_transactions: [],
       dial_blocks: [],
+      campaign_changes: [],
     });
     expect(made.credit_transactions).toEqual(made.call_attempts);
     expect(made.dial_blocks).toEqual(made.call_attempts);
+    expect(made.campaign_changes).toEqual(made.call_attempts);
     expect(await monthsOf(app.sql, 'call_attempts')).toEqual(expect.arrayContaining(made.call_attempts!));
 
     const { attemptIds } = await insertCallAttempts(app, uuidv7(), 1);
@@ -370,13 +372,13 @@ describe('the ledger by month', () => {
 
     // In July 2026 the oldest month kept is July 2021.
     const env = dialerEnv(app, new ManualClock(new Date('2026-07-10T00:00:00Z')));
-    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: ['2020-06-01'], dial_blocks: [] });
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: ['2020-06-01'], dial_blocks: [], campaign_changes: [] });
     expect(await app.prisma.$queryRawUnsafe(`SELECT to_regclass('credit_transactions_p2020_06')::text AS gone`)).toEqual([{ gone: null }]);
     const rows = await app.prisma.creditTransaction.findMany({ where: { userId } });
     expect(rows.map((t) => t.id)).not.toContain(old);
     expect(rows).toHaveLength(3);
     expect((await app.prisma.creditAccount.findUnique({ where: { userId } }))!.balanceCents).toBe(5000n);
-    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: [] });
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: [], campaign_changes: [] });
     // Gone with its month, the payment's id no longer stops a row naming it.
     await ledgerRow(uuidv7(), userId, 'pi_june_2020');
   });
@@ -413,7 +415,7 @@ describe('dial blocks by month', () => {
 
     // In July 2026 the oldest month kept is July 2021 (its block, in the default partition here, stays).
     const env = dialerEnv(app, new ManualClock(new Date('2026-07-10T00:00:00Z')));
-    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: ['2020-06-01'] });
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: ['2020-06-01'], campaign_changes: [] });
     expect(await app.prisma.$queryRawUnsafe(`SELECT to_regclass('dial_blocks_p2020_06')::text AS gone`)).toEqual([{ gone: null }]);
     const kept = await app.prisma.dialBlock.groupBy({ by: ['reason'], where: { campaignId }, _count: true });
     expect(kept).toEqual([{ reason: 'regional_hours', _count: 2 }]);
@@ -421,6 +423,49 @@ describe('dial blocks by month', () => {
       july.id,
       recent.id,
     ]);
-    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: [] });
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: [], campaign_changes: [] });
+  });
+});
+
+// Campaign history is partitioned by month on its UUIDv7 ids (migrations campaign_changes_*): the retention
+// run drops its months past five years whole; the entries kept stay in their order, and new ones follow.
+describe('campaign history by month', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it("drops the history's months past five years whole, the entries kept in their order", async () => {
+    const { campaignId } = await insertCallAttempts(app, uuidv7(), 1);
+    await app.prisma.$queryRawUnsafe(`SELECT month_partition_add('campaign_changes', 'campaign_changes', '2020-06-01')`);
+    const entry = (id: string) =>
+      app.prisma.$executeRawUnsafe(
+        `INSERT INTO campaign_changes (id, campaign_id, actor, action, changes) VALUES ($1::uuid, $2::uuid, 'system', 'edited', '{}')`,
+        id,
+        campaignId,
+      );
+    const old = uuidv7At(new Date('2020-06-15T10:00:00Z'));
+    await entry(old);
+    const partition = await app.prisma.$queryRawUnsafe<{ name: string }[]>(
+      'SELECT tableoid::regclass::text AS name FROM campaign_changes WHERE id = $1::uuid',
+      old,
+    );
+    expect(partition).toEqual([{ name: 'campaign_changes_p2020_06' }]);
+    const history = async () =>
+      (await app.prisma.campaignChange.findMany({ where: { campaignId }, orderBy: { seq: 'asc' } })).map((c) => c.id);
+    const before = await history();
+    expect(before).toContain(old);
+
+    const env = dialerEnv(app, new ManualClock(new Date('2026-07-10T00:00:00Z')));
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: [], campaign_changes: ['2020-06-01'] });
+    expect(await app.prisma.$queryRawUnsafe(`SELECT to_regclass('campaign_changes_p2020_06')::text AS gone`)).toEqual([{ gone: null }]);
+    expect(await history()).toEqual(before.filter((id) => id !== old));
+    const next = uuidv7();
+    await entry(next);
+    expect(await history()).toEqual([...before.filter((id) => id !== old), next]);
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: [], campaign_changes: [] });
   });
 });

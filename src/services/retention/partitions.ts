@@ -8,10 +8,11 @@ import { addMonths, dropMonth, monthsOf, partitionBounds, partitionOf } from './
 
 /**
  * Records kept RECORD_RETENTION_YEARS as the calls are, partitioned by month on their UUIDv7 ids, that no
- * other table references: a month of them goes whole once all of it is older. The ledger, and the calls
- * rules stopped (a block's `until` is a record of the rule's wait, read by nothing that decides a dial).
+ * other table references: a month of them goes whole once all of it is older. The ledger, the calls
+ * rules stopped (a block's `until` is a record of the rule's wait, read by nothing that decides a dial),
+ * and campaigns' histories (read a page at a time from a `seq`, which a missing older entry does not move).
  */
-export const RECORD_TABLES = ['credit_transactions', 'dial_blocks'] as const;
+export const RECORD_TABLES = ['credit_transactions', 'dial_blocks', 'campaign_changes'] as const;
 
 /** The tables partitioned by month on their UUIDv7 ids. */
 export const MONTHLY_TABLES = ['call_attempts', 'webhook_deliveries', 'webhook_events', 'webhook_messages', ...RECORD_TABLES] as const;
@@ -70,7 +71,7 @@ export async function dropExpiredMonths(env: ServiceEnv): Promise<string[]> {
 }
 
 /**
- * Drops the months of the records kept as long as the calls (the ledger, dial blocks) past their five years, whole
+ * Drops the months of the records kept as long as the calls (the ledger, dial blocks, campaign history) past their five years, whole
  * partitions at once. No table references them, so nothing a row kept names goes with them. Answers the
  * months dropped, by table.
  */
