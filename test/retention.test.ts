@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamicStatement } from '../src/db/sql.js';
 import { uuidv7 } from '../src/services/ids.js';
 import { recordDelivery } from '../src/services/dialer/store/call-events.js';
 import {
@@ -369,6 +370,28 @@ describe('the ledger by month', () => {
     );
     await ledgerRow(uuidv7(), userId, null);
     await ledgerRow(uuidv7(), userId, null);
+
+    // Two transactions writing one payment at once, for two accounts (no account's lock between them):
+    // the second waits for the first's lock on the payment, then sees its row and is refused.
+    const other = uuidv7();
+    await app.prisma.user.create({ data: { id: other } });
+    const credit = (user: string) =>
+      app.sql.transaction(async (tx) => {
+        await tx.run(
+          dynamicStatement(
+            'test.ledger_row',
+            `INSERT INTO credit_transactions (id, user_id, kind, amount_cents, balance_after_cents, included_after_cents, description, external_id)
+             VALUES ($1::uuid, $2::uuid, 'top_up', 2500, 2500, 0, 'Top-up', 'pi_race')`,
+          ),
+          [uuidv7(), user],
+        );
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      });
+    const raced = await Promise.allSettled([credit(userId), credit(other)]);
+    expect(raced.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect(String((raced.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason)).toMatch(/in the ledger already/);
+    expect(await app.prisma.creditTransaction.count({ where: { externalId: 'pi_race' } })).toBe(1);
+    await app.prisma.creditTransaction.deleteMany({ where: { externalId: 'pi_race' } });
 
     // In July 2026 the oldest month kept is July 2021.
     const env = dialerEnv(app, new ManualClock(new Date('2026-07-10T00:00:00Z')));

@@ -8,15 +8,10 @@ SELECT live_partition_swap('credit_transactions');
 -- transaction and is refused, as the unique index refused it (a unique violation), when another row has
 -- it. A concurrent insert of the same payment waits for that lock and then sees the committed row: each
 -- statement here reads with a new snapshot in READ COMMITTED, the isolation every writer of the ledger
--- uses. The refusal is the last guard: the service takes the same lock before it looks for the payment,
--- and answers a repeat as a duplicate without writing.
-CREATE FUNCTION "credit_payment_lock"(external_id text) RETURNS void LANGUAGE sql AS $$
-  SELECT pg_advisory_xact_lock(hashtextextended('credit_transactions/' || external_id, 0))
-$$;
-
+-- uses. Refused rather than skipped: the row is written in one statement with its account's change.
 CREATE FUNCTION "credit_transactions_once"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM credit_payment_lock(NEW.external_id);
+  PERFORM pg_advisory_xact_lock(hashtextextended('credit_transactions/' || NEW.external_id, 0));
   IF EXISTS (SELECT FROM credit_transactions WHERE external_id = NEW.external_id AND id <> NEW.id) THEN
     RAISE EXCEPTION 'payment % is in the ledger already', NEW.external_id
       USING ERRCODE = 'unique_violation', CONSTRAINT = 'credit_transactions_external_id_key';

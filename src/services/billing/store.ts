@@ -193,17 +193,10 @@ export async function callHistory(sql: SqlSession, userId: string, limit: number
   return row!;
 }
 
-const paymentLockStatement = statement('billing.paymentLock', 'SELECT credit_payment_lock($1)');
 const paymentCreditedStatement = statement('billing.paymentCredited', 'SELECT 1 FROM credit_transactions WHERE external_id = $1');
 
-/**
- * Whether the payment with this provider id is in the ledger already. Takes the payment's lock for the
- * transaction first (the one the ledger's credit_transactions_once trigger takes), so that a concurrent
- * credit of the same payment is waited for and then found: the look runs after the wait, as its own
- * statement, with a snapshot that sees what committed meanwhile.
- */
-export async function paymentCredited(tx: SqlTransaction, externalId: string): Promise<boolean> {
-  await tx.run(paymentLockStatement, [externalId]);
+/** Whether the payment with this provider id is in the ledger already. */
+export async function paymentCredited(tx: SqlSession, externalId: string): Promise<boolean> {
   return (await tx.run(paymentCreditedStatement, [externalId])).length > 0;
 }
 
