@@ -229,6 +229,8 @@ describe('a campaign behind the gate', () => {
       [people.noConsent]: ['consent_missing', 'calls', null],
       [people.listed]: ['do_not_call', '', null],
     });
+    // Every block's id a UUIDv7, enrolment's (the listed number's) too: dial_blocks is partitioned by month on it.
+    expect(blocks.filter((b) => b.id[14] !== '7').map((b) => b.reason)).toEqual([]);
     const outcomes = await app.prisma.campaignContact.findMany({ where: { campaignId: setup.campaignId }, include: { contact: true } });
     expect(Object.fromEntries(outcomes.map((o) => [o.contact.phoneNumber, o.outcome]))).toMatchObject({
       [people.noConsent]: 'consent_missing',

@@ -1,9 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
-import { applyMigrations, migrateOnPool, pgliteSession } from '../src/db/migrations.js';
 import { uuidv7 } from '../src/services/ids.js';
-import { databaseUrl, dropScratchDatabase, emptyCluster } from './support/database.js';
+import { migrateWhileWriting, timed, type LiveConversion, type LiveWriter, type Query } from './support/live-migration.js';
 
 // The webhook logs (webhook_deliveries, webhook_events, webhook_messages) become partitioned by month
 // through four migrations that run on live tables, as call_attempts did (migrate-live.test.ts): on
@@ -20,8 +17,6 @@ const ENDPOINT = '0000000a-0000-7000-8000-000000000002';
 const onPostgres = inject('testDatabase').kind === 'postgres';
 /** Rows of each table; WEBHOOK_LIVE_MIGRATION_ROWS runs it larger by hand (on PostgreSQL), e.g. 1000000. */
 const ROWS = onPostgres ? Number(process.env.WEBHOOK_LIVE_MIGRATION_ROWS ?? 20_000) : 5_000;
-
-type Query = <Row = Record<string, unknown>>(text: string, values?: unknown[]) => Promise<Row[]>;
 
 /** A customer, its endpoint, and ROWS deliveries, events and messages over the last 120 days, as an older release left them. */
 async function seed(query: Query) {
@@ -57,7 +52,7 @@ async function seed(query: Query) {
 }
 
 /** What a writer did, to be found again afterwards. */
-class Writer {
+class Writer implements LiveWriter {
   deliveries: string[] = [];
   events: string[] = [];
   messages: string[] = [];
@@ -75,11 +70,8 @@ class Writer {
     private readonly seeded: { event: string; message: string }[],
   ) {}
 
-  private async timed<Row>(text: string, values: unknown[]) {
-    const started = performance.now();
-    const rows = await this.query<Row>(text, values);
-    this.writes.push({ at: Date.now(), ms: performance.now() - started });
-    return rows;
+  private timed<Row>(text: string, values: unknown[]) {
+    return timed(this.writes, () => this.query<Row>(text, values));
   }
 
   /**
@@ -203,67 +195,20 @@ async function expectConverted(query: Query, writer: Writer) {
   expect(await query(`SELECT to_regclass('webhook_messages_replay_of_idx') IS NOT NULL AS made`)).toEqual([{ made: true }]);
 }
 
+const conversion: LiveConversion<Writer> = {
+  first: FIRST,
+  copy: COPY,
+  seed,
+  seeded: TABLES.join(', '),
+  writerFor,
+  expectConverted,
+  label: `3 x ${ROWS} webhook log rows`,
+};
+
 describe('webhook logs partitioned through live migrations', { timeout: 600_000 + ROWS / 5 }, () => {
-  it.runIf(onPostgres)('on PostgreSQL, while a writer records, emits, settles and deletes', async () => {
-    const serverUrl = (inject('testDatabase') as { serverUrl: string }).serverUrl;
-    const name = `callflow_live_${randomUUID().replace(/-/g, '')}`;
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-    const url = databaseUrl(serverUrl, name);
-    const migrations = new pg.Pool({ connectionString: url, max: 1 });
-    const writes = new pg.Pool({ connectionString: url, max: 1 });
-    try {
-      await migrateOnPool(migrations, { before: FIRST });
-      const query: Query = async (text, values) => (await writes.query(text, values)).rows;
-      await seed(query);
-      await query('VACUUM ANALYZE webhook_deliveries, webhook_events, webhook_messages');
-      const writer = await writerFor(query);
+  it.runIf(onPostgres)('on PostgreSQL, while a writer records, emits, settles and deletes', () =>
+    migrateWhileWriting('postgres', conversion),
+  );
 
-      let migrating = true;
-      const writing = (async () => {
-        while (migrating) await writer.step();
-      })();
-      const started = Date.now();
-      const applied = await migrateOnPool(migrations).finally(() => (migrating = false));
-      await writing;
-      const took = Date.now() - started;
-      expect(applied).toContain(COPY);
-
-      const [copy] = await query<{ from: Date; to: Date }>(
-        'SELECT started_at AS "from", finished_at AS "to" FROM _prisma_migrations WHERE migration_name = $1',
-        [COPY],
-      );
-      const duringCopy = writer.writes.filter((w) => w.at > copy!.from.getTime() && w.at < copy!.to.getTime());
-      expect(duringCopy.length).toBeGreaterThan(0);
-      await expectConverted(query, writer);
-
-      const sorted = writer.writes.map((w) => w.ms).sort((a, b) => a - b);
-      console.log(
-        `live conversion of 3 x ${ROWS} webhook log rows: ${(took / 1000).toFixed(1)} s (copy ${((copy!.to.getTime() - copy!.from.getTime()) / 1000).toFixed(1)} s); ` +
-          `${writer.writes.length} writes (${duringCopy.length} during the copy), none lost; ` +
-          `write p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, p99 ${sorted[Math.floor(sorted.length * 0.99)]!.toFixed(1)} ms, ` +
-          `longest ${sorted.at(-1)!.toFixed(0)} ms`,
-      );
-    } finally {
-      await dropScratchDatabase(admin, name, [migrations, writes]);
-      await admin.end();
-    }
-  });
-
-  it('on the embedded database, with writes before and after', async () => {
-    const pglite = await emptyCluster();
-    try {
-      await applyMigrations(pgliteSession(pglite), { before: FIRST });
-      const query: Query = async (text, values) => (await pglite.query(text, values)).rows as never;
-      await seed(query);
-      const writer = await writerFor(query);
-      for (let i = 0; i < 100; i += 1) await writer.step();
-      expect(await applyMigrations(pgliteSession(pglite))).toContain(COPY);
-      for (let i = 0; i < 100; i += 1) await writer.step();
-      await expectConverted(query, writer);
-    } finally {
-      await pglite.close();
-    }
-  });
+  it('on the embedded database, with writes before and after', () => migrateWhileWriting('embedded', conversion));
 });

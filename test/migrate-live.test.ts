@@ -1,10 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { customerIds, SEED, withValues } from '../bench/scale-seed.js';
-import { applyMigrations, migrateOnPool, pgliteSession } from '../src/db/migrations.js';
 import { uuidv7 } from '../src/services/ids.js';
-import { databaseUrl, dropScratchDatabase, emptyCluster } from './support/database.js';
+import { migrateWhileWriting, timed, type LiveConversion, type LiveWriter, type Query } from './support/live-migration.js';
 
 // call_attempts becomes partitioned by month through four migrations that run on a live table: the twin
 // with its mirror, the copy in batches, the swap, the drop. On PostgreSQL a writer inserts, updates and
@@ -20,8 +17,6 @@ const CUSTOMERS = 10;
 const onPostgres = inject('testDatabase').kind === 'postgres';
 /** LIVE_MIGRATION_ROWS runs it larger by hand (on PostgreSQL), e.g. 1000000. */
 const ROWS = onPostgres ? Number(process.env.LIVE_MIGRATION_ROWS ?? 200_000) : 20_000;
-
-type Query = <Row = Record<string, unknown>>(text: string, values?: unknown[]) => Promise<Row[]>;
 
 /** The tables of the calls, as an older release left them: 10 customers, their contacts and ROWS attempts. */
 async function seed(query: Query) {
@@ -55,7 +50,7 @@ async function seed(query: Query) {
 }
 
 /** What a writer did, to be found again afterwards. */
-class Writer {
+class Writer implements LiveWriter {
   inserted: string[] = [];
   ended = new Set<string>();
   updated = new Map<string, string>();
@@ -71,9 +66,7 @@ class Writer {
   ) {}
 
   private async timed(text: string, values: unknown[]) {
-    const started = performance.now();
-    await this.query(text, values);
-    this.writes.push({ at: Date.now(), ms: performance.now() - started });
+    await timed(this.writes, () => this.query(text, values));
   }
 
   /** One step: a call placed; every 2nd step one ends; every 3rd an old attempt changes; every 10th one goes. */
@@ -165,68 +158,18 @@ async function writerFor(query: Query): Promise<Writer> {
   return new Writer(query, seeded, { userId: ids.userId, campaignId: ids.campaignId, contactId: contact!.id });
 }
 
+const conversion: LiveConversion<Writer> = {
+  first: FIRST,
+  copy: COPY,
+  seed,
+  seeded: 'call_attempts',
+  writerFor,
+  expectConverted,
+  label: `${ROWS} rows`,
+};
+
 describe('call_attempts partitioned through live migrations', { timeout: 600_000 + ROWS / 5 }, () => {
-  it.runIf(onPostgres)('on PostgreSQL, while a writer inserts, updates and deletes', async () => {
-    const serverUrl = (inject('testDatabase') as { serverUrl: string }).serverUrl;
-    const name = `callflow_live_${randomUUID().replace(/-/g, '')}`;
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-    const url = databaseUrl(serverUrl, name);
-    const migrations = new pg.Pool({ connectionString: url, max: 1 });
-    const writes = new pg.Pool({ connectionString: url, max: 1 });
-    try {
-      await migrateOnPool(migrations, { before: FIRST });
-      const query: Query = async (text, values) => (await writes.query(text, values)).rows;
-      await seed(query);
-      await query('VACUUM ANALYZE call_attempts');
-      const writer = await writerFor(query);
+  it.runIf(onPostgres)('on PostgreSQL, while a writer inserts, updates and deletes', () => migrateWhileWriting('postgres', conversion));
 
-      let migrating = true;
-      const writing = (async () => {
-        while (migrating) await writer.step();
-      })();
-      const started = Date.now();
-      const applied = await migrateOnPool(migrations).finally(() => (migrating = false));
-      await writing;
-      const took = Date.now() - started;
-      expect(applied).toContain(COPY);
-
-      const [copy] = await query<{ from: Date; to: Date }>(
-        'SELECT started_at AS "from", finished_at AS "to" FROM _prisma_migrations WHERE migration_name = $1',
-        [COPY],
-      );
-      const duringCopy = writer.writes.filter((w) => w.at > copy!.from.getTime() && w.at < copy!.to.getTime());
-      expect(duringCopy.length).toBeGreaterThan(0);
-      await expectConverted(query, writer);
-
-      const sorted = writer.writes.map((w) => w.ms).sort((a, b) => a - b);
-      const longest = sorted.at(-1)!;
-      console.log(
-        `live conversion of ${ROWS} rows: ${(took / 1000).toFixed(1)} s (copy ${((copy!.to.getTime() - copy!.from.getTime()) / 1000).toFixed(1)} s); ` +
-          `${writer.writes.length} writes (${duringCopy.length} during the copy), none lost; ` +
-          `write p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, p99 ${sorted[Math.floor(sorted.length * 0.99)]!.toFixed(1)} ms, ` +
-          `longest ${longest.toFixed(0)} ms`,
-      );
-    } finally {
-      await dropScratchDatabase(admin, name, [migrations, writes]);
-      await admin.end();
-    }
-  });
-
-  it('on the embedded database, with writes before and after', async () => {
-    const pglite = await emptyCluster();
-    try {
-      await applyMigrations(pgliteSession(pglite), { before: FIRST });
-      const query: Query = async (text, values) => (await pglite.query(text, values)).rows as never;
-      await seed(query);
-      const writer = await writerFor(query);
-      for (let i = 0; i < 100; i += 1) await writer.step();
-      expect(await applyMigrations(pgliteSession(pglite))).toContain(COPY);
-      for (let i = 0; i < 100; i += 1) await writer.step();
-      await expectConverted(query, writer);
-    } finally {
-      await pglite.close();
-    }
-  });
+  it('on the embedded database, with writes before and after', () => migrateWhileWriting('embedded', conversion));
 });

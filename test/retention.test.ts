@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamicStatement } from '../src/db/sql.js';
 import { uuidv7 } from '../src/services/ids.js';
 import { recordDelivery } from '../src/services/dialer/store/call-events.js';
 import {
   dropExpiredMonths,
+  dropExpiredRecordMonths,
   dropExpiredWebhookMonths,
   makeMonthsAhead,
   MONTHS_AHEAD,
@@ -48,7 +50,18 @@ describe('call attempts by month', () => {
     const made = await makeMonthsAhead(env);
     expect(made.call_attempts).toEqual(['2031-01-01', '2031-02-01', '2031-03-01', '2031-04-01']);
     expect(MONTHS_AHEAD).toBe(3);
-    expect(await makeMonthsAhead(env)).toEqual({ call_attempts: [], webhook_deliveries: [], webhook_events: [], webhook_messages: [] });
+    expect(await makeMonthsAhead(env)).toEqual({
+      call_attempts: [],
+      webhook_deliveries: [],
+      webhook_events: [],
+      webhook_messages: [],
+      credit_transactions: [],
+      dial_blocks: [],
+      campaign_changes: [],
+    });
+    expect(made.credit_transactions).toEqual(made.call_attempts);
+    expect(made.dial_blocks).toEqual(made.call_attempts);
+    expect(made.campaign_changes).toEqual(made.call_attempts);
     expect(await monthsOf(app.sql, 'call_attempts')).toEqual(expect.arrayContaining(made.call_attempts!));
 
     const { attemptIds } = await insertCallAttempts(app, uuidv7(), 1);
@@ -307,5 +320,175 @@ describe('webhook logs by month', () => {
     // Nothing else went.
     expect(await app.prisma.webhookEvent.count({ where: { userId: { not: userId } } })).toBe(others.events);
     expect(await app.prisma.webhookMessage.count({ where: { endpointId: { not: endpoint.id } } })).toBe(others.messages);
+  });
+});
+
+// The ledger is partitioned by month on its UUIDv7 ids too (migrations credit_transactions_*): a payment
+// is still credited once across its months, and the retention run drops its months past five years whole,
+// the balances (kept on the accounts) unchanged.
+describe('the ledger by month', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const ledgerRow = (id: string, userId: string, externalId: string | null) =>
+    app.prisma.$executeRawUnsafe(
+      `INSERT INTO credit_transactions (id, user_id, kind, amount_cents, balance_after_cents, included_after_cents, description, external_id)
+       VALUES ($1::uuid, $2::uuid, 'top_up', 2500, 2500, 0, 'Top-up', $3)`,
+      id,
+      userId,
+      externalId,
+    );
+  const partitionOf = async (id: string) =>
+    (
+      await app.prisma.$queryRawUnsafe<{ name: string }[]>(
+        'SELECT tableoid::regclass::text AS name FROM credit_transactions WHERE id = $1::uuid',
+        id,
+      )
+    )[0]?.name;
+
+  it("credits a payment once whatever month its row is in, and drops the ledger's months past five years", async () => {
+    const userId = uuidv7();
+    await app.prisma.user.create({ data: { id: userId } });
+    await app.prisma.creditAccount.create({ data: { userId, balanceCents: 5000n } });
+    await app.prisma.$queryRawUnsafe(`SELECT month_partition_add('credit_transactions', 'credit_transactions', '2020-06-01')`);
+    const old = uuidv7At(new Date('2020-06-15T10:00:00Z'));
+    await ledgerRow(old, userId, 'pi_june_2020');
+    expect(await partitionOf(old)).toBe('credit_transactions_p2020_06');
+    const recent = uuidv7();
+    await ledgerRow(recent, userId, 'pi_recent');
+    expect(await partitionOf(recent)).toBe(`credit_transactions_p${monthStart(new Date()).slice(0, 7).replace('-', '_')}`);
+
+    // The same payment again, in another month's partition, or a row changed to name it: refused.
+    await expect(ledgerRow(uuidv7(), userId, 'pi_june_2020')).rejects.toThrow(/credit_transactions_external_id_key|23505/);
+    await expect(app.prisma.creditTransaction.update({ where: { id: recent }, data: { externalId: 'pi_june_2020' } })).rejects.toThrow(
+      /Unique constraint failed/,
+    );
+    await ledgerRow(uuidv7(), userId, null);
+    await ledgerRow(uuidv7(), userId, null);
+
+    // Two transactions writing one payment at once, for two accounts (no account's lock between them):
+    // the second waits for the first's lock on the payment, then sees its row and is refused.
+    const other = uuidv7();
+    await app.prisma.user.create({ data: { id: other } });
+    const credit = (user: string) =>
+      app.sql.transaction(async (tx) => {
+        await tx.run(
+          dynamicStatement(
+            'test.ledger_row',
+            `INSERT INTO credit_transactions (id, user_id, kind, amount_cents, balance_after_cents, included_after_cents, description, external_id)
+             VALUES ($1::uuid, $2::uuid, 'top_up', 2500, 2500, 0, 'Top-up', 'pi_race')`,
+          ),
+          [uuidv7(), user],
+        );
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      });
+    const raced = await Promise.allSettled([credit(userId), credit(other)]);
+    expect(raced.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect(String((raced.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason)).toMatch(/in the ledger already/);
+    expect(await app.prisma.creditTransaction.count({ where: { externalId: 'pi_race' } })).toBe(1);
+    await app.prisma.creditTransaction.deleteMany({ where: { externalId: 'pi_race' } });
+
+    // In July 2026 the oldest month kept is July 2021.
+    const env = dialerEnv(app, new ManualClock(new Date('2026-07-10T00:00:00Z')));
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: ['2020-06-01'], dial_blocks: [], campaign_changes: [] });
+    expect(await app.prisma.$queryRawUnsafe(`SELECT to_regclass('credit_transactions_p2020_06')::text AS gone`)).toEqual([{ gone: null }]);
+    const rows = await app.prisma.creditTransaction.findMany({ where: { userId } });
+    expect(rows.map((t) => t.id)).not.toContain(old);
+    expect(rows).toHaveLength(3);
+    expect((await app.prisma.creditAccount.findUnique({ where: { userId } }))!.balanceCents).toBe(5000n);
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: [], campaign_changes: [] });
+    // Gone with its month, the payment's id no longer stops a row naming it.
+    await ledgerRow(uuidv7(), userId, 'pi_june_2020');
+  });
+});
+
+// Dial blocks are partitioned by month on their UUIDv7 ids (migrations dial_blocks_*): the retention run
+// drops their months past five years whole, and a campaign's blocks of the months kept stay counted.
+describe('dial blocks by month', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it("drops the dial blocks' months past five years whole", async () => {
+    const userId = uuidv7();
+    const { campaignId, attemptIds } = await insertCallAttempts(app, userId, 1);
+    const [attempt] = await app.prisma.callAttempt.findMany({ where: { id: attemptIds[0] } });
+    await app.prisma.$queryRawUnsafe(`SELECT month_partition_add('dial_blocks', 'dial_blocks', '2020-06-01')`);
+    const block = (id: string, at: Date) =>
+      app.prisma.dialBlock.create({
+        data: { id, userId, campaignId, contactId: attempt!.contactId, reason: 'regional_hours', createdAt: at },
+      });
+    const old = await block(uuidv7At(new Date('2020-06-15T10:00:00Z')), new Date('2020-06-15T10:00:00Z'));
+    const july = await block(uuidv7At(new Date('2021-07-01T00:00:00Z')), new Date('2021-07-01T00:00:00Z'));
+    const recent = await block(uuidv7(), new Date());
+    const partition = await app.prisma.$queryRawUnsafe<{ name: string }[]>(
+      'SELECT tableoid::regclass::text AS name FROM dial_blocks WHERE id = $1::uuid',
+      old.id,
+    );
+    expect(partition).toEqual([{ name: 'dial_blocks_p2020_06' }]);
+
+    // In July 2026 the oldest month kept is July 2021 (its block, in the default partition here, stays).
+    const env = dialerEnv(app, new ManualClock(new Date('2026-07-10T00:00:00Z')));
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: ['2020-06-01'], campaign_changes: [] });
+    expect(await app.prisma.$queryRawUnsafe(`SELECT to_regclass('dial_blocks_p2020_06')::text AS gone`)).toEqual([{ gone: null }]);
+    const kept = await app.prisma.dialBlock.groupBy({ by: ['reason'], where: { campaignId }, _count: true });
+    expect(kept).toEqual([{ reason: 'regional_hours', _count: 2 }]);
+    expect((await app.prisma.dialBlock.findMany({ where: { campaignId }, orderBy: { createdAt: 'asc' } })).map((b) => b.id)).toEqual([
+      july.id,
+      recent.id,
+    ]);
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: [], campaign_changes: [] });
+  });
+});
+
+// Campaign history is partitioned by month on its UUIDv7 ids (migrations campaign_changes_*): the retention
+// run drops its months past five years whole; the entries kept stay in their order, and new ones follow.
+describe('campaign history by month', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it("drops the history's months past five years whole, the entries kept in their order", async () => {
+    const { campaignId } = await insertCallAttempts(app, uuidv7(), 1);
+    await app.prisma.$queryRawUnsafe(`SELECT month_partition_add('campaign_changes', 'campaign_changes', '2020-06-01')`);
+    const entry = (id: string) =>
+      app.prisma.$executeRawUnsafe(
+        `INSERT INTO campaign_changes (id, campaign_id, actor, action, changes) VALUES ($1::uuid, $2::uuid, 'system', 'edited', '{}')`,
+        id,
+        campaignId,
+      );
+    const old = uuidv7At(new Date('2020-06-15T10:00:00Z'));
+    await entry(old);
+    const partition = await app.prisma.$queryRawUnsafe<{ name: string }[]>(
+      'SELECT tableoid::regclass::text AS name FROM campaign_changes WHERE id = $1::uuid',
+      old,
+    );
+    expect(partition).toEqual([{ name: 'campaign_changes_p2020_06' }]);
+    const history = async () =>
+      (await app.prisma.campaignChange.findMany({ where: { campaignId }, orderBy: { seq: 'asc' } })).map((c) => c.id);
+    const before = await history();
+    expect(before).toContain(old);
+
+    const env = dialerEnv(app, new ManualClock(new Date('2026-07-10T00:00:00Z')));
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: [], campaign_changes: ['2020-06-01'] });
+    expect(await app.prisma.$queryRawUnsafe(`SELECT to_regclass('campaign_changes_p2020_06')::text AS gone`)).toEqual([{ gone: null }]);
+    expect(await history()).toEqual(before.filter((id) => id !== old));
+    const next = uuidv7();
+    await entry(next);
+    expect(await history()).toEqual([...before.filter((id) => id !== old), next]);
+    expect(await dropExpiredRecordMonths(env)).toEqual({ credit_transactions: [], dial_blocks: [], campaign_changes: [] });
   });
 });

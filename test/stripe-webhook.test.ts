@@ -154,6 +154,22 @@ describe('checkout.session.completed', () => {
     expect((await ledgerAndAccount(app, userId)).rows).toHaveLength(1);
   });
 
+  it('credits once when two events about the same payment arrive at the same moment', async () => {
+    const userId = await customer();
+    const session = checkoutSession(userId);
+    // Two events, so both pass the delivery's record: the payment's id is what stops the second.
+    const results = await Promise.all([
+      deliver(event('checkout.session.completed', session)),
+      deliver(event('checkout.session.async_payment_succeeded', session)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([200, 200]);
+    expect(results.map((r) => r.json.result).sort()).toEqual(['applied', 'duplicate']);
+    const { account, rows, ledgerSum } = await ledgerAndAccount(app, userId);
+    expect(account.balanceCents).toBe(2500n);
+    expect(ledgerSum).toBe(2500n);
+    expect(rows.map((r) => r.externalId)).toEqual([session.id]);
+  });
+
   it('leaves a session that created an invoice to invoice.paid', async () => {
     const userId = await customer();
     const res = await deliver(event('checkout.session.completed', checkoutSession(userId, { invoice: 'in_test_from_checkout' })));

@@ -134,7 +134,8 @@ export type StripeEventOutcome = 'applied' | 'duplicate' | 'ignored';
 /**
  * Credits a paid payment as a `top_up`, once: the event id is recorded with the credit in one
  * transaction, and the payment's id is unique in the ledger, so a repeated or concurrent delivery (or a
- * second event about the same payment) changes nothing.
+ * second event about the same payment) changes nothing. The payment is looked for once its account is
+ * locked: a concurrent credit of it has then committed, and the look, a statement of its own, sees it.
  *
  * A payment whose amount or currency can never be credited is acknowledged as `ignored` with a warning,
  * since a redelivery would say the same forever. One whose user is missing or unknown is refused with

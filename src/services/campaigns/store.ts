@@ -275,7 +275,8 @@ export async function cancelRows(tx: SqlSession, id: string): Promise<void> {
 
 // Callable contacts wait as `pending`, ready at once; invalid and do-not-call contacts are `done` at once
 // with that as their outcome, and a listed one counts as a call the do-not-call rule stopped, as the
-// dialer records the ones it finds later. Erased contacts are nobody to call.
+// dialer records the ones it finds later (its id a UUIDv7: dial_blocks is partitioned by month on it).
+// Erased contacts are nobody to call.
 const enrollStatement = statement(
   'campaigns.enroll',
   `WITH enrolled AS (
@@ -292,7 +293,7 @@ const enrollStatement = statement(
      RETURNING campaign_id, contact_id, outcome
    )
    INSERT INTO dial_blocks (id, user_id, campaign_id, contact_id, reason, created_at)
-   SELECT gen_random_uuid(), k.user_id, e.campaign_id, e.contact_id, 'do_not_call', $2
+   SELECT webhook_uuid_v7(), k.user_id, e.campaign_id, e.contact_id, 'do_not_call', $2
    FROM enrolled e JOIN campaigns k ON k.id = e.campaign_id WHERE e.outcome = 'do_not_call'`,
 );
 

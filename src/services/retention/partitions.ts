@@ -6,8 +6,16 @@ import * as results from '../results/store.js';
 import * as webhooks from '../webhooks/store.js';
 import { addMonths, dropMonth, monthsOf, partitionBounds, partitionOf } from './store.js';
 
+/**
+ * Records kept RECORD_RETENTION_YEARS as the calls are, partitioned by month on their UUIDv7 ids, that no
+ * other table references: a month of them goes whole once all of it is older. The ledger, the calls
+ * rules stopped (a block's `until` is a record of the rule's wait, read by nothing that decides a dial),
+ * and campaigns' histories (read a page at a time from a `seq`, which a missing older entry does not move).
+ */
+export const RECORD_TABLES = ['credit_transactions', 'dial_blocks', 'campaign_changes'] as const;
+
 /** The tables partitioned by month on their UUIDv7 ids. */
-export const MONTHLY_TABLES = ['call_attempts', 'webhook_deliveries', 'webhook_events', 'webhook_messages'] as const;
+export const MONTHLY_TABLES = ['call_attempts', 'webhook_deliveries', 'webhook_events', 'webhook_messages', ...RECORD_TABLES] as const;
 
 /**
  * Providers' webhook deliveries (Stripe, Retell, Twilio) are remembered to drop a repeat of an event:
@@ -60,6 +68,24 @@ export async function dropExpiredMonths(env: ServiceEnv): Promise<string[]> {
     env.log.info({ table: 'call_attempts', month }, 'retention: month dropped');
   }
   return expired;
+}
+
+/**
+ * Drops the months of the records kept as long as the calls (the ledger, dial blocks, campaign history) past their five years, whole
+ * partitions at once. No table references them, so nothing a row kept names goes with them. Answers the
+ * months dropped, by table.
+ */
+export async function dropExpiredRecordMonths(env: ServiceEnv): Promise<Record<string, string[]>> {
+  const oldest = monthStart(env.clock.now(), -RECORDS_KEPT_MONTHS);
+  const dropped: Record<string, string[]> = {};
+  for (const table of RECORD_TABLES) {
+    dropped[table] = (await monthsOf(env.sql, table)).filter((month) => month < oldest);
+    for (const month of dropped[table]) {
+      await dropMonth(env.sql, table, month);
+      env.log.info({ table, month }, 'retention: month dropped');
+    }
+  }
+  return dropped;
 }
 
 /** `table`'s months wholly older than `days` before now: the next month starts at or before that instant. */

@@ -1,10 +1,10 @@
 import type { ServiceEnv } from '../context.js';
-import { dropExpiredMonths, dropExpiredWebhookMonths, makeMonthsAhead } from './partitions.js';
+import { dropExpiredMonths, dropExpiredRecordMonths, dropExpiredWebhookMonths, makeMonthsAhead } from './partitions.js';
 import { pseudonymiseExpiredCalls } from './pseudonymise.js';
 import { purgeShortLived } from './purges.js';
 
 /**
- * One retention run: the months made ahead, those past their retention dropped (calls, webhook logs), calls past their
+ * One retention run: the months made ahead, those past their retention dropped (calls, the ledger, webhook logs), calls past their
  * customer's setting pseudonymised, the short-lived records purged. A step that fails (a lock not had, a
  * month's partition that cannot be attached) is logged and does not stop the others; the run then fails,
  * and the next period's tries again.
@@ -13,6 +13,7 @@ export async function runRetention(env: ServiceEnv): Promise<void> {
   const steps: [string, () => Promise<unknown>][] = [
     ['months ahead', () => makeMonthsAhead(env)],
     ['expired months', () => dropExpiredMonths(env)],
+    ['expired record months', () => dropExpiredRecordMonths(env)],
     ['expired webhook months', () => dropExpiredWebhookMonths(env)],
     ['pseudonymisation', () => pseudonymiseExpiredCalls(env)],
     ['purges', () => purgeShortLived(env)],

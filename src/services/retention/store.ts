@@ -1,6 +1,6 @@
 import { dynamicStatement, statement, type Sql, type SqlTransaction } from '../../db/sql.js';
 
-// The partitions of the tables kept by month (call_attempts and the webhook logs, see their migrations). Partition DDL goes
+// The partitions of the tables kept by month (call_attempts, the webhook logs, the ledger: see their migrations). Partition DDL goes
 // through the database's own functions (migration call_attempts_partitioned), which the migrations used
 // to make the first months: one definition of a month's bounds and names.
 
