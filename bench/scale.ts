@@ -26,8 +26,8 @@ import { databaseUrl, postgresCpuBetween, postgresCpuMs, round, serverUrl, start
 // BENCH_SCALE_SIZES picks the sizes (default 100000,1000000); 10^7 needs about an hour and 40 GB.
 // BENCH_SCALE_OPERATIONS picks operations by the start of their names, separated by `;` (e.g. `call
 // history;dialer claim`); the chart and bench-results/scale.json are then left as they were.
-// BENCH_SCALE_KEEP=1 keeps each size's database, named callflow_scale_<contacts>, and a later run with it
-// reuses that database unseeded, to time a change again or EXPLAIN by hand (drop it when done); the runs
+// BENCH_SCALE_KEEP=1 keeps each size's database, named <prefix>_<contacts> (BENCH_SCALE_DB_PREFIX, default
+// callflow_scale, so that two people's kept databases do not collide), and a later run with it reuses that database unseeded, to time a change again or EXPLAIN by hand (drop it when done); the runs
 // put back what they write, except the import's and the erasure's, so pick operations when reusing it.
 
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '100000,1000000').split(',').map(Number);
@@ -43,6 +43,7 @@ const CLAIM_BATCH = 10;
 const OPERATIONS = process.env.BENCH_SCALE_OPERATIONS?.split(';').map((name) => name.trim());
 const picked = (operation: string) => !OPERATIONS || OPERATIONS.some((name) => operation.startsWith(name));
 const KEEP = process.env.BENCH_SCALE_KEEP === '1';
+const DB_PREFIX = process.env.BENCH_SCALE_DB_PREFIX ?? 'callflow_scale';
 
 type Timings = { p50: number; p99: number; runs: number };
 
@@ -77,7 +78,7 @@ const NESTED = `{ campaigns(first: 10) { edges { node { name agent { name } cont
 /** The size's database: a new one dropped afterwards, or with BENCH_SCALE_KEEP the kept one (`seeded` when it was). */
 async function sizeDatabase<T>(contacts: number, run: (url: string, seeded: boolean) => Promise<T>): Promise<T> {
   if (!KEEP) return withDatabase((url) => run(url, false));
-  const name = `callflow_scale_${contacts}`;
+  const name = `${DB_PREFIX}_${contacts}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
