@@ -1,7 +1,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { attemptId, contactId, customerIds, firstContactOf, seedScale } from '../bench/scale-seed.js';
+import { ATTEMPTS_PER_CONTACT, attemptId, contactId, customerIds, firstContactOf, seedScale } from '../bench/scale-seed.js';
 import { dynamicStatement } from '../src/db/sql.js';
+import { CAP_LOOKBACK_MS } from '../src/services/calling-rules/caps.js';
+import { RULES_VERSION } from '../src/services/calling-rules/regional-hours.js';
+import { claimCalls, readCallHistories, readCandidates } from '../src/services/dialer/store/placing.js';
+import { uuidv7 } from '../src/services/ids.js';
 import { graphqlReadPaths } from '../src/ops/metrics.js';
 import { recordingDialer, dialerEnv, ManualClock } from './support/dialer.js';
 import { startTestApp, type TestApp } from './support/app.js';
@@ -45,6 +49,8 @@ const RELATED = 2_000;
 const onPostgres = inject('testDatabase').kind === 'postgres';
 
 interface Captured {
+  /** The name it is prepared under, if it is. */
+  name?: string;
   text: string;
   values: unknown[];
 }
@@ -56,7 +62,8 @@ async function capture(run: () => Promise<unknown>): Promise<Captured[]> {
   pg.Client.prototype.query = function (this: pg.Client, config: unknown, values?: unknown, ...rest: unknown[]) {
     const text = typeof config === 'string' ? config : (config as { text?: string }).text;
     const given = Array.isArray(values) ? values : ((config as { values?: unknown[] })?.values ?? []);
-    if (typeof text === 'string') seen.push({ text, values: given });
+    const name = typeof config === 'string' ? undefined : (config as { name?: string }).name;
+    if (typeof text === 'string') seen.push({ name, text, values: given });
     return (original as (...args: unknown[]) => unknown).call(this, config, values, ...rest);
   } as typeof original;
   try {
@@ -70,6 +77,9 @@ async function capture(run: () => Promise<unknown>): Promise<Captured[]> {
 interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
+  'Index Cond'?: string;
+  Filter?: string;
+  'Recheck Cond'?: string;
   'Actual Rows'?: number;
   'Actual Loops'?: number;
   'Rows Removed by Filter'?: number;
@@ -98,6 +108,33 @@ function mostHeapRowsRead(node: PlanNode & { 'Heap Fetches'?: number }): number 
       ? (node['Heap Fetches'] ?? 0)
       : (node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0);
   return Math.max(growing ? read * (node['Actual Loops'] ?? 1) : 0, ...(node.Plans ?? []).map(mostHeapRowsRead));
+}
+
+/**
+ * The partitions (months) of call_attempts a plan scans for a number's calls (those it looks up by
+ * `to_number`): those planned in a custom plan, those left after pruning at its start in a generic one.
+ */
+function monthsOfNumberCalls(node: PlanNode): Set<string> {
+  const months = new Set<string>();
+  const visit = (n: PlanNode) => {
+    const conditions = [n['Index Cond'], n.Filter, n['Recheck Cond']].join(' ');
+    if (n['Relation Name']?.startsWith('call_attempts_') && conditions.includes('to_number')) months.add(n['Relation Name']);
+    (n.Plans ?? []).forEach(visit);
+  };
+  visit(node);
+  return months;
+}
+
+/** Of those months (call_attempts_pYYYY_MM), those that ended before `from`. */
+const monthsBefore = (months: Set<string>, from: Date) =>
+  [...months].filter((m) => m !== 'call_attempts_default' && m.slice(-7) < from.toISOString().slice(0, 7).replace('-', '_'));
+
+/** A statement's parameter as an SQL literal, for EXECUTE (whose parameters cannot be bound). */
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (value instanceof Date) return pg.escapeLiteral(value.toISOString());
+  if (Array.isArray(value)) return pg.escapeLiteral(`{${value.map((v) => `"${String(v).replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
+  return pg.escapeLiteral(String(value));
 }
 
 /** How many GraphQL reads the compiled path has answered in this process. */
@@ -510,6 +547,102 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
         token,
       );
       expect(result.errors).toBeUndefined();
+    });
+  });
+
+  // The tick's statements whose plans grew with the campaign or with the months kept: the gate's read of
+  // the due contacts, the capped numbers' calls, and the claim. Each is sent as a tick of the large
+  // campaign sends it (in a transaction rolled back) and run under EXPLAIN ANALYZE with those values on
+  // the plan made for them and on the generic plan, which PostgreSQL may run a prepared statement with
+  // from its sixth run on: made for no values, it estimates an average campaign (the claim's hash-joined
+  // every contact of the large one) and prunes months only as it starts.
+  describe("the dialer's tick of the large campaign, custom and generic plans", () => {
+    let sent: Map<string, Captured>;
+    const now = new Date();
+
+    beforeAll(async () => {
+      const seen = await capture(() =>
+        app.db.sql
+          .transaction(async (tx) => {
+            const { agent, candidates } = await readCandidates(tx, large.campaignId, [], now, 10, [], {
+              lookUpRegistries: true,
+              recallHours: 24,
+            });
+            expect(candidates).toHaveLength(10);
+            const numbers = candidates.map((c) => c.phoneNumber!);
+            await readCallHistories(tx, large.userId, numbers, new Date(now.getTime() - CAP_LOOKBACK_MS), null);
+            const calls = candidates.map((c) => ({
+              id: uuidv7(),
+              contactId: c.contactId,
+              attemptNumber: ATTEMPTS_PER_CONTACT + 1,
+              to: c.phoneNumber!,
+              from: agent.fromNumber!,
+              agentId: large.agentId,
+              agentVersion: 1,
+              providerAgentId: null,
+              providerAgentVersion: null,
+              variables: {},
+              voicemailMessage: null,
+              exemptionId: null,
+            }));
+            const claim = {
+              campaignId: large.campaignId,
+              userId: large.userId,
+              leaseUntil: now,
+              now,
+              requiredConsent: [],
+              rulesVersion: RULES_VERSION,
+            };
+            expect((await claimCalls(tx, claim, calls)).size).toBe(10);
+            throw new Error('rolled back');
+          })
+          .catch((error: Error) => expect(error.message).toBe('rolled back')),
+      );
+      sent = new Map(seen.filter((s) => s.name).map((s) => [s.name!.replace(/^callflow\./, ''), s]));
+    });
+
+    /** The statement's plan under EXPLAIN ANALYZE, in a transaction rolled back. */
+    async function analyzed(name: string, plan: 'custom' | 'generic'): Promise<PlanNode> {
+      const s = sent.get(name)!;
+      expect(s, name).toBeDefined();
+      await explainer.query('BEGIN');
+      try {
+        await explainer.query(`SET LOCAL plan_cache_mode = force_${plan}_plan`);
+        await explainer.query(`PREPARE tick_statement AS ${s.text}`);
+        const result = await explainer.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE tick_statement(${s.values.map(literal).join(', ')})`);
+        return (result.rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan;
+      } finally {
+        await explainer.query('ROLLBACK');
+        // A prepared statement outlives the transaction.
+        await explainer.query('DEALLOCATE ALL');
+      }
+    }
+
+    const plans = ['custom', 'generic'] as const;
+
+    // 10 calls: the 40,000 contacts of the campaign stay unread whatever the plan.
+    it.each(plans)('the claim reads its calls and their contacts (%s plan)', async (plan) => {
+      expect(mostRowsRead(await analyzed('dialer.claim', plan))).toBeLessThanOrEqual(100);
+    });
+
+    // The months of calls are planned (custom) or started (generic) only from the start of the window
+    // the rules look back on: the years before are never read and, unprepared (behind a pooler in
+    // transaction mode, on the embedded database) or on custom plans, never planned. The abandoned calls'
+    // window: the re-call bar's 24 hours, and a week before for the longest call.
+    it.each(plans)("the gate's read of the due contacts reads about them (%s plan)", async (plan) => {
+      const node = await analyzed('dialer.candidates', plan);
+      expect(mostRowsRead(node)).toBeLessThanOrEqual(100);
+      const months = monthsOfNumberCalls(node);
+      expect(months.size).toBeGreaterThan(0);
+      expect(monthsBefore(months, new Date(now.getTime() - 8 * 86_400_000))).toEqual([]);
+    });
+
+    it.each(plans)("the capped numbers' recent calls read their window's months (%s plan)", async (plan) => {
+      const node = await analyzed('dialer.call_histories', plan);
+      expect(mostRowsRead(node)).toBeLessThanOrEqual(100);
+      const months = monthsOfNumberCalls(node);
+      expect(months.size).toBeGreaterThan(0);
+      expect(monthsBefore(months, new Date(now.getTime() - CAP_LOOKBACK_MS))).toEqual([]);
     });
   });
 

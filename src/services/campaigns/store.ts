@@ -16,7 +16,14 @@ import type { CampaignWithRelations } from './with-relations.js';
 import type { UpdateCampaignColumns } from './inputs.js';
 import type { RegistryCallee } from '../calling-rules/registries.js';
 import type { Revocation } from '../calling-rules/revocation.js';
-import { lastAbandonedOf, readCallHistories, readRevocations, registryExceptions, revocationsOf } from '../dialer/store/placing.js';
+import {
+  abandonedPlacedFrom,
+  lastAbandonedOf,
+  readCallHistories,
+  readRevocations,
+  registryExceptions,
+  revocationsOf,
+} from '../dialer/store/placing.js';
 import { registryOf } from '../registries/store.js';
 
 // Every statement of the campaigns domain. Rows come back in Prisma's shapes (`Campaign`), so that a
@@ -726,7 +733,7 @@ const previewContactsStatement = statement<PreviewRow>(
                  ELSE ARRAY(SELECT DISTINCT g.kind::text FROM contact_consents g
                             WHERE g.contact_id = q."contactId" AND g.revoked_at IS NULL AND g.kind::text = ANY($3::text[])) END AS consents,
             ${revocationsOf('q.user_id', 'q."phoneNumber"')} AS revocations,
-            ${lastAbandonedOf('q.user_id', 'q."phoneNumber"', '$6', '$7')} AS "lastAbandonedAt",
+            ${lastAbandonedOf('q.user_id', 'q."phoneNumber"', '$6', '$7', '$8')} AS "lastAbandonedAt",
             l.registry, ${registryExceptions('l.registry', 'q."contactId"')}
      FROM (SELECT CASE WHEN $5::boolean THEN ${registryOf('q."phoneNumber"')} END AS registry) l
    ) p
@@ -753,6 +760,7 @@ export async function previewContacts(
     reads.lookUpRegistries,
     reads.now,
     reads.recallHours,
+    abandonedPlacedFrom(reads.now, reads.recallHours),
   ]);
   return rows.map(({ revocations, registry, consentsToCalls, relationshipSince, ...row }) => ({
     ...row,

@@ -182,10 +182,20 @@ export const revocationsOf = (user: string, phone: string) =>
                       WHERE p.user_id = ${user} AND p.phone_number = ${phone} AND g.kind = r.kind
                         AND g.revoked_at IS NULL AND g.obtained_at > r.revoked_at))`;
 
-export const lastAbandonedOf = (user: string, phone: string, now: string, hours: string) =>
+export const lastAbandonedOf = (user: string, phone: string, now: string, hours: string, placedFrom: string) =>
   `(SELECT max(o.ended_at) FROM call_attempts o
     WHERE o.user_id = ${user} AND o.to_number = ${phone} AND o.outcome = 'failed' AND o.duration_seconds > 0
-      AND o.ended_at > ${now}::timestamptz - make_interval(hours => ${hours}::int))`;
+      AND o.ended_at > ${now}::timestamptz - make_interval(hours => ${hours}::int) AND o.id >= uuidv7_floor(${placedFrom}::timestamptz))`;
+
+/** No call lasts this long: a call that ended within the re-call bar was placed at most this long before it. */
+const LONGEST_CALL_MS = 7 * 86_400_000;
+
+/**
+ * The `placedFrom` of lastAbandonedOf: the earliest a call that ended within `hours` before `now` can have
+ * been placed. Its id (a UUIDv7 of when it was placed) from this on names the months to read: given as a
+ * value, not computed in SQL, so that PostgreSQL leaves the other months' partitions out when it plans.
+ */
+export const abandonedPlacedFrom = (now: Date, hours: number) => new Date(now.getTime() - hours * 3_600_000 - LONGEST_CALL_MS);
 
 export const registryExceptions = (registry: string, contact: string) =>
   `${registry} IS NOT NULL AND EXISTS (SELECT 1 FROM contact_consents g WHERE g.contact_id = ${contact} AND g.revoked_at IS NULL
@@ -210,7 +220,7 @@ const candidatesStatement = statement<CandidateRow>(
                             WHERE g.contact_id = c.id AND g.revoked_at IS NULL AND g.kind::text = ANY($5::text[])) END AS consents,
             ${revocationsOf('c.user_id', 'c.phone_number')} AS revocations,
             CASE WHEN $6::boolean THEN ${registryOf('c.phone_number')} END AS registry,
-            ${lastAbandonedOf('c.user_id', 'c.phone_number', '$3', '$7')} AS last_abandoned_at
+            ${lastAbandonedOf('c.user_id', 'c.phone_number', '$3', '$7', '$8')} AS last_abandoned_at
      FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
      LEFT JOIN do_not_call_entries d ON d.user_id = c.user_id AND d.phone_number = c.phone_number
      WHERE cc.campaign_id = $1::uuid AND cc.state = 'pending' AND cc.next_attempt_at <= $3
@@ -248,7 +258,16 @@ export async function readCandidates(
   consentKinds: readonly ConsentKind[],
   reads: { lookUpRegistries: boolean; recallHours: number },
 ): Promise<{ agent: TickAgent; candidates: Candidate[] }> {
-  const rows = await tx.run(candidatesStatement, [campaignId, ended, now, limit, consentKinds, reads.lookUpRegistries, reads.recallHours]);
+  const rows = await tx.run(candidatesStatement, [
+    campaignId,
+    ended,
+    now,
+    limit,
+    consentKinds,
+    reads.lookUpRegistries,
+    reads.recallHours,
+    abandonedPlacedFrom(now, reads.recallHours),
+  ]);
   const { agentActive, agentId, agentVersion, providerAgentId, providerVersion, fromNumber, inFlight, live, spentCents, pooled } = rows[0]!;
   const candidates = rows.flatMap((row) => {
     if (row.id === null) return [];
@@ -286,16 +305,19 @@ const lockNumbersStatement = statement(
 
 // A refusal: the callee asked during the call not to be called again, or declined the call. With a
 // subject ($4), the calls counted are those of the customer's campaigns of that subject or of none; a
-// refusal counts whatever the campaign.
+// refusal counts whatever the campaign. An attempt's id is a UUIDv7 drafted after the tick's moment that
+// is its created_at, so the id bound drops no call the window counts; it names the months to read, and
+// PostgreSQL plans only their partitions (planning every month's partitions for each of the two reads
+// was most of this statement's cost, and its generic plan was never chosen: each tick planned it).
 const historiesStatement = statement<{ phoneNumber: string; placed: string[]; refusedAt: Date | null }>(
   'dialer.call_histories',
   `SELECT n AS "phoneNumber",
           (SELECT coalesce(json_agg(a.created_at), '[]') FROM call_attempts a
-           WHERE a.user_id = $1::uuid AND a.to_number = n AND a.created_at > $3
+           WHERE a.user_id = $1::uuid AND a.to_number = n AND a.created_at > $3 AND a.id >= uuidv7_floor($3)
              AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM campaigns k WHERE k.id = a.campaign_id
                                               AND (k.call_subject IS NULL OR k.call_subject = $4::text)))) AS placed,
           (SELECT max(coalesce(a.opted_out_at, a.ended_at, a.created_at)) FROM call_attempts a
-           WHERE a.user_id = $1::uuid AND a.to_number = n AND a.created_at > $3
+           WHERE a.user_id = $1::uuid AND a.to_number = n AND a.created_at > $3 AND a.id >= uuidv7_floor($3)
              AND (a.opted_out_at IS NOT NULL OR a.disconnect_reason = 'user_declined')) AS "refusedAt"
    FROM unnest($2::text[]) AS n`,
 );
@@ -417,7 +439,11 @@ const reliedConsents = (
 // A number another tick put in flight since the candidates were read is not taken (ON CONFLICT on the
 // numbers in flight, live_calls), so its attempt is not inserted and its contact stays as it was, due
 // again once that call ends. Taken in number order, so that two ticks taking the same numbers wait on
-// them in one order.
+// them in one order. The contacts are updated by their key (campaign_id, contact_id) with the ids as one
+// array, not joined to the attempts: a join's plan depends on the campaign's estimated size, and the
+// generic plan PostgreSQL takes after five runs estimated an average campaign and hash-joined every
+// contact of a large one; with the ids as an array, both plans look each one up in the unique index
+// (test/read-plans.test.ts checks both).
 const claimStatement = statement<{ id: string }>(
   'dialer.claim',
   `WITH calls AS (
@@ -435,11 +461,13 @@ const claimStatement = statement<{ id: string }>(
             r.exemption_id, $4, $5, $5, ${reliedConsents('r.contact_id', '$6')}, $7
      FROM calls r JOIN held ON held.attempt_id = r.id
      RETURNING id, contact_id
+   ), dialing AS (
+     UPDATE campaign_contacts SET state = 'dialing', attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, $5),
+       last_attempt_at = $5, lease_expires_at = $4, updated_at = $5
+     WHERE campaign_id = $3::uuid AND contact_id = ANY(ARRAY(SELECT contact_id FROM attempts))
+     RETURNING contact_id
    )
-   UPDATE campaign_contacts SET state = 'dialing', attempts = attempts + 1, first_attempt_at = coalesce(first_attempt_at, $5),
-     last_attempt_at = $5, lease_expires_at = $4, updated_at = $5
-   FROM attempts WHERE campaign_contacts.campaign_id = $3::uuid AND campaign_contacts.contact_id = attempts.contact_id
-   RETURNING attempts.id`,
+   SELECT attempts.id FROM attempts JOIN dialing USING (contact_id)`,
 );
 
 /** Inserts the calls' attempts and puts their contacts to dialing; returns the ids of the attempts inserted. */
