@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
-import { customerIds, SEED, withValues } from '../bench/scale-seed.js';
-import { migrateWhileWriting, timed, type LiveConversion, type LiveWriter, type Query } from './support/live-migration.js';
+import { customerIds } from '../bench/scale-seed.js';
+import { migrateWhileWriting, seedCustomers, timed, type LiveConversion, type LiveWriter, type Query } from './support/live-migration.js';
 
 // Campaign history (campaign_changes) becomes partitioned by month through four migrations that run on a
 // live table, as call_attempts did (migrate-live.test.ts). On PostgreSQL a writer edits a campaign (its
@@ -19,15 +19,7 @@ const ROWS = onPostgres ? Number(process.env.CHANGES_LIVE_MIGRATION_ROWS ?? 200_
 
 /** 10 customers with a campaign each, and ROWS entries of their history over the last 120 days, as an older release left them. */
 async function seed(query: Query) {
-  await query(
-    `INSERT INTO agent_templates (id, template_key, name, system_prompt_template, placeholder_schema, updated_at)
-     VALUES (gen_random_uuid(), 'plain', 'Plain', 'Hello', '{}', now())`,
-  );
-  await query('SET session_replication_role = replica');
-  for (const table of ['users', 'agents', 'phone_numbers', 'contact_groups', 'campaigns']) {
-    await query(withValues(SEED.find((s) => s.table === table)!.sql, [CONTACTS, CUSTOMERS, 0, `now()`]));
-  }
-  await query('SET session_replication_role = DEFAULT');
+  await seedCustomers(query, CONTACTS, CUSTOMERS, false);
   // Entry g (0..ROWS-1) of campaign 1 + g % CUSTOMERS, a UUIDv7 of its time (its seq drawn in that order);
   // one in a thousand with a random id (landing in the default partition).
   await query(

@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
-import { customerIds, SEED, withValues } from '../bench/scale-seed.js';
+import { customerIds } from '../bench/scale-seed.js';
 import { uuidv7 } from '../src/services/ids.js';
-import { migrateWhileWriting, timed, type LiveConversion, type LiveWriter, type Query } from './support/live-migration.js';
+import { migrateWhileWriting, seedCustomers, timed, type LiveConversion, type LiveWriter, type Query } from './support/live-migration.js';
 
 // dial_blocks becomes partitioned by month through four migrations that run on a live table, as
 // call_attempts did (migrate-live.test.ts). Its ids were not all UUIDv7s: enrolment gave random ones,
@@ -25,15 +25,7 @@ const ROWS = onPostgres ? Number(process.env.DIAL_BLOCKS_LIVE_MIGRATION_ROWS ?? 
 
 /** 10 customers, their contacts and campaigns, and ROWS blocks over the last 120 days, as an older release left them. */
 async function seed(query: Query) {
-  await query(
-    `INSERT INTO agent_templates (id, template_key, name, system_prompt_template, placeholder_schema, updated_at)
-     VALUES (gen_random_uuid(), 'plain', 'Plain', 'Hello', '{}', now())`,
-  );
-  await query('SET session_replication_role = replica');
-  for (const table of ['users', 'agents', 'phone_numbers', 'contact_groups', 'campaigns', 'contacts']) {
-    await query(withValues(SEED.find((s) => s.table === table)!.sql, [CONTACTS, CUSTOMERS, 0, `now()`]));
-  }
-  await query('SET session_replication_role = DEFAULT');
+  await seedCustomers(query, CONTACTS, CUSTOMERS);
   // Block g (0..ROWS-1) of contact 1 + g % CONTACTS; every third a do-not-call block of enrolment with a
   // random id, the others the dialer's with a UUIDv7 of its time.
   await query(

@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
-import { customerIds, SEED, withValues } from '../bench/scale-seed.js';
+import { customerIds } from '../bench/scale-seed.js';
 import { uuidv7 } from '../src/services/ids.js';
-import { migrateWhileWriting, timed, type LiveConversion, type LiveWriter, type Query } from './support/live-migration.js';
+import { migrateWhileWriting, seedCustomers, timed, type LiveConversion, type LiveWriter, type Query } from './support/live-migration.js';
 
 // call_attempts becomes partitioned by month through four migrations that run on a live table: the twin
 // with its mirror, the copy in batches, the swap, the drop. On PostgreSQL a writer inserts, updates and
@@ -20,16 +20,7 @@ const ROWS = onPostgres ? Number(process.env.LIVE_MIGRATION_ROWS ?? 200_000) : 2
 
 /** The tables of the calls, as an older release left them: 10 customers, their contacts and ROWS attempts. */
 async function seed(query: Query) {
-  await query(
-    `INSERT INTO agent_templates (id, template_key, name, system_prompt_template, placeholder_schema, updated_at)
-     VALUES (gen_random_uuid(), 'plain', 'Plain', 'Hello', '{}', now())`,
-  );
-  // Agents and their numbers name each other: loaded as a restore would, their keys not checked row by row.
-  await query('SET session_replication_role = replica');
-  for (const table of ['users', 'agents', 'phone_numbers', 'contact_groups', 'campaigns', 'contacts']) {
-    await query(withValues(SEED.find((s) => s.table === table)!.sql, [CONTACTS, CUSTOMERS, 0, `now()`]));
-  }
-  await query('SET session_replication_role = DEFAULT');
+  await seedCustomers(query, CONTACTS, CUSTOMERS);
   // Attempt g (0..ROWS-1) of contact 1 + g % CONTACTS over the last 120 days, a UUIDv7 of its time; one in
   // a thousand with a random id (landing in the default partition); the last 50 still in flight.
   await query(

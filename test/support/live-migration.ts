@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { expect, inject } from 'vitest';
+import { SEED, withValues } from '../../bench/scale-seed.js';
 import { applyMigrations, migrateOnPool, pgliteSession } from '../../src/db/migrations.js';
 import { databaseUrl, dropScratchDatabase, emptyCluster } from './database.js';
 
@@ -10,6 +11,23 @@ import { databaseUrl, dropScratchDatabase, emptyCluster } from './database.js';
 // connection; the embedded database has one connection, so there it writes before and after.
 
 export type Query = <Row = Record<string, unknown>>(text: string, values?: unknown[]) => Promise<Row[]>;
+
+/**
+ * The customers a seed's rows belong to, as the scale seed makes them: `customers` customers with their
+ * agents, numbers, groups and campaigns, and `contacts` contacts among them unless `withContacts` is false.
+ */
+export async function seedCustomers(query: Query, contacts: number, customers: number, withContacts = true): Promise<void> {
+  await query(
+    `INSERT INTO agent_templates (id, template_key, name, system_prompt_template, placeholder_schema, updated_at)
+     VALUES (gen_random_uuid(), 'plain', 'Plain', 'Hello', '{}', now())`,
+  );
+  // Agents and their numbers name each other: loaded as a restore would, their keys not checked row by row.
+  await query('SET session_replication_role = replica');
+  for (const table of ['users', 'agents', 'phone_numbers', 'contact_groups', 'campaigns', ...(withContacts ? ['contacts'] : [])]) {
+    await query(withValues(SEED.find((s) => s.table === table)!.sql, [contacts, customers, 0, `now()`]));
+  }
+  await query('SET session_replication_role = DEFAULT');
+}
 
 /** What a test's writer does: one step of writes, each timed into `writes`. */
 export interface LiveWriter {
