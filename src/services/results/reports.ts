@@ -20,8 +20,8 @@ import type { CallAttemptQuery, CallGroup, ContactOutcomeRow } from './store.js'
 // A campaign's report, the same on both surfaces. Every figure is computed by the database: the calls,
 // dial states, appointments, blocks, callbacks and variants from running totals that triggers keep in step
 // with every change (so a report costs the same on a campaign of any size), the contacts over indexed
-// columns; no attempt is loaded to be counted. The statements run side by side, so on a busy campaign two figures may be a few milliseconds
-// apart.
+// columns; no attempt is loaded to be counted. The statements run side by side, so on a busy campaign two
+// figures may be a few milliseconds apart.
 
 /** How many of the latest completed calls a report shows. */
 export const RECENT_SUCCESSFUL_CALLS = 10;
