@@ -17,11 +17,11 @@ import * as store from './store.js';
 import { compareVariants, variantMetrics, type VariantComparison, type VariantMetrics } from './variants.js';
 import type { CallAttemptQuery, CallGroup, ContactOutcomeRow } from './store.js';
 
-// A campaign's report, the same on both surfaces. Every figure is computed by the database: the call and
-// dial-state figures from running totals that triggers keep in step with every change (so a report costs
-// the same on a campaign of any size), the others over indexed columns; no attempt is loaded to be
-// counted. The statements run side by side, so on a busy campaign two figures may be a few milliseconds
-// apart.
+// A campaign's report, the same on both surfaces. Every figure is computed by the database: the calls,
+// dial states, appointments, blocks, callbacks and variants from running totals that triggers keep in step
+// with every change (so a report costs the same on a campaign of any size), the contacts over indexed
+// columns; no attempt is loaded to be counted. The statements run side by side, so on a busy campaign two
+// figures may be a few milliseconds apart.
 
 /** How many of the latest completed calls a report shows. */
 export const RECENT_SUCCESSFUL_CALLS = 10;
@@ -126,11 +126,10 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
     gone,
     { attempted, reached, done },
     callGroups,
-    appointmentsBooked,
+    { appointments: appointmentsBooked, callbacks },
     contactOutcomes,
     blocks,
     outcomes,
-    callbacks,
     variantRows,
   ] = await Promise.all([
     // The group keeps its total in step with its contacts; the few that may not be called are counted
@@ -141,11 +140,10 @@ export async function getCampaignReport(ctx: ServiceContext, campaignId: string,
     store.countErasedContacts(ctx, campaign),
     store.countDialStates(ctx, campaign),
     store.sumCallsByStatus(ctx, campaign),
-    store.countCampaignAppointments(ctx, campaign),
+    store.countAppointmentsAndCallbacks(ctx, campaign),
     store.findContactOutcomes(ctx, campaign, page),
     store.countBlocksByReason(ctx, campaign),
     store.countCallsByOutcome(ctx, campaign),
-    store.countCallbacks(ctx, campaign),
     store.variantFigures(ctx, campaign),
   ]);
   const variants = variantMetrics(variantRows);

@@ -122,21 +122,28 @@ export function findCallAttempt<Q extends CallAttemptQuery>(
   ) as Promise<Prisma.CallAttemptGetPayload<Q> | null>;
 }
 
+// A named statement, so its plan is cached: planned anew each time (Prisma's statements are unnamed),
+// choosing among the indexes of every month of call_attempts cost more than the read itself.
+const RECENT_COMPLETED_CALL_IDS = statement<{ id: string }>(
+  'results.recentCompletedCallIds',
+  `SELECT id FROM call_attempts WHERE campaign_id = $1::uuid AND user_id = $2::uuid AND status = 'completed'
+   ORDER BY created_at DESC, id DESC LIMIT $3`,
+);
+
 /** The campaign's `take` latest completed calls, newest first (read from the report's covering index). */
-export function findRecentCompletedCalls<Q extends CallAttemptQuery>(
+export async function findRecentCompletedCalls<Q extends CallAttemptQuery>(
   ctx: ServiceContext,
   campaignId: string,
   take: number,
   query: Q,
 ): Promise<Prisma.CallAttemptGetPayload<Q>[]> {
-  return named('results.recentCompletedCalls', () =>
-    ctx.db.callAttempt.findMany({
-      ...query,
-      where: { campaignId, userId: ctx.user.id, status: 'completed' },
-      orderBy: NEWEST_FIRST,
-      take,
-    }),
-  ) as Promise<Prisma.CallAttemptGetPayload<Q>[]>;
+  const rows = await ctx.sql.run(RECENT_COMPLETED_CALL_IDS, [campaignId, ctx.user.id, take]);
+  // By id, each row's month is known when the statement is planned: only those partitions are read.
+  return findCallAttemptsByIds(
+    ctx,
+    rows.map((row) => row.id),
+    query,
+  );
 }
 
 // ---- Campaign reports: aggregates over one campaign the caller owns (its ownership checked before)
@@ -328,35 +335,53 @@ const FOLD_DIAL_TOTALS = statement(
    SELECT campaign_id, sum(attempted), sum(reached), sum(done) FROM folded GROUP BY campaign_id`,
 );
 
-/** Folds every campaign's total rows into one (per status, for calls). */
+const FOLD_REPORT_COUNTS = statement(
+  'results.foldReportCounts',
+  `WITH folded AS (
+     DELETE FROM campaign_report_counts WHERE (campaign_id, coalesce(variant_id::text, ''), coalesce(reason::text, '')) IN (
+       SELECT campaign_id, coalesce(variant_id::text, ''), coalesce(reason::text, '') FROM campaign_report_counts
+       GROUP BY campaign_id, variant_id, reason HAVING count(*) > 1)
+     RETURNING *)
+   INSERT INTO campaign_report_counts (campaign_id, variant_id, reason, appointments, blocks, callbacks_requested, callbacks_pending,
+                                       contacts, attempted, reached, calls, connected, duration_seconds, cost_cents)
+   SELECT campaign_id, variant_id, reason, sum(appointments), sum(blocks), sum(callbacks_requested), sum(callbacks_pending), sum(contacts),
+          sum(attempted), sum(reached), sum(calls), sum(connected), sum(duration_seconds), sum(cost_cents)
+   FROM folded GROUP BY campaign_id, variant_id, reason`,
+);
+
+/** Folds every campaign's total rows into one (per status, for calls; per variant or reason, for the counts). */
 export async function foldReportTotals(session: SqlSession): Promise<void> {
   await session.run(FOLD_CALL_TOTALS);
   await session.run(FOLD_DIAL_TOTALS);
+  await session.run(FOLD_REPORT_COUNTS);
 }
 
-/** Appointments booked from the campaign's calls, whatever their status since. */
-export function countCampaignAppointments(ctx: ServiceContext, campaign: ReportCampaign): Promise<number> {
-  return named('results.report.appointments', () => ctx.db.appointment.count({ where: { campaignId: campaign.id, userId: ctx.user.id } }));
-}
-
-const CALLBACKS = statement<{ requested: number; pending: number }>(
-  'results.report.callbacks',
-  `SELECT (SELECT count(*)::int FROM call_attempts WHERE campaign_id = $1::uuid AND callback_at IS NOT NULL) AS requested,
-          (SELECT count(*)::int FROM campaign_contacts WHERE campaign_id = $1::uuid AND callback_at IS NOT NULL) AS pending`,
+// The rest of the report's figures, from the counts the triggers keep (report_counts migration).
+const REPORT_COUNTS = statement<{ appointments: number; requested: number; pending: number }>(
+  'results.report.counts',
+  `SELECT coalesce(sum(appointments), 0)::int AS appointments, coalesce(sum(callbacks_requested), 0)::int AS requested,
+          coalesce(sum(callbacks_pending), 0)::int AS pending
+   FROM campaign_report_counts WHERE campaign_id = $1::uuid`,
 );
 
-/** Callbacks callees asked for, and those still to make (both from partial indexes). */
-export async function countCallbacks(ctx: ServiceContext, campaign: ReportCampaign): Promise<{ requested: number; pending: number }> {
-  return (await ctx.sql.run(CALLBACKS, [campaign.id]))[0]!;
+/** Appointments booked from the campaign's calls (whatever their status since), callbacks asked for and still to make. */
+export async function countAppointmentsAndCallbacks(
+  ctx: ServiceContext,
+  campaign: ReportCampaign,
+): Promise<{ appointments: number; callbacks: { requested: number; pending: number } }> {
+  const { appointments, requested, pending } = (await ctx.sql.run(REPORT_COUNTS, [campaign.id]))[0]!;
+  return { appointments, callbacks: { requested, pending } };
 }
 
-/** The calls compliance rules stopped, by reason. */
+const BLOCKS = statement<{ reason: DialBlockReason; count: number }>(
+  'results.report.blocks',
+  `SELECT reason::text AS reason, sum(blocks)::int AS count
+   FROM campaign_report_counts WHERE campaign_id = $1::uuid AND reason IS NOT NULL GROUP BY reason HAVING sum(blocks) <> 0`,
+);
+
+/** The calls compliance rules stopped, by reason (from the counts). */
 export function countBlocksByReason(ctx: ServiceContext, campaign: ReportCampaign): Promise<{ reason: DialBlockReason; count: number }[]> {
-  return named('results.report.blocks', async () =>
-    (await ctx.db.dialBlock.groupBy({ by: ['reason'], where: { campaignId: campaign.id, userId: ctx.user.id }, _count: true })).map(
-      (row) => ({ reason: row.reason, count: row._count }),
-    ),
-  );
+  return ctx.sql.run(BLOCKS, [campaign.id]);
 }
 
 // Each of the campaign's calls placed at or after a revocation of its number's consent (not given again
@@ -628,28 +653,13 @@ export interface VariantRow {
 
 const VARIANTS = statement<VariantRow>(
   'results.report.variants',
-  `WITH given AS (
-     SELECT cc.variant_id, count(*)::int AS contacts, count(*) FILTER (WHERE cc.attempts > 0)::int AS attempted,
-            count(*) FILTER (WHERE cc.outcome = 'reached')::int AS reached
-     FROM campaign_contacts cc WHERE cc.campaign_id = $1::uuid AND cc.variant_id IS NOT NULL GROUP BY cc.variant_id
-   ), called AS (
-     SELECT cc.variant_id, count(*)::int AS calls, count(*) FILTER (WHERE a.duration_seconds > 0)::int AS connected,
-            coalesce(sum(a.duration_seconds) FILTER (WHERE a.duration_seconds > 0), 0)::bigint AS duration_seconds,
-            coalesce(sum(a.cost_cents), 0)::bigint AS cost_cents
-     FROM call_attempts a JOIN campaign_contacts cc ON cc.campaign_id = a.campaign_id AND cc.contact_id = a.contact_id
-     WHERE a.campaign_id = $1::uuid AND cc.variant_id IS NOT NULL GROUP BY cc.variant_id
-   ), booked AS (
-     SELECT cc.variant_id, count(*)::int AS appointments
-     FROM appointments ap JOIN campaign_contacts cc ON cc.campaign_id = ap.campaign_id AND cc.contact_id = ap.contact_id
-     WHERE ap.campaign_id = $1::uuid AND cc.variant_id IS NOT NULL GROUP BY cc.variant_id
-   )
-   SELECT v.id, v.name, v.agent_id AS "agentId", v.weight, coalesce(g.contacts, 0) AS contacts, coalesce(g.attempted, 0) AS attempted,
-          coalesce(g.reached, 0) AS reached, coalesce(b.appointments, 0) AS appointments, coalesce(c.calls, 0) AS calls,
-          coalesce(c.connected, 0) AS connected, coalesce(c.duration_seconds, 0)::bigint AS "durationSeconds",
-          coalesce(c.cost_cents, 0)::bigint AS "costCents"
-   FROM campaign_variants v
-   LEFT JOIN given g ON g.variant_id = v.id LEFT JOIN called c ON c.variant_id = v.id LEFT JOIN booked b ON b.variant_id = v.id
-   WHERE v.campaign_id = $1::uuid ORDER BY v.position`,
+  `SELECT v.id, v.name, v.agent_id AS "agentId", v.weight, coalesce(sum(n.contacts), 0)::int AS contacts,
+          coalesce(sum(n.attempted), 0)::int AS attempted, coalesce(sum(n.reached), 0)::int AS reached,
+          coalesce(sum(n.appointments), 0)::int AS appointments, coalesce(sum(n.calls), 0)::int AS calls,
+          coalesce(sum(n.connected), 0)::int AS connected, coalesce(sum(n.duration_seconds), 0)::bigint AS "durationSeconds",
+          coalesce(sum(n.cost_cents), 0)::bigint AS "costCents"
+   FROM campaign_variants v LEFT JOIN campaign_report_counts n ON n.campaign_id = v.campaign_id AND n.variant_id = v.id
+   WHERE v.campaign_id = $1::uuid GROUP BY v.id ORDER BY v.position`,
 );
 
 /** The campaign's A/B variants with their figures, in their order (none without variants). */
