@@ -4,7 +4,7 @@ import { ATTEMPTS_PER_CONTACT, attemptId, contactId, customerIds, firstContactOf
 import { dynamicStatement } from '../src/db/sql.js';
 import { CAP_LOOKBACK_MS } from '../src/services/calling-rules/caps.js';
 import { RULES_VERSION } from '../src/services/calling-rules/regional-hours.js';
-import { claimCalls, readCallHistories, readCandidates } from '../src/services/dialer/store/placing.js';
+import { campaignLoad, claimCalls, creditCheck, readCallHistories, readCandidates } from '../src/services/dialer/store/placing.js';
 import { uuidv7 } from '../src/services/ids.js';
 import { graphqlReadPaths } from '../src/ops/metrics.js';
 import { recordingDialer, dialerEnv, ManualClock } from './support/dialer.js';
@@ -710,6 +710,40 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
       expect(months.size).toBeGreaterThan(0);
       expect(monthsBefore(months, new Date(now.getTime() - CAP_LOOKBACK_MS))).toEqual([]);
     });
+  });
+
+  // A tick counts its campaign's calls in flight three times (before the campaign's lock, under it, at the
+  // credit check). Counted in call_attempts they were looked up by the customer's in-flight entries in
+  // every month and filtered by campaign: the customer's other campaigns' calls (and their dead entries,
+  // until vacuum) were read at each tick. With 500 calls of another campaign in flight, each count reads
+  // the campaign's own.
+  it("a tick's counts of the campaign's calls in flight read none of the customer's other calls", async () => {
+    const other = `(lpad(to_hex(${0x101}), 8, '0') || '-0000-7000-8000-' || lpad(to_hex(1), 12, '0'))::uuid`;
+    await explainer.query(
+      `INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, created_at, updated_at)
+       SELECT (left(uuidv7_floor(now())::text, 24) || lpad(to_hex(i), 12, '0'))::uuid, $1, ${other}, $2, 1, 'queued', '+1999' || lpad(i::text, 7, '0'), now(), now()
+       FROM generate_series(1, 500) i`,
+      [large.userId, contactId(firstContactOf(1, CONTACTS))],
+    );
+    try {
+      const now = new Date();
+      const reads = await rowsReadBy(() =>
+        app.db.sql
+          .transaction(async (tx) => {
+            expect(await campaignLoad(tx, large.campaignId, now, [])).toMatchObject({ inFlight: 0 });
+            expect(
+              (await readCandidates(tx, large.campaignId, [], now, 10, [], { lookUpRegistries: true, recallHours: 24 })).agent.inFlight,
+            ).toBe(0);
+            expect((await creditCheck(tx, large.campaignId, large.userId)).inFlight).toBe(0);
+            throw new Error('rolled back');
+          })
+          .catch((error: Error) => expect(error.message).toBe('rolled back')),
+      );
+      expect(reads.length).toBeGreaterThanOrEqual(3);
+      expect(reads.filter((r) => r.rows > 100)).toEqual([]);
+    } finally {
+      await explainer.query(`DELETE FROM call_attempts WHERE campaign_id = ${other} AND status = 'queued'`);
+    }
   });
 
   it("the dialer's claim and the gate's lookups, with the large customer's contacts waiting", async () => {

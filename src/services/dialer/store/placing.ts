@@ -6,7 +6,6 @@ import type { CallHistory } from '../../calling-rules/caps.js';
 import type { Revocation } from '../../calling-rules/revocation.js';
 import { COPIES_IN_FORCE_JSON, readCopies, registryOf } from '../../registries/store.js';
 import type { ClaimPlan } from '../decisions.js';
-import { IN_FLIGHT_SQL } from '../../call-outcomes.js';
 
 // The statements of a tick: the look before the campaign's lock, the claim under it, and the put-back
 // of calls that did not happen. Each function sends one statement.
@@ -15,11 +14,13 @@ import { IN_FLIGHT_SQL } from '../../call-outcomes.js';
  * Counts campaign k's calls whose results are not written yet (an attempt is unfinished exactly while
  * its contact is dialing: both change in one statement), and those of them not known to have ended:
  * neither in ended_calls nor among the parameter `ended` (uuid[], this process's not marked yet).
+ * Counted in live_calls, which holds every call in flight with its campaign: in call_attempts no index
+ * is led by the campaign, and the count read every month's in-flight entries of the customer.
  */
 const inFlight = (ended: string) => `SELECT count(*)::int AS in_flight,
-    (count(*) FILTER (WHERE e.attempt_id IS NULL AND a.id <> ALL(${ended}::uuid[])))::int AS live
-  FROM call_attempts a LEFT JOIN ended_calls e ON e.attempt_id = a.id
-  WHERE a.campaign_id = k.id AND a.status IN ${IN_FLIGHT_SQL}`;
+    (count(*) FILTER (WHERE e.attempt_id IS NULL AND l.attempt_id <> ALL(${ended}::uuid[])))::int AS live
+  FROM live_calls l LEFT JOIN ended_calls e ON e.attempt_id = l.attempt_id
+  WHERE l.campaign_id = k.id`;
 
 /** A running campaign as a tick sees it before taking its lock. */
 export interface CampaignLoad {
@@ -393,8 +394,7 @@ export async function setAside(
 const creditStatement = statement<{ spendable: string; inFlight: number }>(
   'dialer.credit_check',
   `SELECT coalesce((SELECT balance_cents + included_remaining_cents - held_cents FROM credit_accounts WHERE user_id = $2::uuid), 0)::text AS spendable,
-          (SELECT count(*)::int FROM call_attempts
-           WHERE campaign_id = $1::uuid AND status IN ${IN_FLIGHT_SQL}) AS "inFlight"`,
+          (SELECT count(*)::int FROM live_calls WHERE campaign_id = $1::uuid) AS "inFlight"`,
 );
 
 /**
@@ -450,8 +450,8 @@ const claimStatement = statement<{ id: string }>(
      SELECT * FROM jsonb_to_recordset($1::jsonb)
        AS r(id uuid, contact_id uuid, attempt_number int, to_number text, from_number text, agent_id uuid, agent_version int, exemption_id uuid)
    ), held AS (
-     INSERT INTO live_calls (user_id, to_number, attempt_id)
-     SELECT $2::uuid, to_number, id FROM calls ORDER BY to_number
+     INSERT INTO live_calls (user_id, to_number, attempt_id, campaign_id)
+     SELECT $2::uuid, to_number, id, $3::uuid FROM calls ORDER BY to_number
      ON CONFLICT DO NOTHING
      RETURNING attempt_id
    ), attempts AS (
