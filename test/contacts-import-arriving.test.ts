@@ -223,3 +223,36 @@ describe('an arriving body that stops part way', () => {
     expect(await counts()).toEqual({ groups: before.groups + 1, contacts: before.contacts + 10 });
   });
 });
+
+// The do-not-call list's numbers are found once the rows are in; the answer still lists the first 100
+// refused rows of every kind together, in row order.
+describe('refused rows of several kinds', () => {
+  it('are the first 100 of them all, in row order, with every one counted', async () => {
+    const listed = Array.from({ length: 60 }, (_, i) => `+1212555${String(1000 + i)}`);
+    for (const number of listed) {
+      const added = await app.gql(`mutation { addDoNotCall(input: { phoneNumber: "${number}" }) { phoneNumber } }`, {}, token);
+      expect(added.errors).toBeUndefined();
+    }
+    // Rows 1 to 40 invalid, 41 to 100 on the list, 101 to 130 invalid, 131 to 140 callable.
+    const phones = [
+      ...Array.from({ length: 40 }, (_, i) => `no number ${i}`),
+      ...listed,
+      ...Array.from({ length: 30 }, (_, i) => `nor this ${i}`),
+      ...Array.from({ length: 10 }, (_, i) => `+1312555${String(2000 + i)}`),
+    ];
+    const res = await post(JSON.stringify({ groupName: 'mixed', csvData: phones.map((Phone) => ({ Phone })) }));
+    expect(res.status).toBe(201);
+    expect(res.json).toMatchObject({ totalImported: 140, totalInvalid: 70, totalDoNotCall: 60, totalDuplicates: 0 });
+    expect(res.json.refusedRows.map((r: { row: number; reason: string }) => [r.row, r.reason])).toEqual(
+      phones.slice(0, 100).map((_, i) => [i + 1, i < 40 ? 'invalid' : 'do_not_call']),
+    );
+    const { contacts } = await stored(res.json.groupId);
+    expect(
+      contacts
+        .filter((c) => c.status === 'do_not_call')
+        .map((c) => c.phoneNumber)
+        .sort(),
+    ).toEqual(listed);
+    expect(contacts.filter((c) => c.status === 'active')).toHaveLength(10);
+  });
+});

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
-import { customer, type Customer } from './support/campaigns.js';
+import { contactRows, customer, importGroup, type Customer } from './support/campaigns.js';
 
 // Requests that change the same rows at the same moment: whichever loses the race gets a 4xx (or its
 // work done by the winner), never a 500, and the rows end up as one request alone would leave them.
@@ -60,5 +61,67 @@ describe('the same change sent several times at once', () => {
       (c) => c.phoneNumber,
     );
     expect(numbers.filter((n) => n === '+14155550199' || n === '+14155550177').sort()).toEqual(['+14155550177', '+14155550199']);
+  });
+
+  // A group's total changes with each contact that joins or leaves it (no recount of the group): a move
+  // sent several times at once is made once, and the totals stay the groups' live contacts.
+  it('moving one contact to another group', async () => {
+    const other = await importGroup(app, alice.token, contactRows(1));
+    const patch = (group: string, body: Record<string, unknown>) =>
+      app.request('PATCH', `/api/v1/contacts/groups/${group}/`, { token: alice.token, body });
+    const created = await patch(alice.groupId, { phone_number: '+14155550166' });
+    expect(created.status).toBe(200);
+    const moves = await inParallel(() => patch(alice.groupId, { phone_number: '+14155550166', contact_group_id: other }));
+    expect(moves.map((res) => res.status).filter((status) => ![200, 404, 409].includes(status))).toEqual([]);
+    expect(moves.map((res) => res.status)).toContain(200);
+
+    for (const group of [alice.groupId, other]) {
+      const { total } = await app.prisma.contactGroup.findUniqueOrThrow({ where: { id: group } });
+      expect(total).toBe(await app.prisma.contact.count({ where: { groupId: group, erasedAt: null } }));
+    }
+  });
+});
+
+// A rewrite of a contact waits for a change committed since it read the contact, then sees it: here an
+// erasure, committed while the rewrite waits for the row (held by the test). The erased person's data
+// stays gone and the rewrite answers 404.
+describe.skipIf(inject('testDatabase').kind !== 'postgres')('a contact erased while a rewrite of it waits', () => {
+  it('keeps the person erased', async () => {
+    const made = await app.request('PATCH', `/api/v1/contacts/groups/${alice.groupId}/`, {
+      token: alice.token,
+      body: { phone_number: '+14155550133', data: { first_name: 'Erin' } },
+    });
+    expect(made.status).toBe(200);
+    const holder = new pg.Client({ connectionString: (app.db.jobEngineConnection as { connectionString: string }).connectionString });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM contacts WHERE id = $1 FOR UPDATE', [made.json.id]);
+      const rewrite = app.request('PATCH', `/api/v1/contacts/groups/${alice.groupId}/`, {
+        token: alice.token,
+        body: { phone_number: '+14155550133', data: { first_name: 'Erin', notes: 'again' } },
+      });
+      await expect
+        .poll(
+          async () => {
+            // The statement's text there may still be the one before it: waiting is what shows.
+            const { rows } = await holder.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+            );
+            return rows[0].n;
+          },
+          { timeout: 20_000 },
+        )
+        .toBe(1);
+      await holder.query(`UPDATE contacts SET phone_number = NULL, name = '', data = '{}', erased_at = now() WHERE id = $1`, [
+        made.json.id,
+      ]);
+      await holder.query('COMMIT');
+      expect((await rewrite).status).toBe(404);
+    } finally {
+      await holder.end();
+    }
+    const row = await app.prisma.contact.findUniqueOrThrow({ where: { id: made.json.id } });
+    expect([row.phoneNumber, row.name, row.data]).toEqual([null, '', {}]);
   });
 });

@@ -12,7 +12,7 @@ import { removeContacts } from './erasure.js';
 import { getGroup } from './groups.js';
 import { ownedOrNotFound } from '../owned.js';
 import * as store from './store.js';
-import { refreshTotals } from './totals.js';
+import { changeTotals } from './totals.js';
 
 export type ContactQuery = store.ContactQuery;
 
@@ -112,7 +112,7 @@ export const upsertInput = z.object({
 /**
  * v1 `PATCH /contacts/groups/{id}/`: the contact with this number in the group is created, or its data
  * merged, and moved to `contact_group_id` when that names another group. A contact moved onto a number
- * the target group already has is merged into that one. Both groups' totals are recounted.
+ * the target group already has is merged into that one. Both groups' totals change with it.
  */
 export async function upsertContactInGroup<Q extends ContactQuery = {}>(
   ctx: ServiceContext,
@@ -140,23 +140,34 @@ export async function upsertContactInGroup<Q extends ContactQuery = {}>(
     const existing = await store.contactByNumber(tx, groupId, key);
     const clash = target !== groupId ? await store.contactByNumber(tx, target, key) : undefined;
 
-    let resultId: string;
     if (clash) {
       const base = existing ? mergeData(readData(clash.data), readData(existing.data)) : readData(clash.data);
-      stillThere(await store.rewriteContact(tx, clash.id, { ...withColumns(mergeData(base, patch)), status, groupId: target }));
+      stillThere(await store.rewriteContact(tx, clash.id, target, { ...withColumns(mergeData(base, patch)), status, groupId: target }));
       // The person lives on in the target's row; calls made to the merged row stay in history, anonymous.
+      // Removing it takes it from its group's total.
       if (existing) await removeContacts(tx, [existing.id], ctx.clock.now());
-      resultId = clash.id;
-    } else if (existing) {
-      stillThere(
-        await store.rewriteContact(tx, existing.id, { ...withColumns(mergeData(readData(existing.data), patch)), status, groupId: target }),
-      );
-      resultId = existing.id;
-    } else {
-      resultId = await store.insertContact(tx, { ...withColumns(patch), userId: ctx.user.id, groupId: target, phoneNumber: key, status });
+      return clash.id;
     }
-    await refreshTotals(tx, [groupId, target]);
-    return resultId;
+    if (existing) {
+      stillThere(
+        await store.rewriteContact(tx, existing.id, groupId, {
+          ...withColumns(mergeData(readData(existing.data), patch)),
+          status,
+          groupId: target,
+        }),
+      );
+      await changeTotals(tx, [target], [groupId]);
+      return existing.id;
+    }
+    const inserted = await store.insertContact(tx, {
+      ...withColumns(patch),
+      userId: ctx.user.id,
+      groupId: target,
+      phoneNumber: key,
+      status,
+    });
+    await changeTotals(tx, [target], []);
+    return inserted;
   });
   return getContact(ctx, id, query);
 }

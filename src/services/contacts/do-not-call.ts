@@ -29,11 +29,6 @@ export function getDoNotCallEntry<Q extends DoNotCallQuery = {}>(ctx: ServiceCon
   return ownedOrNotFound('DoNotCallEntry', id, (id) => store.findDoNotCallEntry(ctx.db, ctx.user.id, id, query));
 }
 
-/** Every number on the user's list, for checking many numbers at once. */
-export async function doNotCallSet(sql: SqlSession, userId: string): Promise<Set<string>> {
-  return new Set(await store.listedNumbers(sql, userId));
-}
-
 export function isOnDoNotCallList(sql: SqlSession, userId: string, phoneNumber: string): Promise<boolean> {
   return store.isListed(sql, userId, phoneNumber);
 }

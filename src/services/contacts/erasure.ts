@@ -1,7 +1,7 @@
 import type { SqlSession } from '../../db/sql.js';
 import { ConflictError } from '../errors.js';
 import * as store from './store.js';
-import { refreshTotals } from './totals.js';
+import { changeTotals } from './totals.js';
 import { pseudonymKey, pseudonymOf } from '../results/records.js';
 
 // Removing people. What was done with a person (dial states, calls, their cost, appointments) is the
@@ -40,8 +40,9 @@ export async function removeContacts(tx: SqlSession, contactIds: string[], now: 
 
   const campaignIds = kept.length ? await store.erasePeople(tx, kept, now, await pseudonyms(tx, kept)) : [];
   if (gone.length) await store.deleteContacts(tx, gone);
-  await refreshTotals(
+  await changeTotals(
     tx,
+    [],
     locked.map((c) => c.groupId),
   );
   return { erased: kept.length, deleted: gone.length, campaignIds };

@@ -9,7 +9,6 @@ import { UNKNOWN_TIME_ZONE } from '../time-zones.js';
 import { listInPlace, parseInput, type RawInput } from '../validation.js';
 import { NotCsvError, parseCsv, type ParsedTable } from './csv.js';
 import { emitEvents } from '../webhooks/emit.js';
-import { doNotCallSet } from './do-not-call.js';
 import { recordImportedConsents } from './consents.js';
 import {
   canonicalData,
@@ -169,9 +168,8 @@ async function writeImport(
   columns: Columns,
   chunks: Iterable<Row[]> | AsyncIterable<Row[]>,
 ): Promise<ImportResult> {
-  const [userCountry, blocked] = await Promise.all([defaultCountryOf(ctx.db, ctx.user.id), doNotCallSet(ctx.sql, ctx.user.id)]);
-  const country = input.default_country ?? userCountry;
-  const book = new DraftBook(blocked);
+  const country = input.default_country ?? (await defaultCountryOf(ctx.db, ctx.user.id));
+  const book = new DraftBook();
   const groupId = uuidv7();
   await ctx.sql.transaction(async (tx) => {
     const now = await store.insertImportedGroup(tx, {
@@ -202,6 +200,12 @@ async function writeImport(
     refused.throwIfAny();
     await copy.end();
     if (book.lateDuplicates.length) await mergeLateDuplicates(tx, book.lateDuplicates, ctx.user.id, groupId);
+    // The numbers on the user's do-not-call list are looked up once the rows are in, in one statement:
+    // reading the whole list first cost time with its length (0.4 s for 80,000 numbers, seconds for a
+    // list of a million), whatever the file's size.
+    const listed = await store.listedAmong(tx, ctx.user.id, book.numbersToCall());
+    await store.markNeverCalled(tx, groupId, listed);
+    book.listed(listed);
     // Counted here rather than recounted (a recount visits 100,000 fresh rows: 0.2 s): no other transaction
     // can see the new group yet, so it holds exactly the rows written above.
     await store.finishImportedGroup(tx, groupId, { total: book.counts.imported, csvHeaders: columns.headers });
@@ -276,16 +280,17 @@ class DraftBook {
   readonly counts = { imported: 0, invalid: 0, duplicates: 0, doNotCall: 0 };
   /** Rows whose number's first row was written before they came; merged into it at the end (rare). */
   readonly lateDuplicates: { phoneNumber: string; data: ContactData }[] = [];
-  readonly refused: RefusedRow[] = [];
+  private readonly refusals: RefusedRow[] = [];
   /** Drafts not written yet, by number. */
   private readonly pending = new Map<string, Draft>();
   /**
-   * Numbers already written. A late duplicate finds its first row by number (one per group), so that
-   * 100,000 ids are not held through the import.
+   * Numbers already written, each with its row's number if it is to be called (0 if invalid). A late
+   * duplicate finds its first row by number (one per group), so that 100,000 ids are not held through
+   * the import; the do-not-call list's numbers among them are refused by row at the end.
    */
-  private readonly writtenNumbers = new Set<string>();
-
-  constructor(private readonly blocked: Set<string>) {}
+  private readonly writtenNumbers = new Map<string, number>();
+  /** The column numbers come from (one for the import). */
+  private phoneColumn = 'phone_number';
 
   /**
    * The draft of row number `row`, or undefined when the row merged into an earlier row of its number.
@@ -306,7 +311,8 @@ class DraftBook {
         return undefined;
       }
     }
-    const status = !e164 ? 'invalid' : this.blocked.has(e164) ? 'do_not_call' : 'active';
+    this.phoneColumn = phoneColumn;
+    const status = e164 ? 'active' : 'invalid';
     const draft: Draft = { id: uuidv7(), row, phone_number: key, status, data };
     if (key) this.pending.set(key, draft);
     this.counts.imported += 1;
@@ -315,21 +321,37 @@ class DraftBook {
       const message = given ? `"${given}" is not a valid phone number` : 'No phone number';
       this.refuse(row, phoneColumn, 'invalid', `${message}; imported as invalid and never called.`);
     }
-    if (status === 'do_not_call') {
-      this.counts.doNotCall += 1;
-      this.refuse(row, phoneColumn, 'do_not_call', 'The number is on your do-not-call list; imported and never called.');
-    }
     return draft;
   }
 
   private refuse(row: number, field: string, reason: RefusalReason, message: string) {
-    if (this.refused.length < MAX_REFUSED_ROWS) this.refused.push({ row, field, message, reason });
+    if (this.refusals.length < MAX_REFUSED_ROWS) this.refusals.push({ row, field, message, reason });
   }
 
   /** The pending drafts are written as they stand: later rows of their numbers are late duplicates. */
   written() {
-    for (const number of this.pending.keys()) this.writtenNumbers.add(number);
+    for (const [number, draft] of this.pending) this.writtenNumbers.set(number, draft.status === 'active' ? draft.row : 0);
     this.pending.clear();
+  }
+
+  /** The valid numbers written, each once. */
+  numbersToCall(): string[] {
+    return [...this.writtenNumbers].filter(([, row]) => row > 0).map(([number]) => number);
+  }
+
+  /** These written numbers are on the do-not-call list: their contacts were imported as never to be called. */
+  listed(numbers: readonly string[]) {
+    this.counts.doNotCall += numbers.length;
+    const rows = numbers.map((number) => this.writtenNumbers.get(number)!).sort((a, b) => a - b);
+    const message = 'The number is on your do-not-call list; imported and never called.';
+    // The first refusals of each kind, merged: the first MAX_REFUSED_ROWS of all, in row order.
+    for (const row of rows.slice(0, MAX_REFUSED_ROWS)) this.refusals.push({ row, field: this.phoneColumn, message, reason: 'do_not_call' });
+    this.refusals.sort((a, b) => a.row - b.row).splice(MAX_REFUSED_ROWS);
+  }
+
+  /** The first MAX_REFUSED_ROWS refused rows, in row order. */
+  get refused(): RefusedRow[] {
+    return this.refusals;
   }
 }
 
