@@ -222,7 +222,8 @@ async function measureSize(contacts: number) {
       );
       // Erasure of one person a small customer's campaign called five times: their contact row, calls,
       // appointments and consents made anonymous.
-      let erased = 0;
+      // A kept database's earlier runs erased the last ones already.
+      let erased = Number((await admin.query<{ n: string }>('SELECT count(*) AS n FROM contacts WHERE erased_at IS NOT NULL')).rows[0]!.n);
       await measure('erasure of one person', () =>
         time(async () => {
           erased += 1;

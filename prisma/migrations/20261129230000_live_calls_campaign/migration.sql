@@ -14,11 +14,15 @@ CREATE INDEX "live_calls_campaign_id_idx" ON "live_calls"("campaign_id");
 UPDATE "live_calls" l SET "campaign_id" = (SELECT a."campaign_id" FROM "call_attempts" a WHERE a."id" = l."attempt_id");
 
 -- As before, and: a call in flight needs its number (else it would hold no row here and go uncounted),
--- and its row carries its campaign. The claim writes the campaign with the row; rows written without it
--- (a writer of the release before) get it here.
+-- and its row carries its campaign. The claim writes the campaign with the row; a row written without it
+-- (by a writer of the release before, during a deploy) gets it here. That is found by the lookup by
+-- attempt that the refusal check makes anyway, so the common case runs no other statement: an UPDATE
+-- joined to the statement's rows was planned, and its plan cached, while this table was near empty, and
+-- then read all of it at every claim (2.3 ms of CPU a call, against 1.2, at 10^6 contacts).
 CREATE OR REPLACE FUNCTION "live_calls_keep"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   refused integer;
+  unmarked integer;
 BEGIN
   IF TG_OP = 'DELETE' THEN
     DELETE FROM live_calls l USING old_rows o WHERE l.attempt_id = o.id;
@@ -38,13 +42,17 @@ BEGIN
     INSERT INTO live_calls (user_id, to_number, attempt_id, campaign_id) SELECT user_id, to_number, id, campaign_id FROM wanted
     ON CONFLICT DO NOTHING RETURNING attempt_id
   )
-  SELECT count(*) INTO refused FROM wanted w
-  WHERE NOT EXISTS (SELECT FROM held h WHERE h.attempt_id = w.id) AND NOT EXISTS (SELECT FROM live_calls l WHERE l.attempt_id = w.id);
+  SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT FROM live_calls l WHERE l.attempt_id = w.id)),
+         count(*) FILTER (WHERE EXISTS (SELECT FROM live_calls l WHERE l.attempt_id = w.id AND l.campaign_id IS DISTINCT FROM w.campaign_id))
+  INTO refused, unmarked
+  FROM wanted w WHERE NOT EXISTS (SELECT FROM held h WHERE h.attempt_id = w.id);
   IF refused > 0 THEN
     RAISE EXCEPTION 'another call to this number is in flight' USING ERRCODE = 'unique_violation', CONSTRAINT = 'live_calls_pkey';
   END IF;
-  UPDATE live_calls l SET campaign_id = n.campaign_id FROM new_rows n
-  WHERE l.attempt_id = n.id AND l.campaign_id IS DISTINCT FROM n.campaign_id;
+  IF unmarked > 0 THEN
+    UPDATE live_calls l SET campaign_id = n.campaign_id FROM new_rows n
+    WHERE l.attempt_id = n.id AND l.campaign_id IS DISTINCT FROM n.campaign_id;
+  END IF;
   RETURN NULL;
 END
 $$;
