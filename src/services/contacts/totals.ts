@@ -4,8 +4,8 @@ import { addToGroupTotal } from './store.js';
 /**
  * Changes the groups' totals (their contacts not erased) by the contacts that joined each (a group id per
  * contact) less those that left, inside the caller's transaction, which holds those contacts' rows: the
- * totals change with the rows, in group order. Recounting read the whole group instead (seconds for a
- * list of millions, at each contact added or erased).
+ * totals change with the rows, in group order. Recounting read the whole group instead, at each contact
+ * added or erased (millions of index entries for the largest lists).
  */
 export async function changeTotals(tx: SqlSession, joined: readonly string[], left: readonly string[]): Promise<void> {
   const change = new Map<string, number>();
