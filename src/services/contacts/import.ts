@@ -280,7 +280,8 @@ class DraftBook {
   readonly counts = { imported: 0, invalid: 0, duplicates: 0, doNotCall: 0 };
   /** Rows whose number's first row was written before they came; merged into it at the end (rare). */
   readonly lateDuplicates: { phoneNumber: string; data: ContactData }[] = [];
-  private readonly refusals: RefusedRow[] = [];
+  /** The first MAX_REFUSED_ROWS refused rows, in row order. */
+  readonly refused: RefusedRow[] = [];
   /** Drafts not written yet, by number. */
   private readonly pending = new Map<string, Draft>();
   /**
@@ -325,7 +326,7 @@ class DraftBook {
   }
 
   private refuse(row: number, field: string, reason: RefusalReason, message: string) {
-    if (this.refusals.length < MAX_REFUSED_ROWS) this.refusals.push({ row, field, message, reason });
+    if (this.refused.length < MAX_REFUSED_ROWS) this.refused.push({ row, field, message, reason });
   }
 
   /** The pending drafts are written as they stand: later rows of their numbers are late duplicates. */
@@ -345,13 +346,8 @@ class DraftBook {
     const rows = numbers.map((number) => this.writtenNumbers.get(number)!).sort((a, b) => a - b);
     const message = 'The number is on your do-not-call list; imported and never called.';
     // The first refusals of each kind, merged: the first MAX_REFUSED_ROWS of all, in row order.
-    for (const row of rows.slice(0, MAX_REFUSED_ROWS)) this.refusals.push({ row, field: this.phoneColumn, message, reason: 'do_not_call' });
-    this.refusals.sort((a, b) => a.row - b.row).splice(MAX_REFUSED_ROWS);
-  }
-
-  /** The first MAX_REFUSED_ROWS refused rows, in row order. */
-  get refused(): RefusedRow[] {
-    return this.refusals;
+    for (const row of rows.slice(0, MAX_REFUSED_ROWS)) this.refused.push({ row, field: this.phoneColumn, message, reason: 'do_not_call' });
+    this.refused.sort((a, b) => a.row - b.row).splice(MAX_REFUSED_ROWS);
   }
 }
 
