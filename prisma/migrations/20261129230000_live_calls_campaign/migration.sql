@@ -46,10 +46,11 @@ BEGIN
     INSERT INTO live_calls (user_id, to_number, attempt_id, campaign_id) SELECT user_id, to_number, id, campaign_id FROM wanted
     ON CONFLICT DO NOTHING RETURNING attempt_id
   )
-  SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT FROM live_calls l WHERE l.attempt_id = w.id)),
-         count(*) FILTER (WHERE EXISTS (SELECT FROM live_calls l WHERE l.attempt_id = w.id AND l.campaign_id IS DISTINCT FROM w.campaign_id))
+  SELECT count(*) FILTER (WHERE l.attempt_id IS NULL),
+         count(*) FILTER (WHERE l.attempt_id IS NOT NULL AND l.campaign_id IS DISTINCT FROM w.campaign_id)
   INTO refused, unmarked
-  FROM wanted w WHERE NOT EXISTS (SELECT FROM held h WHERE h.attempt_id = w.id);
+  FROM wanted w LEFT JOIN live_calls l ON l.attempt_id = w.id
+  WHERE NOT EXISTS (SELECT FROM held h WHERE h.attempt_id = w.id);
   IF refused > 0 THEN
     RAISE EXCEPTION 'another call to this number is in flight' USING ERRCODE = 'unique_violation', CONSTRAINT = 'live_calls_pkey';
   END IF;
