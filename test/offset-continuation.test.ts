@@ -24,13 +24,14 @@ let seeded: Results;
 
 const sqlOf = (a: TestApp) => testSql(a.sql);
 
-/** `count` calls of the seeded campaign, settled (two hours old and older), two to a millisecond (ties ordered by id). */
-async function insertCalls(count: number, createdAt: string) {
+/** `count` calls of the seeded campaign made at `createdAt` (their ids made then too, as the service makes them). */
+async function insertCalls(count: number, createdAt: string, owner = { userId, results: () => seeded }) {
+  const { spring } = owner.results();
   await sqlOf(app).query(
     `INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, sentiment, created_at, updated_at)
-     SELECT gen_random_uuid(), $1::uuid, $2::uuid, $3::uuid, 1, 'completed', '+14155550101', 'neutral', ${createdAt}, now()
+     SELECT uuidv7_of(gen_random_uuid(), ${createdAt}), $1::uuid, $2::uuid, $3::uuid, 1, 'completed', '+14155550101', 'neutral', ${createdAt}, now()
      FROM generate_series(1, $4::int) i`,
-    [userId, seeded.spring.campaign.id, seeded.spring.contacts[0]!.id, count],
+    [owner.userId, spring.campaign.id, spring.contacts[0]!.id, count],
   );
 }
 
@@ -39,7 +40,7 @@ const headCalls = (count: number) => insertCalls(count, `now() - make_interval(s
 async function insertLedger(count: number, createdAt: string) {
   await sqlOf(app).query(
     `INSERT INTO credit_transactions (id, user_id, kind, amount_cents, balance_after_cents, included_after_cents, description, created_at)
-     SELECT gen_random_uuid(), $1::uuid, 'adjustment', i, 0, 0, 'Row ' || i, ${createdAt} FROM generate_series(1, $2::int) i`,
+     SELECT uuidv7_of(gen_random_uuid(), ${createdAt}), $1::uuid, 'adjustment', i, 0, 0, 'Row ' || i, ${createdAt} FROM generate_series(1, $2::int) i`,
     [userId, count],
   );
 }
@@ -115,10 +116,10 @@ async function expectSame(path: string): Promise<string> {
 }
 
 /** expectSame, with the statements the walking server sent for it. */
-async function walk(path: string) {
+async function walk(path: string, as = token) {
   let walked: Awaited<ReturnType<TestApp['request']>> | undefined;
-  const statements = await captured(app.sql, async () => (walked = await app.request('GET', path, { token })));
-  const skipped = await plain.request('GET', path, { token });
+  const statements = await captured(app.sql, async () => (walked = await app.request('GET', path, { token: as })));
+  const skipped = await plain.request('GET', path, { token: as });
   expect(walked!.status).toBe(200);
   expect(walked!.text).toBe(skipped.text);
   return { text: walked!.text, statements };
@@ -174,6 +175,33 @@ describe('call history walked page by page', () => {
     const n = row!.n;
     await expectSame(`/api/v1/campaigns/recordings/?limit=50&offset=${n - 30}`);
     expect(await expectSame(`/api/v1/campaigns/recordings/?limit=50&offset=${n + 20}`)).toBe('[]');
+  });
+});
+
+describe('call history with a year between its calls', () => {
+  // A continued page is looked for among the ids made near the remembered row first (src/db/offset-pages.ts),
+  // as near as the rows of the page before lay to each other; a page across the gap is not all there, and
+  // is read again over every month.
+  it('a page across the gap and one past it: read among all the months, the same rows', async () => {
+    const owner = randomUUID();
+    const ownerToken = await app.token(owner);
+    const results = await seedResults(app, owner);
+    await insertCalls(1_100, `now() - interval '2 hours' - make_interval(secs => i * 10)`, { userId: owner, results: () => results });
+    await insertCalls(300, `now() - interval '400 days' - make_interval(secs => i * 10)`, { userId: owner, results: () => results });
+    await sqlOf(app).query('ANALYZE call_attempts');
+    const names = async (offset: number) => {
+      const { text, statements } = await walk(`/api/v1/campaigns/recordings/?limit=50&offset=${offset}`, ownerToken);
+      expect(JSON.parse(text)).toHaveLength(50);
+      return statements.map((s) => s.statement.name).filter((name) => name.startsWith('results.callHistory'));
+    };
+    expect(await names(1_000)).toEqual(['results.callHistory.skippedPage']);
+    // Within the week about the row: found there.
+    expect(await names(1_030)).toEqual(['results.callHistory.continuedPage']);
+    // Twenty of its rows this side of the gap, thirty past it.
+    expect(await names(1_080)).toEqual(['results.callHistory.continuedPage', 'results.callHistory.continuedPageAnywhere']);
+    // That page spanned the year: the next is looked for as far away, and found.
+    expect(await names(1_130)).toEqual(['results.callHistory.continuedPage']);
+    expect(await names(1_180)).toEqual(['results.callHistory.continuedPage']);
   });
 });
 
@@ -233,7 +261,7 @@ describe('the memory', () => {
     const key = { id: randomUUID(), createdAt: new Date(0) };
     for (let i = 0; i < 1_000; i++) {
       for (let end = 1_000; end < 1_100; end += 10)
-        memory.remember(`list ${i}`, { key, end, settled: end, settledBefore: new Date(1), at: 0 });
+        memory.remember(`list ${i}`, { key, end, settled: end, settledBefore: new Date(1), at: 0, msPerRow: 0 });
     }
     expect(memory.size).toBe(100);
     expect(memory.nearest('list 999', 1_095, 0)?.end).toBe(1_090);

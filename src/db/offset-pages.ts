@@ -30,6 +30,20 @@ export interface ContinuedPage extends SkippedPage {
   shift: number;
 }
 
+/** Where a continued page is cut, and how far from the mark's row (ms either way) its rows are looked for first. */
+export interface PageAt {
+  offset: number;
+  limit: number;
+  maxShift: number;
+  windowMs: number;
+}
+
+/**
+ * How far a row's UUIDv7 id may be made from its `created_at`, either way: the service drafts both in one
+ * request (the dialer's tick, the ledger's move), so milliseconds; a day leaves room for a clock stepped.
+ */
+export const ID_TIME_MARGIN_MS = 24 * 3600 * 1000;
+
 /**
  * A list of `table` selected by `where` (its parameters $1 to $`params`), read through an index on its
  * scope then `(created_at DESC, id)`.
@@ -39,17 +53,16 @@ export interface NewestFirstList {
   table: string;
   where: string;
   params: number;
+  /**
+   * The table is partitioned by month of its UUIDv7 id (made within ID_TIME_MARGIN_MS of `created_at`):
+   * the reads bound the id as well, so that PostgreSQL plans and opens only the months they can read.
+   */
+  partitionedByIdTime?: boolean;
 }
 
 export interface OffsetPageReads {
   skip(sql: SqlSession, values: unknown[], settledBefore: Date, offset: number, limit: number): Promise<SkippedPage>;
-  continued(
-    sql: SqlSession,
-    values: unknown[],
-    mark: ListMark,
-    settledBefore: Date,
-    at: { offset: number; limit: number; maxShift: number },
-  ): Promise<ContinuedPage>;
+  continued(sql: SqlSession, values: unknown[], mark: ListMark, settledBefore: Date, at: PageAt): Promise<ContinuedPage>;
 }
 
 const ORDER = 'created_at DESC, id DESC';
@@ -57,12 +70,15 @@ const ORDER = 'created_at DESC, id DESC';
 export function offsetPageReads(list: NewestFirstList): OffsetPageReads {
   const { table, where } = list;
   const $ = (n: number) => `$${list.params + n}`;
+  const byId = list.partitionedByIdTime === true;
+  // The id's bound that `created_at >= x` implies, given as x less the margin: the months before it are not planned.
+  const idFrom = (n: number) => (byId ? ` AND id >= uuidv7_floor(${$(n)}::timestamptz)` : '');
   // The skipped entries come from the index alone (created_at and id are in it); the count beside the
   // page is an init plan of the same statement.
   const skip = statement<{ id: string; createdAt: Date; recent: number }>(
     `${list.name}.skippedPage`,
     `SELECT id, created_at AS "createdAt",
-            (SELECT count(*) FROM ${table} WHERE ${where} AND created_at >= ${$(1)}::timestamptz)::int AS recent
+            (SELECT count(*) FROM ${table} WHERE ${where} AND created_at >= ${$(1)}::timestamptz${idFrom(4)})::int AS recent
      FROM ${table} WHERE ${where}
      ORDER BY ${ORDER} OFFSET ${$(2)}::bigint LIMIT ${$(3)}::int`,
   );
@@ -72,47 +88,69 @@ export function offsetPageReads(list: NewestFirstList): OffsetPageReads {
   const shift = '(SELECT shift FROM counted)';
   const limit = `${$(7)}::int`;
   const before = `GREATEST(0, LEAST(${shift}, ${limit}))`;
-  const continued = statement<{ shift: number; recent: number; rows: { id: string; createdAt: string }[] }>(
-    `${list.name}.continuedPage`,
-    `WITH counts AS MATERIALIZED (
-       SELECT (SELECT count(*) FROM ${table} WHERE ${where} AND created_at >= ${$(1)}::timestamptz AND created_at < ${$(2)}::timestamptz)::int AS between,
-              (SELECT count(*) FROM ${table} WHERE ${where} AND created_at >= ${$(2)}::timestamptz)::int AS recent
-     ), counted AS MATERIALIZED (
-       SELECT ${$(3)}::int + between + recent - ${$(4)}::bigint AS shift, recent FROM counts
-     ), page AS (
-       (SELECT id, created_at FROM ${table}
-        WHERE ${where} AND created_at >= ${$(5)}::timestamptz AND (created_at > ${$(5)}::timestamptz OR id >= ${$(6)}::uuid)
-          AND abs(${shift}) <= ${$(8)}::int
-        ORDER BY created_at, id OFFSET GREATEST(0, ${shift} - ${limit}) LIMIT ${before})
-       UNION ALL
-       (SELECT id, created_at FROM ${table}
-        WHERE ${where} AND created_at <= ${$(5)}::timestamptz AND (created_at < ${$(5)}::timestamptz OR id < ${$(6)}::uuid)
-          AND abs(${shift}) <= ${$(8)}::int
-        ORDER BY ${ORDER} OFFSET GREATEST(0, -${shift}) LIMIT ${limit} - ${before})
-     )
-     SELECT c.shift::int AS shift, c.recent,
-            coalesce((SELECT json_agg(json_build_object('id', p.id, 'createdAt', p.created_at) ORDER BY p.created_at DESC, p.id DESC) FROM page p), '[]') AS rows
-     FROM counted c`,
-  );
+  const continuedPage = (name: string, window: string) =>
+    statement<{ shift: number; recent: number; rows: { id: string; createdAt: string }[] }>(
+      name,
+      `WITH counts AS MATERIALIZED (
+         SELECT count(*) FILTER (WHERE created_at < ${$(2)}::timestamptz)::int AS between,
+                count(*) FILTER (WHERE created_at >= ${$(2)}::timestamptz)::int AS recent
+         FROM ${table} WHERE ${where} AND created_at >= ${$(1)}::timestamptz${idFrom(9)}
+       ), counted AS MATERIALIZED (
+         SELECT ${$(3)}::int + between + recent - ${$(4)}::bigint AS shift, recent FROM counts
+       ), page AS (
+         (SELECT id, created_at FROM ${table}
+          WHERE ${where} AND created_at >= ${$(5)}::timestamptz AND (created_at > ${$(5)}::timestamptz OR id >= ${$(6)}::uuid)${window}
+            AND abs(${shift}) <= ${$(8)}::int
+          ORDER BY created_at, id OFFSET GREATEST(0, ${shift} - ${limit}) LIMIT ${before})
+         UNION ALL
+         (SELECT id, created_at FROM ${table}
+          WHERE ${where} AND created_at <= ${$(5)}::timestamptz AND (created_at < ${$(5)}::timestamptz OR id < ${$(6)}::uuid)${window}
+            AND abs(${shift}) <= ${$(8)}::int
+          ORDER BY ${ORDER} OFFSET GREATEST(0, -${shift}) LIMIT ${limit} - ${before})
+       )
+       SELECT c.shift::int AS shift, c.recent,
+              coalesce((SELECT json_agg(json_build_object('id', p.id, 'createdAt', p.created_at) ORDER BY p.created_at DESC, p.id DESC) FROM page p), '[]') AS rows
+       FROM counted c`,
+    );
+  // Where the id is partitioned by month, a page is looked for first among the ids made near the mark's
+  // row (the month or two about it planned, not every month the list spans), then, when the window did
+  // not hold it, among all.
+  const near = byId
+    ? continuedPage(
+        `${list.name}.continuedPage`,
+        ` AND id >= uuidv7_floor(${$(10)}::timestamptz) AND id < uuidv7_floor(${$(11)}::timestamptz)`,
+      )
+    : undefined;
+  const anywhere = continuedPage(near ? `${list.name}.continuedPageAnywhere` : `${list.name}.continuedPage`, '');
+  const read = async (sql: SqlSession, page: typeof anywhere, params: unknown[]): Promise<ContinuedPage> => {
+    const [row] = await sql.run(page, params);
+    const { shift, recent, rows } = row!;
+    return { shift, recent, rows: rows.map((r) => ({ id: r.id, createdAt: new Date(r.createdAt) })) };
+  };
   return {
     async skip(sql, values, settledBefore, offset, limit) {
-      const rows = await sql.run(skip, [...values, settledBefore, offset, limit]);
+      const params = [...values, settledBefore, offset, limit];
+      if (byId) params.push(new Date(settledBefore.getTime() - ID_TIME_MARGIN_MS));
+      const rows = await sql.run(skip, params);
       return { rows: rows.map(({ id, createdAt }) => ({ id, createdAt })), recent: rows[0]?.recent ?? 0 };
     },
     async continued(sql, values, mark, settledBefore, at) {
-      const [row] = await sql.run(continued, [
-        ...values,
-        mark.settledBefore,
-        settledBefore,
-        mark.settled,
-        at.offset,
-        mark.key.createdAt,
-        mark.key.id,
-        at.limit,
-        at.maxShift,
+      const { key } = mark;
+      const params = [...values, mark.settledBefore, settledBefore, mark.settled, at.offset, key.createdAt, key.id, at.limit, at.maxShift];
+      if (!near) return read(sql, anywhere, params);
+      params.push(new Date(mark.settledBefore.getTime() - ID_TIME_MARGIN_MS));
+      const t = key.createdAt.getTime();
+      const page = await read(sql, near, [
+        ...params,
+        new Date(Math.max(0, t - at.windowMs - ID_TIME_MARGIN_MS)),
+        new Date(t + at.windowMs + ID_TIME_MARGIN_MS + 1),
       ]);
-      const { shift, recent, rows } = row!;
-      return { shift, recent, rows: rows.map((r) => ({ id: r.id, createdAt: new Date(r.createdAt) })) };
+      // Every row made within windowMs of the key's row has its id in the window. The halves read from the
+      // key outwards in time, so the page is whole when it is full and its farthest row lies within.
+      const whole =
+        Math.abs(page.shift) > at.maxShift ||
+        (page.rows.length === at.limit && page.rows.every((r) => Math.abs(r.createdAt.getTime() - t) <= at.windowMs));
+      return whole ? page : read(sql, anywhere, params);
     },
   };
 }

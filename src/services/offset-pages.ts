@@ -24,6 +24,12 @@ export const REMEMBERED_FOR_MS = 10 * 60 * 1000;
 export const MAX_SHIFT = 1_000;
 
 /**
+ * A continued page is looked for first among the rows made within this time of the remembered row; where
+ * the rows of the page before lay farther apart, within four times what as many rows as it reads would span.
+ */
+export const MIN_WINDOW_MS = 7 * 24 * 3600 * 1000;
+
+/**
  * Lists remembered per process, and pages per list (walks of one list side by side): 10,000 positions,
  * about 11 MB as measured, whatever clients send.
  */
@@ -34,6 +40,8 @@ interface Remembered extends ListMark {
   /** Rows at or before the key when it was read: the offset a walking client asks for next. */
   end: number;
   at: number;
+  /** The time between two of the rows on the page that ended there (their average). */
+  msPerRow: number;
 }
 
 /** Where pages of each caller's lists ended, least recently used dropped first. */
@@ -89,7 +97,8 @@ export async function deepPageKeys(ctx: ServiceContext, list: OffsetList, offset
   if (mark) {
     // The bound moves on with the clock (never back), so the rows counted as recent stay those of the last hour or so.
     const bound = new Date(Math.max(mark.settledBefore.getTime(), settledBefore.getTime()));
-    const page = await list.reads.continued(sql, list.values, mark, bound, { offset, limit, maxShift: MAX_SHIFT });
+    const windowMs = Math.max(MIN_WINDOW_MS, 4 * mark.msPerRow * (Math.abs(offset - mark.end) + limit));
+    const page = await list.reads.continued(sql, list.values, mark, bound, { offset, limit, maxShift: MAX_SHIFT, windowMs });
     if (Math.abs(page.shift) <= MAX_SHIFT) {
       rememberEnd(ctx, list, offset, page.rows, page.recent, bound, now);
       return page.rows;
@@ -113,5 +122,6 @@ function rememberEnd(
   // Only a key among settled rows: every row created since the bound is then ahead of it, and counted.
   if (!ctx.offsets || !key || key.createdAt >= settledBefore || (list.keptSince && key.createdAt < list.keptSince)) return;
   const end = offset + rows.length;
-  ctx.offsets.remember(list.name, { key, end, settled: end - recent, settledBefore, at: now });
+  const msPerRow = (rows[0]!.createdAt.getTime() - key.createdAt.getTime()) / Math.max(1, rows.length - 1);
+  ctx.offsets.remember(list.name, { key, end, settled: end - recent, settledBefore, at: now, msPerRow });
 }

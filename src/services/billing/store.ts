@@ -255,6 +255,7 @@ export const ledgerPages = offsetPageReads({
   table: 'credit_transactions',
   where: 'user_id = $1::uuid',
   params: 1,
+  partitionedByIdTime: true,
 });
 
 export function countTransactions(db: PrismaClient, where: Prisma.CreditTransactionWhereInput): Promise<number> {

@@ -101,6 +101,7 @@ export function callHistoryList(ctx: ServiceContext, scope: CallHistoryScope): {
       table: 'call_attempts',
       where: conditions.join(' AND '),
       params: values.length,
+      partitionedByIdTime: true,
     });
     historyReads.set(shape, reads);
   }
