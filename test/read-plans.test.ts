@@ -500,8 +500,6 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
     expect(reads.filter((r) => r.rows > 150 + (recent.rows[0] as { n: number }).n)).toEqual([]);
   });
 
-  // A campaign's contact outcomes exported as CSV: each batch of 1,000 goes on from the previous one's
-  // last contact, so none reads the contacts before it again (with offsets, the 40th batch skipped 39,000).
   // Months are partitions by id, so the continued page's halves and counts bound the id as well as the
   // time: PostgreSQL plans the months about the remembered row and those from a day before the counted
   // hour on, not the 36 the list spans (planning them all took longer than reading the page).
@@ -529,6 +527,8 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
     expect(months.size).toBeLessThanOrEqual(6);
   });
 
+  // A campaign's contact outcomes exported as CSV: each batch of 1,000 goes on from the previous one's
+  // last contact, so none reads the contacts before it again (with offsets, the 40th batch skipped 39,000).
   it("v1 CSV of the large campaign's contact outcomes: every batch reads about its own rows", async () => {
     const token = await app.token(large.userId);
     const reads = await rowsReadBy(async () => {
