@@ -713,6 +713,28 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
 
     const plans = ['custom', 'generic'] as const;
 
+    // PostgreSQL took its custom plan from 10^6 contacts on, planned afresh each tick (src/services/dialer/store/placing.ts).
+    it("the tick's read of the due contacts runs on its generic plan from the first tick", async () => {
+      await app.db.sql
+        .transaction(async (tx) => {
+          for (let tick = 0; tick < 3; tick++)
+            await readCandidates(tx, large.campaignId, [], now, 10, [], { lookUpRegistries: true, recallHours: 24 });
+          const [plans] = await tx.run(
+            dynamicStatement(
+              'test.candidatesPlans',
+              `SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = 'callflow.dialer.candidates'`,
+            ),
+          );
+          expect(plans).toMatchObject({ custom: 0 });
+          expect((plans as { generic: number }).generic).toBeGreaterThanOrEqual(3);
+          expect((await tx.run(dynamicStatement('test.planMode', `SELECT current_setting('plan_cache_mode') AS mode`)))[0]).toEqual({
+            mode: 'auto',
+          });
+          throw new Error('rolled back');
+        })
+        .catch((error: Error) => expect(error.message).toBe('rolled back'));
+    });
+
     // 10 calls: the 40,000 contacts of the campaign stay unread whatever the plan.
     it.each(plans)('the claim reads its calls and their contacts (%s plan)', async (plan) => {
       expect(mostRowsRead(await analyzed('dialer.claim', plan))).toBeLessThanOrEqual(100);

@@ -245,6 +245,16 @@ const candidatesStatement = statement<CandidateRow>(
    ORDER BY n.next_attempt_at`,
 );
 
+// The due contacts' read runs on its generic plan. Both plans read the tick's contacts by index (the plan
+// test checks each), but PostgreSQL took the custom plan from 10^6 contacts on, and planned it afresh every
+// tick over the months its subqueries may read: 3.5 ms a tick at 10^7 in the bench's server, where the
+// generic plan runs in 0.8 ms. The mode is set for this statement only, in the tick's transaction.
+const PLAN_MODE = statement<{ previous: string }>(
+  'dialer.planMode',
+  `WITH p AS MATERIALIZED (SELECT current_setting('plan_cache_mode') AS previous)
+   SELECT previous, set_config('plan_cache_mode', $1, true) FROM p`,
+);
+
 /**
  * Under the campaign's lock (a statement of its own, so that it sees what the ticks before this one
  * committed): its agent, its calls in flight, and up to `limit` due contacts, locked, earliest first;
@@ -259,6 +269,7 @@ export async function readCandidates(
   consentKinds: readonly ConsentKind[],
   reads: { lookUpRegistries: boolean; recallHours: number },
 ): Promise<{ agent: TickAgent; candidates: Candidate[] }> {
+  const [mode] = await tx.run(PLAN_MODE, ['force_generic_plan']);
   const rows = await tx.run(candidatesStatement, [
     campaignId,
     ended,
@@ -269,6 +280,7 @@ export async function readCandidates(
     reads.recallHours,
     abandonedPlacedFrom(now, reads.recallHours),
   ]);
+  await tx.run(PLAN_MODE, [mode!.previous]);
   const { agentActive, agentId, agentVersion, providerAgentId, providerVersion, fromNumber, inFlight, live, spentCents, pooled } = rows[0]!;
   const candidates = rows.flatMap((row) => {
     if (row.id === null) return [];
