@@ -246,9 +246,9 @@ const candidatesStatement = statement<CandidateRow>(
 );
 
 // The due contacts' read runs on its generic plan. Both plans read the tick's contacts by index (the plan
-// test checks each), but PostgreSQL took the custom plan from 10^6 contacts on, and planned it afresh every
-// tick over the months its subqueries may read: 3.5 ms a tick at 10^7 in the bench's server, where the
-// generic plan runs in 0.8 ms. The mode is set for this statement only, in the tick's transaction.
+// test checks each), but from 10^6 contacts on PostgreSQL took the custom plan, planned afresh every tick:
+// 3.5 ms a tick at 10^7 in the bench's server, where the generic plan runs in 0.8 ms. The mode is set for
+// this statement only, in the tick's transaction (outside one it would end with its own statement).
 const PLAN_MODE = statement<{ previous: string }>(
   'dialer.planMode',
   `WITH p AS MATERIALIZED (SELECT current_setting('plan_cache_mode') AS previous)
