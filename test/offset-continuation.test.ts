@@ -25,8 +25,8 @@ let seeded: Results;
 const sqlOf = (a: TestApp) => testSql(a.sql);
 
 /** `count` calls of the seeded campaign made at `createdAt` (their ids made then too, as the service makes them). */
-async function insertCalls(count: number, createdAt: string, owner = { userId, results: () => seeded }) {
-  const { spring } = owner.results();
+async function insertCalls(count: number, createdAt: string, owner: { userId: string; results: Results } = { userId, results: seeded }) {
+  const { spring } = owner.results;
   await sqlOf(app).query(
     `INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, to_number, sentiment, created_at, updated_at)
      SELECT uuidv7_of(gen_random_uuid(), ${createdAt}), $1::uuid, $2::uuid, $3::uuid, 1, 'completed', '+14155550101', 'neutral', ${createdAt}, now()
@@ -186,8 +186,8 @@ describe('call history with a year between its calls', () => {
     const owner = randomUUID();
     const ownerToken = await app.token(owner);
     const results = await seedResults(app, owner);
-    await insertCalls(1_100, `now() - interval '2 hours' - make_interval(secs => i * 10)`, { userId: owner, results: () => results });
-    await insertCalls(300, `now() - interval '400 days' - make_interval(secs => i * 10)`, { userId: owner, results: () => results });
+    await insertCalls(1_100, `now() - interval '2 hours' - make_interval(secs => i * 10)`, { userId: owner, results });
+    await insertCalls(300, `now() - interval '400 days' - make_interval(secs => i * 10)`, { userId: owner, results });
     await sqlOf(app).query('ANALYZE call_attempts');
     const names = async (offset: number) => {
       const { text, statements } = await walk(`/api/v1/campaigns/recordings/?limit=50&offset=${offset}`, ownerToken);

@@ -111,19 +111,22 @@ function mostHeapRowsRead(node: PlanNode & { 'Heap Fetches'?: number }): number 
 }
 
 /**
- * The partitions (months) of call_attempts a plan scans for a number's calls (those it looks up by
- * `to_number`): those planned in a custom plan, those left after pruning at its start in a generic one.
+ * The partitions (months) of call_attempts a plan scans, those of the scans `matching` only: those planned
+ * in a custom plan, those left after pruning at its start in a generic one.
  */
-function monthsOfNumberCalls(node: PlanNode): Set<string> {
+function monthsScanned(node: PlanNode, matching: (scan: PlanNode) => boolean = () => true): Set<string> {
   const months = new Set<string>();
   const visit = (n: PlanNode) => {
-    const conditions = [n['Index Cond'], n.Filter, n['Recheck Cond']].join(' ');
-    if (n['Relation Name']?.startsWith('call_attempts_') && conditions.includes('to_number')) months.add(n['Relation Name']);
+    if (n['Relation Name']?.startsWith('call_attempts_') && matching(n)) months.add(n['Relation Name']);
     (n.Plans ?? []).forEach(visit);
   };
   visit(node);
   return months;
 }
+
+/** The months a plan scans for a number's calls (those it looks up by `to_number`). */
+const monthsOfNumberCalls = (node: PlanNode) =>
+  monthsScanned(node, (n) => [n['Index Cond'], n.Filter, n['Recheck Cond']].join(' ').includes('to_number'));
 
 /** Of those months (call_attempts_pYYYY_MM), those that ended before `from`. */
 const monthsBefore = (months: Set<string>, from: Date) =>
@@ -511,12 +514,7 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
     const page = sent.filter((s) => s.name?.includes('.continuedPage'));
     expect(page.map((s) => s.name)).toEqual(['callflow.results.callHistory.continuedPage']);
     const result = await explainer.query({ text: `EXPLAIN (FORMAT JSON) ${page[0]!.text}`, values: page[0]!.values });
-    const months = new Set<string>();
-    const visit = (n: PlanNode) => {
-      if (n['Relation Name']?.startsWith('call_attempts_')) months.add(n['Relation Name']);
-      (n.Plans ?? []).forEach(visit);
-    };
-    visit((result.rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan);
+    const months = monthsScanned((result.rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan);
     // The statement's last three values: where the counts' ids start, and the window's about the row.
     const [countedFrom, windowFrom, windowTo] = page[0]!.values.slice(-3).map((v) => new Date(v as string));
     const monthOf = (at: Date) => `call_attempts_p${at.toISOString().slice(0, 7).replace('-', '_')}`;
@@ -570,12 +568,7 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
     // Those by id read the months of their ids only, pruned as they are planned.
     for (const s of byIds) {
       const result = await explainer.query({ text: `EXPLAIN (FORMAT JSON) ${s.text}`, values: s.values });
-      const months = new Set<string>();
-      const visit = (n: PlanNode) => {
-        if (n['Relation Name']?.startsWith('call_attempts_')) months.add(n['Relation Name']);
-        (n.Plans ?? []).forEach(visit);
-      };
-      visit((result.rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan);
+      const months = monthsScanned((result.rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan);
       expect(months.size).toBeGreaterThan(0);
       expect(months.size).toBeLessThanOrEqual(3);
     }
