@@ -42,22 +42,32 @@ const uuidOf = (kind: number, n: number) => `${kind.toString(16).padStart(8, '0'
 export const contactId = (i: number) => uuidOf(1, i);
 
 /**
- * Contact i's place in each round of calls: (i - 1) x SLOT_STRIDE mod contacts, plus 1, a permutation
- * (the stride is a prime that divides no power of ten), so that every customer's calls are spread over
- * the three years, as a customer's are, not bunched in the months of their contacts' numbers.
+ * Contact i's place (1..contacts) in each round of calls. A round calls every contact once, as a campaign
+ * dials its list: each customer's contacts in the order they were imported, the customers' calls
+ * interleaved so that each customer's are spread over the round (not bunched in the months of its
+ * contacts' numbers). In every five places, two go to the large customer's next contacts (its 40%) and
+ * three to the others' next (dealt round the other customers), so the contacts must be a multiple of five.
  */
-const SLOT_STRIDE = 7919;
-const slotOf = (i: string, contacts: string) => `(((${i} - 1)::bigint * ${SLOT_STRIDE}) % ${contacts} + 1)`;
+const slotOf = (i: number, contacts: number) => {
+  const large = (contacts * 2) / 5;
+  if (i <= large) return 5 * Math.floor((i - 1) / 2) + ((i - 1) % 2) + 1;
+  const r = i - large - 1;
+  return 5 * Math.floor(r / 3) + 2 + (r % 3) + 1;
+};
+/** SQL for the contact called at place `s` of a round (the inverse of slotOf); `$1` is the contacts. */
+const contactAtSlot = (s: string) =>
+  `CASE WHEN (${s} - 1) % 5 < 2 THEN 2 * ((${s} - 1) / 5) + (${s} - 1) % 5 + 1
+     ELSE $1 * 2 / 5 + 3 * ((${s} - 1) / 5) + (${s} - 1) % 5 - 1 END`;
 
 /**
- * Attempt n of contact i is attempt number k = (n - 1) * contacts + i, made in the round n's slot of
- * contact i, `offset` milliseconds after SEED_START (the slot's share of the span, whole milliseconds,
- * so SQL and JavaScript agree). Its id is a UUIDv7 of that instant (k in its last bits), so it lands in
- * its month's partition.
+ * Attempt n of contact i is attempt number k = (n - 1) * contacts + i, made at round n's place of contact
+ * i, `offset` milliseconds after SEED_START (the place's share of the span, whole milliseconds, so SQL
+ * and JavaScript agree). Its id is a UUIDv7 of that instant (k in its last bits), so it lands in its
+ * month's partition.
  */
 export function attemptId(contacts: number, i: number, n: number): string {
   const k = (n - 1) * contacts + i;
-  const slot = (n - 1) * contacts + ((((i - 1) * SLOT_STRIDE) % contacts) + 1);
+  const slot = (n - 1) * contacts + slotOf(i, contacts);
   const offset = (BigInt(slot) * BigInt(SPAN_SECONDS * 1000)) / BigInt(ATTEMPTS_PER_CONTACT * contacts);
   const ms = (BigInt(Date.parse(SEED_START)) + offset).toString(16).padStart(12, '0');
   return `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7000-8000-${k.toString(16).padStart(12, '0')}`;
@@ -147,7 +157,9 @@ export const SEED: { table: string; sql: string }[] = [
           FROM generate_series(1, $1) i CROSS JOIN LATERAL (SELECT ${customerOf('i')} AS k) c`,
   },
   {
-    // Attempt n of contact i, at its slot of round n (see attemptId); h is a fixed hash that picks the outcome.
+    // The calls in the order they were made, as the service appends them (g is the place among all
+    // rounds' calls): attempt n of contact i at its place in round n (see attemptId); h is a fixed hash
+    // that picks the outcome.
     table: 'call_attempts',
     sql: `INSERT INTO call_attempts (id, user_id, campaign_id, contact_id, attempt_number, status, outcome, to_number,
             from_number, duration_seconds, summary, sentiment, cost_cents, started_at, ended_at, created_at, updated_at)
@@ -156,9 +168,10 @@ export const SEED: { table: string; sql: string }[] = [
             CASE WHEN s.status = 'completed' THEN 'Talked about the offer (' || h || ')' END,
             (CASE WHEN s.status = 'completed' THEN (ARRAY['positive', 'neutral', 'negative', 'unknown'])[h % 4 + 1] ELSE 'unknown' END)::"Sentiment",
             coalesce(ceil(s.duration * 10 / 60.0), 0), at, at + make_interval(secs => coalesce(s.duration, 0)), at, at
-          FROM generate_series(1, ${ATTEMPTS_PER_CONTACT}) n
-          CROSS JOIN generate_series(1, $1) i
-          CROSS JOIN LATERAL (SELECT ((n - 1) * $1 + ${slotOf('i', '$1')})::bigint * ${SPAN_SECONDS * 1000} / (${ATTEMPTS_PER_CONTACT} * $1) AS after_ms) o
+          FROM generate_series(0, ${ATTEMPTS_PER_CONTACT} * $1::bigint - 1) g
+          CROSS JOIN LATERAL (SELECT (g / $1 + 1)::int AS n, g % $1 + 1 AS s) r
+          CROSS JOIN LATERAL (SELECT (${contactAtSlot('r.s')})::int AS i,
+            (g + 1) * ${SPAN_SECONDS * 1000} / (${ATTEMPTS_PER_CONTACT} * $1) AS after_ms) o
           CROSS JOIN LATERAL (SELECT ${customerOf('i')} AS k, ((i::bigint * 7919 + n * 104729) % 100)::int AS h, o.after_ms,
             $4::timestamptz + o.after_ms * interval '1 millisecond' AS at) c
           CROSS JOIN LATERAL (SELECT CASE WHEN h < 50 THEN 'no_answer' WHEN h < 65 THEN 'busy' WHEN h < 80 THEN 'voicemail'
@@ -256,6 +269,7 @@ export async function seedScale(
   onTable: (table: string, ms: number) => void = () => {},
 ): Promise<void> {
   const customers = options.customers ?? 1_000;
+  if (options.contacts % 5 !== 0) throw new Error('the scale seed deals its contacts in fives (see slotOf)');
   const waiting = Math.min(options.waiting ?? 1_000_000, Math.floor(options.contacts * LARGE_SHARE));
   // The months of the three years of calls, made as the retention job makes them, before their rows arrive.
   await run(
