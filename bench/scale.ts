@@ -6,7 +6,7 @@ import { openDatabase } from '../src/db/database.js';
 import { idleDialer } from '../src/services/dialer/control.js';
 import { Dialer } from '../src/services/dialer/engine.js';
 import { DEFAULT_DIALER_OPTIONS } from '../src/services/dialer/options.js';
-import { claimCalls, readCallHistories, readCandidates } from '../src/services/dialer/store/placing.js';
+import { claimCalls, lockCallHistories, readCandidates } from '../src/services/dialer/store/placing.js';
 import { RULES_VERSION } from '../src/services/calling-rules/regional-hours.js';
 import { uuidv7 } from '../src/services/ids.js';
 import type { Sql } from '../src/db/sql.js';
@@ -224,8 +224,8 @@ async function measureSize(contacts: number) {
         const ledgerAfter = await claimLedger(admin, large.campaignId, large.userId);
         if (ledgerAfter !== ledgerBefore) throw new Error(`the claim step changed the campaign:\n${ledgerBefore}\n${ledgerAfter}`);
       }
-      // The gate's lookups for ten due contacts: their consents, revocations, registries and recent calls,
-      // in a transaction as a tick reads them.
+      // The gate's lookups for ten due contacts: their consents, revocations, registries and recent calls
+      // (their numbers locked), in a transaction as a tick reads them.
       await measure('gate lookups', () =>
         time(() =>
           db.sql.transaction(async (tx) => {
@@ -233,7 +233,7 @@ async function measureSize(contacts: number) {
               lookUpRegistries: true,
               recallHours: 24,
             });
-            await readCallHistories(
+            await lockCallHistories(
               tx,
               large.userId,
               candidates.map((c) => c.phoneNumber!),

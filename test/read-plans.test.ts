@@ -4,7 +4,7 @@ import { ATTEMPTS_PER_CONTACT, attemptId, contactId, customerIds, firstContactOf
 import { dynamicStatement } from '../src/db/sql.js';
 import { CAP_LOOKBACK_MS } from '../src/services/calling-rules/caps.js';
 import { RULES_VERSION } from '../src/services/calling-rules/regional-hours.js';
-import { campaignLoad, claimCalls, creditCheck, readCallHistories, readCandidates } from '../src/services/dialer/store/placing.js';
+import { campaignLoad, claimCalls, creditCheck, lockCallHistories, readCandidates } from '../src/services/dialer/store/placing.js';
 import { uuidv7 } from '../src/services/ids.js';
 import { graphqlReadPaths } from '../src/ops/metrics.js';
 import { recordingDialer, dialerEnv, ManualClock } from './support/dialer.js';
@@ -656,7 +656,7 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
             });
             expect(candidates).toHaveLength(10);
             const numbers = candidates.map((c) => c.phoneNumber!);
-            await readCallHistories(tx, large.userId, numbers, new Date(now.getTime() - CAP_LOOKBACK_MS), null);
+            await lockCallHistories(tx, large.userId, numbers, new Date(now.getTime() - CAP_LOOKBACK_MS), null);
             const calls = candidates.map((c) => ({
               id: uuidv7(),
               contactId: c.contactId,
@@ -707,19 +707,31 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
     const plans = ['custom', 'generic'] as const;
 
     // PostgreSQL took its custom plan from 10^6 contacts on, planned afresh each tick (src/services/dialer/store/placing.ts).
-    it("the tick's read of the due contacts runs on its generic plan from the first tick", async () => {
+    it("the tick's reads of the due contacts and of their numbers' calls run on their generic plans from the first tick", async () => {
       await app.db.sql
         .transaction(async (tx) => {
-          for (let tick = 0; tick < 3; tick++)
-            await readCandidates(tx, large.campaignId, [], now, 10, [], { lookUpRegistries: true, recallHours: 24 });
-          const [plans] = await tx.run(
+          for (let tick = 0; tick < 3; tick++) {
+            const { candidates } = await readCandidates(tx, large.campaignId, [], now, 10, [], { lookUpRegistries: true, recallHours: 24 });
+            await lockCallHistories(
+              tx,
+              large.userId,
+              candidates.map((c) => c.phoneNumber!),
+              new Date(now.getTime() - CAP_LOOKBACK_MS),
+              null,
+            );
+          }
+          const plans = await tx.run(
             dynamicStatement(
-              'test.candidatesPlans',
-              `SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = 'callflow.dialer.candidates'`,
+              'test.tickPlans',
+              `SELECT name, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements
+               WHERE name IN ('callflow.dialer.candidates', 'callflow.dialer.call_histories') ORDER BY name`,
             ),
           );
-          expect(plans).toMatchObject({ custom: 0 });
-          expect((plans as { generic: number }).generic).toBeGreaterThanOrEqual(3);
+          expect(plans).toEqual([
+            { name: 'callflow.dialer.call_histories', generic: expect.any(Number), custom: 0 },
+            { name: 'callflow.dialer.candidates', generic: expect.any(Number), custom: 0 },
+          ]);
+          for (const { generic } of plans as { generic: number }[]) expect(generic).toBeGreaterThanOrEqual(3);
           expect((await tx.run(dynamicStatement('test.planMode', `SELECT current_setting('plan_cache_mode') AS mode`)))[0]).toEqual({
             mode: 'auto',
           });
