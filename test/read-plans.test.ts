@@ -706,7 +706,7 @@ describe.skipIf(!onPostgres)('plans at 10^5 contacts and 5x10^5 attempts', () =>
 
     const plans = ['custom', 'generic'] as const;
 
-    // PostgreSQL took its custom plan from 10^6 contacts on, planned afresh each tick (src/services/dialer/store/placing.ts).
+    // PostgreSQL took their custom plans, planned afresh each tick (the due contacts' from 10^6 contacts on; src/services/dialer/store/placing.ts).
     it("the tick's reads of the due contacts and of their numbers' calls run on their generic plans from the first tick", async () => {
       await app.db.sql
         .transaction(async (tx) => {
